@@ -1,0 +1,102 @@
+# ctxbench: every target delegates to the language's own tool. `make run` and `make test` are the two
+# promises of the README: each sets up what is missing on a fresh Debian 12 machine first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+PY := $(VENV)/bin/python
+BUILD := $(ROOT)/build
+export GOFLAGS := -mod=mod
+
+.PHONY: help run build deps deps-test venv agent kernels frontend gen gen-check lint test \
+        test-server test-agent test-kernels test-frontend test-e2e bench clean
+
+help:
+	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
+	@echo "make test   build what is missing, run every test suite"
+	@echo "make build | gen | lint | bench | clean"
+
+# ---------------------------------------------------------------- setup
+deps:
+	@scripts/bootstrap.sh build
+
+deps-test:
+	@scripts/bootstrap.sh test
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: server/pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e 'server[dev]'
+	@touch $@
+
+frontend/node_modules/.installed: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	@touch $@
+
+proto/node_modules/.installed: proto/package-lock.json
+	cd proto && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+# ---------------------------------------------------------------- build
+build: deps venv agent kernels frontend
+
+agent:
+	cd agent && go build -trimpath -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
+
+kernels:
+	cmake -S kernels/cpp -B $(BUILD)/cmake/kernels-cpp -DCMAKE_BUILD_TYPE=Release \
+	  -DCTXBENCH_KERNELS_OUT=$(BUILD)/kernels >/dev/null
+	cmake --build $(BUILD)/cmake/kernels-cpp -j2
+
+frontend: frontend/node_modules/.installed
+	cd frontend && npm run build
+
+# ---------------------------------------------------------------- run
+run: build
+	@scripts/run.sh
+
+# ---------------------------------------------------------------- code generation
+gen: venv proto/node_modules/.installed
+	scripts/gen.sh
+
+# Fails when the committed generated code differs from what `make gen` produces.
+gen-check: gen
+	@git diff --exit-code --stat -- agent/internal/gen server/src/ctxbench_server/gen || \
+	  { echo "generated code is stale: run 'make gen' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- agent/internal/gen server/src/ctxbench_server/gen)" || \
+	  { echo "generated code is not committed: run 'make gen' and commit"; exit 1; }
+
+# ---------------------------------------------------------------- checks
+lint: venv proto/node_modules/.installed frontend/node_modules/.installed
+	cd proto && ./node_modules/.bin/buf lint
+	$(VENV)/bin/ruff check server tests kernels/tests
+	$(VENV)/bin/ruff format --check server tests kernels/tests
+	cd server && $(VENV)/bin/mypy src
+	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
+	cd frontend && npm run lint
+
+test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e
+	@echo "make test: all suites passed"
+
+test-server: venv
+	cd server && $(PY) -m pytest -q
+
+test-agent:
+	cd agent && go test -race -count=1 ./...
+
+test-kernels: venv kernels
+	$(PY) -m pytest -q kernels/tests
+
+test-frontend: frontend/node_modules/.installed
+	cd frontend && npm test
+
+test-e2e: venv agent kernels frontend
+	$(PY) -m pytest -q tests/e2e
+	cd frontend && npm run e2e
+
+bench: build
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf build
