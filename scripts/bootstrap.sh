@@ -13,7 +13,7 @@ command -v node >/dev/null || die "node 20+ is required"
 [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || die "node must be 20 or newer"
 command -v npm >/dev/null || die "npm is required"
 
-pkgs=(g++ make cmake pkg-config libbenchmark-dev libboost-context-dev python3-venv)
+pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev python3-venv)
 if [ "$want" = test ]; then
   pkgs+=(chromium iproute2 procps)
 fi

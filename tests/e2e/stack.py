@@ -1,0 +1,154 @@
+"""Real processes for end-to-end tests: the built server and agent, on ephemeral loopback ports.
+
+Nothing here is mocked: the server is `.venv/bin/ctxbench-server` with a SQLite file, the agent is
+`build/bin/ctxbench-agent` running the kernels in `build/kernels/`, and they talk gRPC over a socket.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_BIN = ROOT / ".venv" / "bin" / "ctxbench-server"
+AGENT_BIN = ROOT / "build" / "bin" / "ctxbench-agent"
+KERNELS_DIR = ROOT / "build" / "kernels"
+
+_HTTP_RE = re.compile(r"http listening on http://([\d.]+):(\d+)")
+_GRPC_RE = re.compile(r"grpc listening on ([\d.]+):(\d+)")
+
+
+class Process:
+    """A child process whose combined output is collected line by line in the background."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.name = name
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_for_line(self, pattern: re.Pattern[str], timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._cond:
+            while True:
+                for line in self.lines[seen:]:
+                    if m := pattern.search(line):
+                        return m
+                seen = len(self.lines)
+                if self.proc.poll() is not None and not self._reader.is_alive():
+                    raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{self.output()}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{self.name}: no line matching {pattern.pattern!r}:\n{self.output()}")
+                self._cond.wait(min(left, 0.5))
+
+    def output(self) -> str:
+        with self._cond:
+            return "\n".join(self.lines[-200:])
+
+    def signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def stop(self, timeout: float = 10) -> int:
+        """SIGTERM, then SIGKILL to the whole process group if it does not exit in time."""
+        self.signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            return self.proc.wait(5)
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXBENCH_")}
+    env.update(extra)
+    return env
+
+
+class Server(Process):
+    def __init__(self, data_dir: Path, frontend_dir: Path | None = None) -> None:
+        env = base_env(
+            CTXBENCH_DATA_DIR=str(data_dir),
+            CTXBENCH_HTTP_PORT="0",
+            CTXBENCH_GRPC_PORT="0",
+            CTXBENCH_FRONTEND_DIR=str(frontend_dir or ROOT / "build" / "frontend"),
+        )
+        super().__init__("server", [str(SERVER_BIN)], env, data_dir)
+        self.data_dir = data_dir
+        http = self.wait_for_line(_HTTP_RE, 60)
+        grpc = self.wait_for_line(_GRPC_RE, 10)
+        self.base_url = f"http://{http.group(1)}:{http.group(2)}"
+        self.grpc_target = f"{grpc.group(1)}:{grpc.group(2)}"
+        self.http = httpx.Client(base_url=self.base_url + "/api/v1", timeout=10)
+
+    @property
+    def token_file(self) -> Path:
+        return self.data_dir / "agent-token"
+
+    def stop(self, timeout: float = 10) -> int:
+        self.http.close()
+        return super().stop(timeout)
+
+
+class Agent(Process):
+    def __init__(
+        self, server: Server, spool: Path, name: str = "e2e-agent", token_file: Path | None = None
+    ) -> None:
+        argv = [
+            str(AGENT_BIN),
+            "--server",
+            server.grpc_target,
+            "--token-file",
+            str(token_file or server.token_file),
+            "--kernels",
+            str(KERNELS_DIR),
+            "--spool",
+            str(spool),
+            "--name",
+            name,
+        ]
+        super().__init__(f"agent {name}", argv, base_env(), spool.parent)
+        self.spool = spool
+        self.agent_id_file = spool / "agent-id"
+
+
+def wait_until(what: str, check: Callable[[], Any], timeout: float, interval: float = 0.1) -> Any:
+    """Polls check() until it returns something truthy; the test's own wait, not the product's."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
