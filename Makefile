@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 export GOFLAGS := -mod=mod
 
-.PHONY: help run build deps deps-test venv agent kernels frontend gen gen-check lint test \
+.PHONY: help run build deps deps-test venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-agent test-kernels test-frontend test-e2e bench clean
 
 help:
@@ -44,10 +44,18 @@ build: deps venv agent kernels frontend
 agent:
 	cd agent && go build -trimpath -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
 
-kernels:
+kernels: kernels-cpp kernels-go kernels-py
+
+kernels-cpp:
 	cmake -S kernels/cpp -B $(BUILD)/cmake/kernels-cpp -DCMAKE_BUILD_TYPE=Release \
 	  -DCTXBENCH_KERNELS_OUT=$(BUILD)/kernels >/dev/null
 	cmake --build $(BUILD)/cmake/kernels-cpp -j2
+
+kernels-go:
+	@if [ -f kernels/go/go.mod ]; then cd kernels/go && go build -trimpath -o $(BUILD)/kernels/ctxbench-kernels-go ./cmd/ctxbench-kernels-go; fi
+
+kernels-py:
+	@if [ -f kernels/python/build.sh ]; then bash kernels/python/build.sh $(BUILD); fi
 
 frontend: frontend/node_modules/.installed
 	cd frontend && npm run build
