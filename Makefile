@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 export GOFLAGS := -mod=mod
 
-.PHONY: help run build deps deps-test venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
+.PHONY: help run build deps deps-test deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-agent test-kernels test-frontend test-e2e bench clean
 
 help:
@@ -22,6 +22,9 @@ deps:
 
 deps-test:
 	@scripts/bootstrap.sh test
+
+deps-bench:
+	@scripts/bootstrap.sh bench
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: server/pyproject.toml
@@ -78,8 +81,8 @@ gen-check: gen
 # ---------------------------------------------------------------- checks
 lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd proto && ./node_modules/.bin/buf lint
-	$(VENV)/bin/ruff check server tests kernels/tests
-	$(VENV)/bin/ruff format --check server tests kernels/tests
+	$(VENV)/bin/ruff check server tests kernels scripts
+	$(VENV)/bin/ruff format --check server tests kernels scripts
 	cd server && $(VENV)/bin/mypy src
 	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
 	cd frontend && npm run lint
@@ -103,7 +106,7 @@ test-e2e: venv agent kernels frontend
 	$(PY) -m pytest -q tests/e2e
 	cd frontend && npm run e2e
 
-bench: build
+bench: deps-bench build
 	$(PY) scripts/bench.py
 
 clean:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks to build and test ctxbench: Debian packages (when
 # missing), after checking the toolchains the README assumes (Python 3.11+, Go, Node 20+, g++, cmake).
-# Usage: scripts/bootstrap.sh [build|test]   (test adds what the browser and network tests need)
+# Usage: scripts/bootstrap.sh [build|test|bench]   (test adds what the browser and network tests need,
+# bench the independent tools the kernels are checked against)
 set -euo pipefail
 want=${1:-build}
 
@@ -14,9 +15,10 @@ command -v node >/dev/null || die "node 20+ is required"
 command -v npm >/dev/null || die "npm is required"
 
 pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev python3-venv)
-if [ "$want" = test ]; then
-  pkgs+=(chromium iproute2 procps)
-fi
+case "$want" in
+  test) pkgs+=(chromium iproute2 procps) ;;
+  bench) pkgs+=(linux-perf util-linux) ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""`make bench`: measurements that are not tests.
+
+fidelity  each kernel that has an independent anchor runs beside that anchor, interleaved, in the same
+          run on the same machine; the table goes to stdout and to docs/fidelity.md with date and machine.
+
+Run: .venv/bin/python scripts/bench.py [fidelity] [--rounds N] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "build" / "kernels"
+
+
+@dataclass
+class Pair:
+    """One kernel configuration and the independent tool it is checked against."""
+
+    kernel: str
+    params: dict[str, str]
+    anchor_name: str
+    anchor: Callable[[], float]  # returns ns in the kernel's unit
+    note: str
+
+
+def kernel_median(exe: str, kernel: str, params: dict[str, str], min_time: float, reps: int) -> float:
+    argv = [str(KERNELS / exe), "--run", kernel, "--repetitions", str(reps), "--min-time", str(min_time)]
+    for k, v in params.items():
+        argv += ["--param", f"{k}={v}"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return statistics.median(json.loads(out)["samples"])
+
+
+_USECS_OP = re.compile(r"([\d.]+)\s+usecs/op")
+
+
+def perf_bench(args: list[str], pin: str | None = None) -> float:
+    """usecs/op printed by `perf bench`, in ns."""
+    argv = ["perf", "bench", *args]
+    if pin is not None:
+        argv = ["taskset", "-c", pin, *argv]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    m = _USECS_OP.search(out)
+    if not m:
+        raise RuntimeError(f"no usecs/op in output of {' '.join(argv)}:\n{out}")
+    return float(m.group(1)) * 1000
+
+
+def fidelity_pairs() -> list[Pair]:
+    return [
+        Pair(
+            "syscall.getppid",
+            {},
+            "perf bench syscall basic",
+            lambda: perf_bench(["syscall", "basic", "-l", "5000000"]),
+            "both time a loop of getppid(); perf uses glibc's wrapper, the kernel the raw syscall()",
+        ),
+        Pair(
+            "ctxswitch.pipe",
+            {"placement": "same_core"},
+            "taskset -c 0 perf bench sched pipe (÷2)",
+            lambda: perf_bench(["sched", "pipe", "-l", "200000"], pin="0") / 2,
+            "perf reports a round trip (two switches); halved here to match ns per switch",
+        ),
+        Pair(
+            "ctxswitch.pipe",
+            {"placement": "unpinned"},
+            "perf bench sched pipe (÷2)",
+            lambda: perf_bench(["sched", "pipe", "-l", "200000"]) / 2,
+            "unpinned: the scheduler may place the two processes on one core or two",
+        ),
+    ]
+
+
+def machine_line() -> str:
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    virt = ""
+    if shutil.which("systemd-detect-virt"):
+        virt = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True).stdout.strip()
+    return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, virtualization: {virt or 'unknown'}"
+
+
+def fidelity(rounds: int, write: bool) -> int:
+    if not shutil.which("perf"):
+        print("bench: `perf` is missing (Debian package linux-perf); run `make deps-bench`", file=sys.stderr)
+        return 1
+    rows = []
+    for pair in fidelity_pairs():
+        ours, theirs = [], []
+        for _ in range(rounds):  # interleaved, so drift on a busy machine hits both sides alike
+            ours.append(kernel_median("ctxbench-kernels-cpp", pair.kernel, pair.params, 0.3, 5))
+            theirs.append(pair.anchor())
+        o, t = statistics.median(ours), statistics.median(theirs)
+        diff = (o - t) / t * 100
+        params = ",".join(f"{k}={v}" for k, v in pair.params.items()) or "-"
+        rows.append(
+            f"| `{pair.kernel}` | {params} | {o:,.1f} | {pair.anchor_name} | {t:,.1f} | {diff:+.1f} % "
+            f"| {'yes' if abs(diff) <= 10 else 'NO'} | {pair.note} |"
+        )
+        print(rows[-1], flush=True)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = "\n".join(
+        [
+            f"Measured {now} on: {machine_line()}.",
+            f"Command: `make bench` (`scripts/bench.py fidelity --rounds {rounds}`); medians of {rounds} "
+            "interleaved rounds, each kernel round itself the median of 5 repetitions of ≥ 0.3 s.",
+            "",
+            "| kernel | params | ctxbench ns/op | anchor | anchor ns/op | difference | within ±10 % | note |",
+            "|---|---|---:|---|---:|---:|:-:|---|",
+            *rows,
+        ]
+    )
+    print(table)
+    if write:
+        doc = ROOT / "docs" / "fidelity.md"
+        head = doc.read_text().split("<!-- bench:fidelity -->")[0] if doc.exists() else ""
+        doc.write_text(head.rstrip() + "\n\n<!-- bench:fidelity -->\n" + table + "\n")
+        print(f"bench: wrote {doc.relative_to(ROOT)}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sections", nargs="*", default=["fidelity"], choices=["fidelity"])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    a = ap.parse_args()
+    status = 0
+    if "fidelity" in a.sections:
+        status |= fidelity(a.rounds, not a.no_write)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
