@@ -1,1 +1,3 @@
 """ctxbench server."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,66 @@
+"""The hub: which agents have an open Connect stream, and a way to push messages down each one."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+
+class AgentConnection:
+    """One open Connect stream. Messages put here are written to the agent in order."""
+
+    def __init__(self, machine_id: str, peer: str = "") -> None:
+        self.machine_id = machine_id
+        self.peer = peer
+        self.outbox: asyncio.Queue[pb.ConnectResponse | None] = asyncio.Queue()
+        self.closed = False
+
+    def send(self, msg: pb.ConnectResponse) -> None:
+        if not self.closed:
+            self.outbox.put_nowait(msg)
+
+    def close(self) -> None:
+        """Ends the stream from the server side (the writer stops at this sentinel)."""
+        if not self.closed:
+            self.closed = True
+            self.outbox.put_nowait(None)
+
+
+class AgentHub:
+    def __init__(self) -> None:
+        self._conns: dict[str, AgentConnection] = {}
+        # Serialises dispatch decisions per machine (a POST and a finishing run must not both start one).
+        self.locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def register(self, conn: AgentConnection) -> None:
+        old = self._conns.get(conn.machine_id)
+        if old is not None and old is not conn:
+            log.warning(
+                "agent %s connected again from %s; closing its older stream", conn.machine_id, conn.peer
+            )
+            old.close()
+        self._conns[conn.machine_id] = conn
+
+    def unregister(self, conn: AgentConnection) -> None:
+        if self._conns.get(conn.machine_id) is conn:
+            del self._conns[conn.machine_id]
+        conn.close()
+
+    def get(self, machine_id: str) -> AgentConnection | None:
+        return self._conns.get(machine_id)
+
+    def is_online(self, machine_id: str) -> bool:
+        return machine_id in self._conns
+
+    def online_ids(self) -> set[str]:
+        return set(self._conns)
+
+    def close_all(self) -> None:
+        for conn in list(self._conns.values()):
+            conn.close()
+        self._conns.clear()

@@ -1,0 +1,139 @@
+"""The Connect stream: authenticate, Hello, then reports in and work out, concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from ctxbench_server import __version__
+from ctxbench_server.agents.hub import AgentConnection, AgentHub
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from ctxbench_server.kit.errors import CtxbenchError, Unauthenticated
+from ctxbench_server.machines import service as machines
+from ctxbench_server.machines.service import MAX_MACHINE_ID
+from ctxbench_server.runs import reports
+from ctxbench_server.runs.dispatch import Dispatcher
+
+log = logging.getLogger(__name__)
+
+
+class AgentService(pb_grpc.AgentServiceServicer):
+    def __init__(
+        self,
+        token: str,
+        hub: AgentHub,
+        dispatcher: Dispatcher,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        heartbeat_interval_s: int,
+    ) -> None:
+        self._expected = f"Bearer {token}".encode()
+        self.hub = hub
+        self.dispatcher = dispatcher
+        self.sessionmaker = sessionmaker
+        self.heartbeat_interval_s = heartbeat_interval_s
+
+    def _authenticate(self, context: grpc.aio.ServicerContext) -> None:
+        given = b""
+        for key, value in context.invocation_metadata() or ():
+            if key == "authorization":
+                given = value.encode() if isinstance(value, str) else value
+        if not hmac.compare_digest(given, self._expected):
+            raise Unauthenticated("missing or wrong agent token (authorization: Bearer <token>)")
+
+    async def Connect(
+        self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ConnectResponse]:
+        try:
+            self._authenticate(context)
+            first = await anext(aiter(request_iterator), None)
+            if first is None:
+                return
+            if first.WhichOneof("msg") != "hello":
+                raise CtxbenchError("the first message on a Connect stream must be Hello")
+            hello = first.hello
+            if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID:
+                raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters")
+        except CtxbenchError as e:
+            log.warning("agent stream from %s refused: %s", context.peer(), e.detail)
+            await context.abort(e.grpc_code, str(e.detail))
+            return
+
+        async with self.sessionmaker() as session:
+            await machines.upsert_from_hello(session, hello)
+        conn = AgentConnection(hello.agent_id, context.peer())
+        self.hub.register(conn)
+        log.info(
+            "agent %s (%s, %s) connected from %s with %d kernels",
+            conn.machine_id,
+            hello.name,
+            hello.agent_version,
+            conn.peer,
+            len(hello.kernels),
+        )
+        conn.send(
+            pb.ConnectResponse(
+                welcome=pb.Welcome(
+                    machine_id=conn.machine_id,
+                    heartbeat_interval_s=self.heartbeat_interval_s,
+                    server_version=__version__,
+                )
+            )
+        )
+        reader = asyncio.create_task(self._read(request_iterator, conn))
+        try:
+            await self.dispatcher.on_hello(conn, hello.current_run_id)
+            while (msg := await conn.outbox.get()) is not None:
+                yield msg
+        finally:
+            reader.cancel()
+            self.hub.unregister(conn)
+            try:
+                async with self.sessionmaker() as session:
+                    await machines.touch(session, conn.machine_id)
+            except Exception:  # the process may be shutting down
+                log.debug("could not record last_seen for %s", conn.machine_id, exc_info=True)
+            log.info("agent %s disconnected", conn.machine_id)
+
+    async def _read(self, request_iterator: AsyncIterator[pb.ConnectRequest], conn: AgentConnection) -> None:
+        try:
+            async for req in request_iterator:
+                if conn.closed:
+                    break
+                try:
+                    await self._handle(conn, req)
+                except reports.Refused as e:
+                    log.warning("agent %s: refused %s: %s", conn.machine_id, req.WhichOneof("msg"), e)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent %s: stream failed", conn.machine_id)
+        finally:
+            conn.close()
+
+    async def _handle(self, conn: AgentConnection, req: pb.ConnectRequest) -> None:
+        kind = req.WhichOneof("msg")
+        async with self.sessionmaker() as session:
+            await machines.touch(session, conn.machine_id)
+            if kind == "result_report":
+                r = req.result_report
+                try:
+                    stored = await reports.record_result(session, conn.machine_id, r)
+                except IntegrityError:  # the same result landed at once through another stream
+                    await session.rollback()
+                    stored = reports.Stored(ack=True)
+                if stored.ack:
+                    conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=r.result_id)))
+                if stored.run_finished:
+                    log.info("run %s finished", r.run_id)
+                    await self.dispatcher.kick(conn.machine_id)
+            elif kind == "run_update":
+                await reports.record_update(session, conn.machine_id, req.run_update)
+            elif kind == "hello":
+                log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)

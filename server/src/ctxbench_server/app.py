@@ -1,0 +1,48 @@
+"""The FastAPI application: REST under /api/v1, OpenAPI at /docs, the explorer at /."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from ctxbench_server import __version__, exception_handlers, frontend
+from ctxbench_server.agents.hub import AgentHub
+from ctxbench_server.config import Settings
+from ctxbench_server.kernels.router import router as kernels_router
+from ctxbench_server.machines.router import router as machines_router
+from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.router import router as runs_router
+
+api = APIRouter(prefix="/api/v1")
+
+
+@api.get("/health", tags=["health"])
+async def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+api.include_router(machines_router)
+api.include_router(kernels_router)
+api.include_router(runs_router)
+
+
+def create_app(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    hub: AgentHub,
+    dispatcher: Dispatcher,
+) -> FastAPI:
+    app = FastAPI(
+        title="ctxbench",
+        version=__version__,
+        description="What OS primitives cost on your machines.",
+        docs_url="/docs",
+    )
+    app.state.settings = settings
+    app.state.sessionmaker = sessionmaker
+    app.state.hub = hub
+    app.state.dispatcher = dispatcher
+    exception_handlers.install(app)
+    app.include_router(api)
+    frontend.install(app, settings.frontend_dir)
+    return app

@@ -1,0 +1,66 @@
+"""Engine, sessions and migrations. SQLite gets WAL, foreign keys and a busy timeout on every connection."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any
+
+from alembic import command
+from alembic.config import Config
+from fastapi import Depends, Request
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def create_engine(url: str) -> AsyncEngine:
+    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+    if engine.dialect.name == "sqlite":
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=5000")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """An Alembic config built in code: works from a source checkout and from an installed package."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """`alembic upgrade head` on the engine's database, inside this event loop."""
+
+    def upgrade(conn: Connection) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+    async with engine.begin() as conn:
+        await conn.run_sync(upgrade)
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    async with sessionmaker() as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]

@@ -1,0 +1,38 @@
+"""Serves the built explorer at / with single-page-app fallback to index.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+NOT_BUILT = """<!doctype html>
+<html><head><meta charset="utf-8"><title>ctxbench</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto">
+<h1>ctxbench</h1>
+<p>The explorer is not built: run <code>make frontend</code> (or <code>make run</code>) and reload.</p>
+<p>The API is up: <a href="/docs">/docs</a>, <a href="/api/v1/health">/api/v1/health</a>.</p>
+</body></html>
+"""
+
+RESERVED = ("api/", "docs", "redoc", "openapi.json")
+
+
+def install(app: FastAPI, frontend_dir: Path) -> None:
+    root = frontend_dir.resolve()
+
+    @app.get("/{path:path}", include_in_schema=False, response_model=None)
+    async def spa(path: str) -> Response:
+        if path == "api" or path.startswith(RESERVED):
+            raise HTTPException(status_code=404, detail="Not Found")
+        index = root / "index.html"
+        if not index.is_file():
+            return HTMLResponse(NOT_BUILT)
+        if path:
+            candidate = (root / path).resolve()
+            if candidate.is_relative_to(root) and candidate.is_file():
+                return FileResponse(candidate)
+            if "." in path.rsplit("/", 1)[-1] and path.startswith("assets/"):
+                raise HTTPException(status_code=404, detail="Not Found")  # a missing asset is not a page
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})

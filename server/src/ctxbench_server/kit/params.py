@@ -1,0 +1,197 @@
+"""Kernel parameters: typed REST/DB values <-> canonical wire strings, validated against a kernel spec.
+
+A kernel spec here is the typed JSON form of `--list` (docs/architecture.md): {id, title, family, unit,
+description, params: [{name, type, default, min, max, sweep, choices, help}], seed_reference, executable}.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+
+PARAM_TYPES = {
+    pb.PARAM_TYPE_INT: "int",
+    pb.PARAM_TYPE_FLOAT: "float",
+    pb.PARAM_TYPE_CHOICE: "choice",
+    pb.PARAM_TYPE_BOOL: "bool",
+    pb.PARAM_TYPE_STRING: "string",
+}
+MAX_STRING = 4096
+
+
+class ParamError(ValueError):
+    """One parameter value that does not fit its spec; `type` is the FastAPI-style error type."""
+
+    def __init__(self, msg: str, type_: str = "value_error") -> None:
+        super().__init__(msg)
+        self.msg = msg
+        self.type = type_
+
+
+def canonical(value: Any, ptype: str) -> str:
+    """The wire form of a typed value (already validated)."""
+    if ptype == "bool":
+        return "true" if value else "false"
+    if ptype == "int":
+        return str(int(value))
+    if ptype == "float":
+        f = float(value)
+        if f.is_integer() and abs(f) < 1e15:
+            return str(int(f))  # "100", not "100.0": shortest form that round-trips
+        return repr(f)  # Python's repr is the shortest round-tripping decimal
+    return str(value)
+
+
+def parse_canonical(text: str, ptype: str) -> Any:
+    """The typed value of a wire string. Raises ParamError."""
+    try:
+        if ptype == "int":
+            return int(text)
+        if ptype == "float":
+            f = float(text)
+            if not math.isfinite(f):
+                raise ValueError
+            return f
+        if ptype == "bool":
+            if text in ("true", "false"):
+                return text == "true"
+            raise ValueError
+    except ValueError:
+        raise ParamError(f"{text!r} is not a canonical {ptype}", f"{ptype}_parsing") from None
+    return text
+
+
+def check_value(value: Any, p: Mapping[str, Any]) -> Any:
+    """Validates one typed value against a param spec and returns it normalised. Raises ParamError."""
+    ptype = p.get("type")
+    if ptype == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise ParamError("Input should be a valid integer", "int_type")
+    elif ptype == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ParamError("Input should be a valid number", "float_type")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ParamError("Input should be a finite number", "finite_number")
+    elif ptype == "bool":
+        if not isinstance(value, bool):
+            raise ParamError("Input should be a valid boolean", "bool_type")
+    elif ptype == "choice":
+        if not isinstance(value, str):
+            raise ParamError("Input should be a valid string", "string_type")
+        choices = p.get("choices") or []
+        if value not in choices:
+            raise ParamError(f"Input should be one of {choices}", "enum")
+    elif ptype == "string":
+        if not isinstance(value, str):
+            raise ParamError("Input should be a valid string", "string_type")
+        if len(value) > MAX_STRING:
+            raise ParamError(f"String should have at most {MAX_STRING} characters", "string_too_long")
+    else:
+        raise ParamError(f"the kernel declares an unknown parameter type {ptype!r}", "param_type")
+    if ptype in ("int", "float"):
+        lo, hi = p.get("min"), p.get("max")
+        if lo is not None and value < lo:
+            raise ParamError(f"Input should be greater than or equal to {_num(lo)}", "greater_than_equal")
+        if hi is not None and value > hi:
+            raise ParamError(f"Input should be less than or equal to {_num(hi)}", "less_than_equal")
+    return value
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def defaults(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {p["name"]: p.get("default") for p in spec.get("params", [])}
+
+
+def params_by_name(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {p["name"]: p for p in spec.get("params", [])}
+
+
+def to_wire(spec: Mapping[str, Any], typed: Mapping[str, Any]) -> dict[str, str]:
+    """Typed params (validated) -> canonical strings for RunItem.params."""
+    by_name = params_by_name(spec)
+    return {k: canonical(v, by_name[k]["type"]) if k in by_name else str(v) for k, v in typed.items()}
+
+
+def from_wire(spec: Mapping[str, Any] | None, wire: Mapping[str, str]) -> dict[str, Any]:
+    """Canonical strings (e.g. from a ResultReport) -> typed JSON values; unknown names stay strings."""
+    by_name = params_by_name(spec or {})
+    out: dict[str, Any] = {}
+    for k, v in sorted(wire.items()):
+        p = by_name.get(k)
+        try:
+            out[k] = parse_canonical(v, p["type"]) if p else v
+        except ParamError:
+            out[k] = v
+    return out
+
+
+def params_key(spec: Mapping[str, Any] | None, typed: Mapping[str, Any]) -> str:
+    """A stable string for one parameter point, e.g. "placement=same_core&threads=4" (grouping, indexes)."""
+    by_name = params_by_name(spec or {})
+    parts = []
+    for k in sorted(typed):
+        p = by_name.get(k)
+        parts.append(f"{k}={canonical(typed[k], p['type']) if p else typed[k]}")
+    return "&".join(parts)
+
+
+def spec_from_proto(k: pb.KernelSpec) -> dict[str, Any]:
+    """A catalog entry from Hello -> the typed JSON spec stored and served over REST."""
+    params = []
+    for p in k.params:
+        ptype = PARAM_TYPES.get(p.type, "string")
+
+        def typed(s: str, ptype: str = ptype) -> Any:
+            try:
+                return parse_canonical(s, ptype)
+            except ParamError:
+                return s
+
+        lo = p.min if p.HasField("min") else None
+        hi = p.max if p.HasField("max") else None
+        if ptype == "int":
+            lo = int(lo) if lo is not None and float(lo).is_integer() else lo
+            hi = int(hi) if hi is not None and float(hi).is_integer() else hi
+        params.append(
+            {
+                "name": p.name,
+                "type": ptype,
+                "default": typed(p.default_value),
+                "min": lo,
+                "max": hi,
+                "sweep": [typed(s) for s in p.sweep],
+                "choices": list(p.choices),
+                "help": p.help,
+            }
+        )
+    seed = None
+    if k.HasField("seed_reference"):
+        s = k.seed_reference
+        seed = {
+            "seed": s.seed,
+            "value": s.value,
+            "unit": s.unit,
+            "machine": s.machine,
+            "params": dict(s.params),
+            "note": s.note,
+        }
+    return {
+        "id": k.id,
+        "title": k.title,
+        "family": k.family,
+        "unit": k.unit,
+        "description": k.description,
+        "params": params,
+        "seed_reference": seed,
+        "executable": k.executable,
+    }

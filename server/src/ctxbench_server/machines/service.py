@@ -1,0 +1,98 @@
+"""Machines and their catalogs: upserted from Hello, read by REST."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit.errors import NotFound
+from ctxbench_server.kit.params import spec_from_proto
+from ctxbench_server.machines.schemas import MachineOut
+from ctxbench_server.models import Kernel, Machine, MachineKernel
+from ctxbench_server.models.base import utcnow
+
+MAX_MACHINE_ID = 64
+
+
+def facts_to_dict(facts: pb.MachineFacts) -> dict[str, Any]:
+    d = MessageToDict(facts, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    d["memory_bytes"] = int(d.get("memory_bytes", 0))  # proto3 JSON spells 64-bit ints as strings
+    return d
+
+
+async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
+    """Creates or refreshes the machine and replaces its catalog. Commits."""
+    now = utcnow()
+    facts = facts_to_dict(hello.facts)
+    machine = await session.get(Machine, hello.agent_id)
+    if machine is None:
+        machine = Machine(id=hello.agent_id, first_seen=now)
+        session.add(machine)
+    machine.name = hello.name or hello.facts.hostname or hello.agent_id
+    machine.hostname = hello.facts.hostname
+    machine.agent_version = hello.agent_version
+    machine.facts = facts
+    machine.last_seen = now
+
+    specs: dict[str, dict[str, Any]] = {}
+    for k in hello.kernels:
+        if k.id and k.id not in specs:  # first listing wins, like the agent's own rule
+            specs[k.id] = spec_from_proto(k)
+    existing = {
+        k.id: k for k in (await session.scalars(select(Kernel).where(Kernel.id.in_(list(specs))))).all()
+    }
+    for kid, spec in specs.items():
+        if kid in existing:
+            existing[kid].spec = spec
+        else:
+            session.add(Kernel(id=kid, spec=spec))
+    await session.flush()
+    await session.execute(delete(MachineKernel).where(MachineKernel.machine_id == machine.id))
+    session.add_all(MachineKernel(machine_id=machine.id, kernel_id=kid, spec=s) for kid, s in specs.items())
+    await session.commit()
+    return machine
+
+
+async def touch(session: AsyncSession, machine_id: str) -> None:
+    await session.execute(update(Machine).where(Machine.id == machine_id).values(last_seen=utcnow()))
+    await session.commit()
+
+
+def _out(m: Machine, online: Iterable[str]) -> MachineOut:
+    return MachineOut(
+        id=m.id,
+        name=m.name,
+        hostname=m.hostname,
+        agent_version=m.agent_version,
+        online=m.id in online,
+        first_seen=m.first_seen,
+        last_seen=m.last_seen,
+        facts=m.facts,
+        kernels=sorted(k.kernel_id for k in m.kernels),
+    )
+
+
+async def list_machines(session: AsyncSession, online: set[str]) -> list[MachineOut]:
+    rows = await session.scalars(
+        select(Machine).options(selectinload(Machine.kernels)).order_by(Machine.name)
+    )
+    return [_out(m, online) for m in rows]
+
+
+async def get_machine(session: AsyncSession, machine_id: str, online: set[str]) -> MachineOut:
+    m = await session.get(Machine, machine_id, options=[selectinload(Machine.kernels)])
+    if m is None:
+        raise NotFound(f"machine {machine_id!r} not found")
+    return _out(m, online)
+
+
+async def catalog(session: AsyncSession, machine_id: str) -> dict[str, dict[str, Any]]:
+    """kernel id -> that machine's spec of it."""
+    rows = await session.scalars(select(MachineKernel).where(MachineKernel.machine_id == machine_id))
+    return {mk.kernel_id: mk.spec for mk in rows}

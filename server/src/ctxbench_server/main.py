@@ -1,0 +1,145 @@
+"""`ctxbench-server`: uvicorn (FastAPI) and grpc.aio in one asyncio process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+
+import grpc
+import uvicorn
+from pydantic import ValidationError
+
+from ctxbench_server.agents.hub import AgentHub
+from ctxbench_server.agents.servicer import AgentService
+from ctxbench_server.app import create_app
+from ctxbench_server.config import Settings, load_settings, resolve_agent_token
+from ctxbench_server.db import create_engine, create_sessionmaker, migrate
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from ctxbench_server.runs.dispatch import Dispatcher
+
+log = logging.getLogger("ctxbench_server")
+GRPC_GRACE_S = 3.0
+
+
+def announce(line: str) -> None:
+    """Lines scripts and tests parse (ports, paths): always on stdout, whatever the log level."""
+    print(f"ctxbench-server: {line}", flush=True)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: this process owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class CtxbenchServer:
+    """Everything one server process runs. start() returns once both ports listen; stop() undoes it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.http_port = 0
+        self.grpc_port = 0
+        self.token = ""
+
+    async def start(self) -> None:
+        s = self.settings
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+        self.token, token_source = resolve_agent_token(s)
+        announce(f"data dir {s.data_dir}")
+        announce(f"agent token from {token_source}")
+        self.engine = create_engine(s.db_url)
+        await migrate(self.engine)
+        announce(f"database {self.engine.url.render_as_string(hide_password=True)}")
+        self.sessionmaker = create_sessionmaker(self.engine)
+        self.hub = AgentHub()
+        self.dispatcher = Dispatcher(self.hub, self.sessionmaker)
+
+        self.grpc = grpc.aio.server()
+        pb_grpc.add_AgentServiceServicer_to_server(
+            AgentService(self.token, self.hub, self.dispatcher, self.sessionmaker, s.heartbeat_interval_s),
+            self.grpc,
+        )
+        self.grpc_port = self.grpc.add_insecure_port(f"{_hostport(s.grpc_host, s.grpc_port)}")
+        if self.grpc_port == 0:
+            raise OSError(f"cannot listen for gRPC on {s.grpc_host}:{s.grpc_port}")
+        await self.grpc.start()
+        announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
+
+        app = create_app(s, self.sessionmaker, self.hub, self.dispatcher)
+        family = socket.AF_INET6 if ":" in s.http_host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((s.http_host, s.http_port))
+        sock.set_inheritable(True)
+        self.http_port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_level=s.log_level, access_log=s.log_level == "debug", lifespan="off", log_config=None
+        )
+        self.http = _Uvicorn(config)
+        self._http_task = asyncio.create_task(self.http.serve(sockets=[sock]))
+        while not self.http.started:
+            if self._http_task.done():
+                await self._http_task
+                raise RuntimeError("the HTTP server stopped during start-up")
+            await asyncio.sleep(0.01)
+        announce(f"http listening on http://{_hostport(s.http_host, self.http_port)}")
+
+    async def stop(self) -> None:
+        if hasattr(self, "http"):
+            self.http.should_exit = True
+            with contextlib.suppress(Exception):
+                await self._http_task
+        if hasattr(self, "hub"):
+            self.hub.close_all()
+        if hasattr(self, "grpc"):
+            await self.grpc.stop(GRPC_GRACE_S)
+        if hasattr(self, "engine"):
+            await self.engine.dispose()
+
+
+def _hostport(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def serve(settings: Settings) -> None:
+    server = CtxbenchServer(settings)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        await server.start()
+        await stopping.wait()
+        announce("stopping")
+    finally:
+        await server.stop()
+    announce("stopped")
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        settings = load_settings(argv)
+    except ValidationError as e:
+        print(f"ctxbench-server: bad settings:\n{e}", file=sys.stderr)
+        sys.exit(2)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        asyncio.run(serve(settings))
+    except (ValueError, OSError) as e:
+        print(f"ctxbench-server: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

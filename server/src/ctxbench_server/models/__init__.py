@@ -1,0 +1,22 @@
+"""ORM models, all in one place so Alembic sees every table through Base.metadata."""
+
+from ctxbench_server.models.base import Base
+from ctxbench_server.models.kernel import Kernel
+from ctxbench_server.models.machine import Machine, MachineKernel
+from ctxbench_server.models.result import Result
+from ctxbench_server.models.run import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
+from ctxbench_server.models.share import Share
+
+__all__ = [
+    "FINISHED_RUN",
+    "Base",
+    "ItemState",
+    "Kernel",
+    "Machine",
+    "MachineKernel",
+    "Result",
+    "Run",
+    "RunItem",
+    "RunStatus",
+    "Share",
+]

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import JSON, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from ctxbench_server.models.base import Base, UTCDateTime, utcnow
+
+if TYPE_CHECKING:
+    from ctxbench_server.models.kernel import Kernel
+
+
+class Machine(Base):
+    """A test host. Its id is the agent's stable agent_id."""
+
+    __tablename__ = "machines"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    hostname: Mapped[str] = mapped_column(String(255), default="")
+    agent_version: Mapped[str] = mapped_column(String(64), default="")
+    # For per-agent tokens (not issued yet: all agents share the server's token).
+    token_hash: Mapped[str | None] = mapped_column(String(128), default=None)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    kernels: Mapped[list[MachineKernel]] = relationship(
+        back_populates="machine", lazy="raise", cascade="all, delete-orphan"
+    )
+
+
+class MachineKernel(Base):
+    """A kernel in one machine's catalog, with that machine's own spec of it (catalogs may differ)."""
+
+    __tablename__ = "machine_kernels"
+
+    machine_id: Mapped[str] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"), primary_key=True)
+    kernel_id: Mapped[str] = mapped_column(
+        ForeignKey("kernels.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    machine: Mapped[Machine] = relationship(back_populates="kernels", lazy="raise")
+    kernel: Mapped[Kernel] = relationship(back_populates="machines", lazy="raise")

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from ctxbench_server.models.base import Base, UTCDateTime, new_id, utcnow
+
+
+class RunStatus(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class ItemState(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINISHED_RUN = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class Run(Base):
+    """A batch of items for one machine, run one at a time by its agent."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_machine_status_created", "machine_id", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    machine_id: Mapped[str] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16), default=RunStatus.QUEUED)
+    # The request as posted (items with their sweeps, repetitions, min_time_s).
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The machine's facts when the run started.
+    facts: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    repetitions: Mapped[int | None] = mapped_column(Integer, default=None)
+    min_time_s: Mapped[float | None] = mapped_column(Float, default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+
+    items: Mapped[list[RunItem]] = relationship(
+        back_populates="run", lazy="raise", order_by="RunItem.index", cascade="all, delete-orphan"
+    )
+
+
+class RunItem(Base):
+    """One kernel invocation with fixed parameters (a sweep point)."""
+
+    __tablename__ = "run_items"
+    __table_args__ = (UniqueConstraint("run_id", "index"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    index: Mapped[int] = mapped_column(Integer)
+    kernel_id: Mapped[str] = mapped_column(String(200))
+    # Typed values, every parameter of the kernel (defaults filled in).
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    state: Mapped[str] = mapped_column(String(16), default=ItemState.QUEUED)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    result_id: Mapped[str | None] = mapped_column(String(36), default=None)
+    timeout_s: Mapped[float] = mapped_column(Float, default=0.0)
+
+    run: Mapped[Run] = relationship(back_populates="items", lazy="raise")

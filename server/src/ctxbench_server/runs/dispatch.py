@@ -1,0 +1,119 @@
+"""Dispatch: push StartRun to a connected, idle agent the moment there is work. Nothing polls."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import selectinload
+
+from ctxbench_server.agents.hub import AgentConnection, AgentHub
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit.errors import Conflict
+from ctxbench_server.kit.params import to_wire
+from ctxbench_server.machines.service import catalog
+from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
+from ctxbench_server.models.base import utcnow
+from ctxbench_server.runs.service import load_run
+
+log = logging.getLogger(__name__)
+
+
+class Dispatcher:
+    def __init__(self, hub: AgentHub, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self.hub = hub
+        self.sessionmaker = sessionmaker
+
+    async def kick(self, machine_id: str) -> None:
+        """Starts the machine's oldest queued run if its agent is connected and has no running run."""
+        async with self.hub.locks[machine_id]:
+            conn = self.hub.get(machine_id)
+            if conn is None:
+                return
+            async with self.sessionmaker() as session:
+                if await self._running(session, machine_id) is None:
+                    await self._start_next(session, conn)
+
+    async def on_hello(self, conn: AgentConnection, current_run_id: str) -> None:
+        """After Welcome: resume a run the agent lost (restart), else start the next queued one."""
+        async with self.hub.locks[conn.machine_id]:
+            async with self.sessionmaker() as session:
+                running = await self._running(session, conn.machine_id)
+                if running is None:
+                    await self._start_next(session, conn)
+                elif running.id != current_run_id:
+                    sent = await self._send_start(session, conn, running)
+                    log.info(
+                        "re-dispatched run %s to %s: %d unfinished items", running.id, conn.machine_id, sent
+                    )
+
+    async def cancel(self, run_id: str) -> Run:
+        async with self.sessionmaker() as session:
+            machine_id = (await load_run(session, run_id)).machine_id
+        async with self.hub.locks[machine_id]:
+            async with self.sessionmaker() as session:
+                run = await load_run(session, run_id)
+                if run.status in FINISHED_RUN:
+                    raise Conflict(f"run {run_id!r} already {run.status}")
+                was_running = run.status == RunStatus.RUNNING
+                now = utcnow()
+                run.status = RunStatus.CANCELLED
+                run.finished_at = now
+                for it in run.items:
+                    if it.result_id is None:
+                        it.state = ItemState.CANCELLED
+                await session.commit()
+                conn = self.hub.get(machine_id)
+                if was_running and conn is not None:
+                    conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
+                if conn is not None:
+                    await self._start_next(session, conn)
+                return run
+
+    async def _running(self, session: AsyncSession, machine_id: str) -> Run | None:
+        q = (
+            select(Run)
+            .where(Run.machine_id == machine_id, Run.status == RunStatus.RUNNING)
+            .order_by(Run.started_at)
+            .limit(1)
+        )
+        return (await session.scalars(q)).first()
+
+    async def _start_next(self, session: AsyncSession, conn: AgentConnection) -> None:
+        q = (
+            select(Run)
+            .where(Run.machine_id == conn.machine_id, Run.status == RunStatus.QUEUED)
+            .order_by(Run.created_at, Run.id)
+            .limit(1)
+        )
+        run = (await session.scalars(q)).first()
+        if run is None:
+            return
+        machine = await session.get(Machine, conn.machine_id)
+        run.status = RunStatus.RUNNING
+        run.started_at = utcnow()
+        run.facts = machine.facts if machine else None
+        await session.commit()
+        sent = await self._send_start(session, conn, run)
+        log.info("dispatched run %s to %s: %d items", run.id, conn.machine_id, sent)
+
+    async def _send_start(self, session: AsyncSession, conn: AgentConnection, run: Run) -> int:
+        run = await session.get_one(Run, run.id, options=[selectinload(Run.items)], populate_existing=True)
+        specs = await catalog(session, conn.machine_id)
+        items = []
+        for it in sorted(run.items, key=lambda it: it.index):
+            if it.result_id is not None:
+                continue
+            items.append(
+                pb.RunItem(
+                    item_id=it.id,
+                    kernel_id=it.kernel_id,
+                    params=to_wire(specs.get(it.kernel_id, {}), it.params),
+                    repetitions=run.repetitions or 0,
+                    min_time_s=run.min_time_s or 0.0,
+                    timeout_s=it.timeout_s,
+                )
+            )
+        conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=items)))
+        return len(items)
