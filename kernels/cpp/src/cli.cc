@@ -1,0 +1,356 @@
+// ctxbench-kernels-cpp: the kernel CLI of DESIGN 3.1.
+//
+//   ctxbench-kernels-cpp --list
+//   ctxbench-kernels-cpp --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]
+//
+// stdout carries exactly one JSON document; anything Google Benchmark might print is kept off it.
+// Exit 0 ok, 1 the kernel failed (its self-check included), 2 bad arguments, 3 cannot run on this host;
+// every non-zero exit writes exactly one line to stderr.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host.h"
+#include "json.h"
+#include "registry.h"
+#include "reporter.h"
+
+namespace ctxbench {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitBadArgs = 2;
+constexpr int kExitUnsupported = 3;
+constexpr int kDefaultRepetitions = 5;
+constexpr int kMaxRepetitions = 1000;
+constexpr double kDefaultMinTime = 0.2;
+constexpr double kMaxMinTime = 3600;
+constexpr const char* kHarnessVersion = "1.7.1";  // Debian libbenchmark-dev; checked by CMake
+
+const char* kUsage =
+    "usage: ctxbench-kernels-cpp --list | --run ID [--param NAME=VALUE]... [--repetitions N] "
+    "[--min-time SECONDS]";
+
+// Writes one line to stderr (control characters flattened so it stays one line) and exits.
+[[noreturn]] void Fail(int code, std::string message) {
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  message = "ctxbench-kernels-cpp: " + message + "\n";
+  (void)!write(STDERR_FILENO, message.data(), message.size());
+  _exit(code);
+}
+
+void WriteStdout(int fd, const std::string& text) {
+  if (!WriteFull(fd, text.data(), text.size())) Fail(kExitFailed, "cannot write the result to stdout");
+}
+
+void WriteParamValue(JsonWriter& w, const ParamValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) w.Int(*i);
+  else if (auto* d = std::get_if<double>(&v)) w.Double(*d);
+  else if (auto* b = std::get_if<bool>(&v)) w.Bool(*b);
+  else w.String(std::get<std::string>(v));
+}
+
+void WriteOptionalNumber(JsonWriter& w, const std::optional<double>& v, ParamType type) {
+  if (!v) w.Null();
+  else if (type == ParamType::kInt) w.Int(static_cast<int64_t>(*v));
+  else w.Double(*v);
+}
+
+std::string ListJson() {
+  JsonWriter w;
+  w.BeginArray();
+  for (const Kernel& k : Registry()) {
+    const KernelSpec& s = k.spec;
+    w.BeginObject();
+    w.Key("id").String(s.id);
+    w.Key("title").String(s.title);
+    w.Key("family").String(s.family);
+    w.Key("unit").String(s.unit);
+    w.Key("description").String(s.description);
+    w.Key("params").BeginArray();
+    for (const ParamSpec& p : s.params) {
+      w.BeginObject();
+      w.Key("name").String(p.name);
+      w.Key("type").String(ParamTypeName(p.type));
+      w.Key("default");
+      WriteParamValue(w, p.default_value);
+      w.Key("min");
+      WriteOptionalNumber(w, p.min, p.type);
+      w.Key("max");
+      WriteOptionalNumber(w, p.max, p.type);
+      w.Key("sweep").BeginArray();
+      for (const ParamValue& v : p.sweep) WriteParamValue(w, v);
+      w.EndArray();
+      w.Key("choices").BeginArray();
+      for (const std::string& c : p.choices) w.String(c);
+      w.EndArray();
+      w.Key("help").String(p.help);
+      w.EndObject();
+    }
+    w.EndArray();
+    if (s.seed_reference) {
+      const SeedReference& r = *s.seed_reference;
+      w.Key("seed_reference").BeginObject();
+      w.Key("seed").String(r.seed);
+      w.Key("value").Double(r.value);
+      w.Key("unit").String(r.unit);
+      w.Key("machine").String(r.machine);
+      w.Key("params").BeginObject();
+      for (const auto& [name, value] : r.params) w.Key(name).String(value);
+      w.EndObject();
+      w.Key("note").String(r.note);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  return w.str() + "\n";
+}
+
+struct RunArgs {
+  std::string kernel_id;
+  std::vector<std::pair<std::string, std::string>> params;  // NAME, VALUE as given
+  int repetitions = kDefaultRepetitions;
+  double min_time = kDefaultMinTime;
+};
+
+int ParseRepetitions(const std::string& text) {
+  bool digits = !text.empty() && text.size() <= 9;
+  for (char c : text) digits = digits && c >= '0' && c <= '9';
+  if (!digits) Fail(kExitBadArgs, "--repetitions: '" + text + "' is not a whole number");
+  int n = std::atoi(text.c_str());
+  if (n < 1 || n > kMaxRepetitions)
+    Fail(kExitBadArgs, "--repetitions: " + text + " is out of range [1, " + std::to_string(kMaxRepetitions) + "]");
+  return n;
+}
+
+double ParseMinTime(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || errno == ERANGE ||
+      text.find_first_of("xXnNiI \t") != std::string::npos)
+    Fail(kExitBadArgs, "--min-time: '" + text + "' is not a number of seconds");
+  if (v <= 0 || v > kMaxMinTime)
+    Fail(kExitBadArgs, "--min-time: " + text + " must be > 0 and <= " + std::to_string(static_cast<int>(kMaxMinTime)) + " seconds");
+  return v;
+}
+
+// Typed params for `kernel`: every spec'd param, given values parsed and checked, defaults filled in.
+Params ResolveParams(const Kernel& kernel, const std::vector<std::pair<std::string, std::string>>& given) {
+  Params params;
+  for (const auto& [name, text] : given) {
+    const ParamSpec* spec = nullptr;
+    for (const ParamSpec& p : kernel.spec.params)
+      if (p.name == name) spec = &p;
+    if (!spec) {
+      std::string known;
+      for (const ParamSpec& p : kernel.spec.params) known += (known.empty() ? "" : ", ") + p.name;
+      Fail(kExitBadArgs, "unknown parameter '" + name + "' for kernel " + kernel.spec.id + " (it takes: " +
+                             (known.empty() ? "none" : known) + ")");
+    }
+    if (params.count(name)) Fail(kExitBadArgs, "parameter '" + name + "' given twice");
+    std::string why;
+    std::optional<ParamValue> v = spec->Parse(text, &why);
+    if (!v) Fail(kExitBadArgs, why);
+    params[name] = *v;
+  }
+  for (const ParamSpec& p : kernel.spec.params)
+    if (!params.count(p.name)) params[p.name] = p.default_value;
+  return params;
+}
+
+// Runs the kernel under Google Benchmark and returns the result JSON.
+std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs& args) {
+  double ops = kernel.ops_per_iteration ? kernel.ops_per_iteration(params) : 1.0;
+
+  auto* bm = benchmark::RegisterBenchmark(kernel.spec.id.c_str(), [&kernel, &params](benchmark::State& state) {
+    SwitchCounts before = SwitchesNow(RUSAGE_SELF);
+    kernel.body(state, params);
+    if (state.error_occurred()) return;
+    // Kernels that fork or run threads count their own switches; the rest get this process's.
+    if (!state.counters.count("voluntary_ctxsw_per_op")) {
+      SwitchCounts d = SwitchesNow(RUSAGE_SELF) - before;
+      double n = static_cast<double>(state.iterations());
+      state.counters["voluntary_ctxsw_per_op"] = n > 0 ? static_cast<double>(d.voluntary) / n : 0.0;
+      state.counters["involuntary_ctxsw_per_op"] = n > 0 ? static_cast<double>(d.involuntary) / n : 0.0;
+    }
+  });
+  bm->Repetitions(args.repetitions)
+      ->ReportAggregatesOnly(false)
+      ->MinTime(args.min_time)
+      // Google Benchmark's own warm-up: untimed runs before the first repetition.
+      ->MinWarmUpTime(std::min(0.5 * args.min_time, 0.1))
+      ->Unit(benchmark::kNanosecond);
+  if (kernel.manual_time) bm->UseManualTime();
+  else bm->UseRealTime();
+
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  if (!reporter.error().empty()) Fail(kExitFailed, kernel.spec.id + ": " + reporter.error());
+  const auto& reps = reporter.repetitions();
+  if (static_cast<int>(reps.size()) != args.repetitions)
+    Fail(kExitFailed, kernel.spec.id + ": expected " + std::to_string(args.repetitions) + " repetitions, got " +
+                          std::to_string(reps.size()));
+
+  std::vector<double> samples;
+  std::vector<int64_t> iterations;
+  std::map<std::string, std::pair<double, double>> counter_sums;  // name -> (sum value*iters, sum iters)
+  for (const auto& run : reps) {
+    double iters = static_cast<double>(run.iterations);
+    double ns_per_op = run.real_accumulated_time * 1e9 / iters / ops;
+    if (!std::isfinite(ns_per_op) || ns_per_op <= 0)
+      Fail(kExitFailed, kernel.spec.id + ": a repetition measured no time (" + FormatDouble(ns_per_op) + ")");
+    samples.push_back(ns_per_op);
+    iterations.push_back(static_cast<int64_t>(std::llround(iters * ops)));
+    for (const auto& [name, counter] : run.counters) {
+      counter_sums[name].first += counter.value * iters;
+      counter_sums[name].second += iters;
+    }
+  }
+
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("kernel").String(kernel.spec.id);
+  w.Key("params").BeginObject();
+  for (const ParamSpec& p : kernel.spec.params) {
+    w.Key(p.name);
+    WriteParamValue(w, params.at(p.name));
+  }
+  w.EndObject();
+  w.Key("unit").String(kernel.spec.unit);
+  w.Key("samples").BeginArray();
+  for (double s : samples) w.Double(s);
+  w.EndArray();
+  w.Key("iterations").BeginArray();
+  for (int64_t i : iterations) w.Int(i);
+  w.EndArray();
+  // Counters: mean over repetitions, weighted by each repetition's iterations.
+  w.Key("counters").BeginObject();
+  for (const auto& [name, sums] : counter_sums) {
+    double v = sums.second > 0 ? sums.first / sums.second : 0.0;
+    if (!std::isfinite(v)) Fail(kExitFailed, kernel.spec.id + ": counter " + name + " is not finite");
+    w.Key(name).Double(v);
+  }
+  w.EndObject();
+  w.Key("harness").BeginObject();
+  w.Key("name").String("google-benchmark");
+  w.Key("version").String(kHarnessVersion);
+  w.Key("min_time_s").Double(args.min_time);
+  w.EndObject();
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+int Main(int argc, char** argv) {
+  AllowedCpus();  // remember the affinity we started with, before any kernel pins itself
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.empty()) Fail(kExitBadArgs, std::string("no arguments; ") + kUsage);
+
+  bool list = false;
+  bool run = false, saw_reps = false, saw_min_time = false;
+  RunArgs args;
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::string flag = a[i], value;
+    bool inline_value = false;
+    if (flag.rfind("--", 0) == 0) {
+      size_t eq = flag.find('=');
+      if (eq != std::string::npos) {
+        value = flag.substr(eq + 1);
+        flag = flag.substr(0, eq);
+        inline_value = true;
+      }
+    }
+    auto take_value = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= a.size()) Fail(kExitBadArgs, flag + " needs a value");
+      return a[++i];
+    };
+    if (flag == "--list") {
+      if (inline_value) Fail(kExitBadArgs, "--list takes no value");
+      list = true;
+    } else if (flag == "--help" || flag == "-h") {
+      std::string text = std::string(kUsage) + "\n";
+      (void)!write(STDOUT_FILENO, text.data(), text.size());
+      return 0;
+    } else if (flag == "--run") {
+      if (run) Fail(kExitBadArgs, "--run given twice");
+      run = true;
+      args.kernel_id = take_value();
+    } else if (flag == "--param") {
+      std::string nv = take_value();
+      size_t eq = nv.find('=');
+      if (eq == std::string::npos || eq == 0) Fail(kExitBadArgs, "--param: '" + nv + "' is not NAME=VALUE");
+      args.params.emplace_back(nv.substr(0, eq), nv.substr(eq + 1));
+    } else if (flag == "--repetitions") {
+      if (saw_reps) Fail(kExitBadArgs, "--repetitions given twice");
+      saw_reps = true;
+      args.repetitions = ParseRepetitions(take_value());
+    } else if (flag == "--min-time") {
+      if (saw_min_time) Fail(kExitBadArgs, "--min-time given twice");
+      saw_min_time = true;
+      args.min_time = ParseMinTime(take_value());
+    } else {
+      Fail(kExitBadArgs, "unknown argument '" + a[i] + "'; " + kUsage);
+    }
+  }
+  if (list && run) Fail(kExitBadArgs, "--list and --run cannot be combined");
+  if (list) {
+    if (!args.params.empty() || saw_reps || saw_min_time) Fail(kExitBadArgs, "--list takes no other flags");
+    WriteStdout(STDOUT_FILENO, ListJson());
+    return 0;
+  }
+  if (!run) Fail(kExitBadArgs, std::string("nothing to do; ") + kUsage);
+
+  const Kernel* kernel = FindKernel(args.kernel_id);
+  if (!kernel) Fail(kExitBadArgs, "unknown kernel id '" + args.kernel_id + "' (see --list)");
+  Params params = ResolveParams(*kernel, args.params);
+  if (kernel->unsupported) {
+    std::string why = kernel->unsupported(params);
+    if (!why.empty()) Fail(kExitUnsupported, kernel->spec.id + ": " + why);
+  }
+
+  // Keep stdout for the result alone: whatever the harness or a kernel might print goes to /dev/null.
+  fflush(stdout);
+  int result_fd = dup(STDOUT_FILENO);
+  int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (result_fd < 0 || devnull < 0 || dup2(devnull, STDOUT_FILENO) < 0)
+    Fail(kExitFailed, std::string("cannot set up stdout: ") + std::strerror(errno));
+  fcntl(result_fd, F_SETFD, FD_CLOEXEC);
+  close(devnull);
+
+  // Google Benchmark reads its flags' defaults from BENCHMARK_* environment variables; pin the ones
+  // that could change what is measured or reported so only our arguments decide.
+  std::vector<std::string> gb_args = {"ctxbench-kernels-cpp", "--benchmark_enable_random_interleaving=false",
+                                      "--benchmark_perf_counters=", "--benchmark_out=", "--v=0"};
+  std::vector<char*> gb_argv;
+  for (auto& s : gb_args) gb_argv.push_back(s.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+
+  std::string json = RunKernel(*kernel, params, args);
+  WriteStdout(result_fd, json);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ctxbench
+
+int main(int argc, char** argv) {
+  try {
+    return ctxbench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    ctxbench::Fail(1, std::string("internal error: ") + e.what());
+  }
+}

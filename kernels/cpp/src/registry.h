@@ -1,0 +1,94 @@
+// The kernel registry: every kernel's spec (what `--list` prints) and its Google Benchmark body.
+// Family files (call.cc, syscall.cc, ...) add their kernels with a static KernelRegistrar.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ctxbench {
+
+enum class ParamType { kInt, kFloat, kChoice, kBool, kString };
+
+const char* ParamTypeName(ParamType type);
+
+// A typed parameter value: int64_t (int), double (float), bool (bool), std::string (choice, string).
+using ParamValue = std::variant<int64_t, double, bool, std::string>;
+
+// Canonical string form (architecture.md): ints decimal, floats shortest round-trip, bools
+// "true"/"false", choices and strings verbatim.
+std::string CanonicalString(const ParamValue& value);
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kInt;
+  ParamValue default_value;
+  std::optional<double> min;  // int and float only
+  std::optional<double> max;
+  std::vector<ParamValue> sweep;     // default sweep; empty: not swept by default
+  std::vector<std::string> choices;  // choice only
+  std::string help;
+
+  // Parses a canonical string into a typed value; on failure returns nullopt and sets *why.
+  std::optional<ParamValue> Parse(const std::string& text, std::string* why) const;
+};
+
+struct SeedReference {
+  std::string seed;  // "000"
+  double value = 0;
+  std::string unit;
+  std::string machine;
+  std::vector<std::pair<std::string, std::string>> params;  // canonical strings
+  std::string note;
+};
+
+struct KernelSpec {
+  std::string id;
+  std::string title;
+  std::string family;
+  std::string unit;  // "ns/op"
+  std::string description;
+  std::vector<ParamSpec> params;
+  std::optional<SeedReference> seed_reference;
+};
+
+using Params = std::map<std::string, ParamValue>;
+
+int64_t GetInt(const Params& params, const std::string& name);
+double GetFloat(const Params& params, const std::string& name);
+bool GetBool(const Params& params, const std::string& name);
+const std::string& GetString(const Params& params, const std::string& name);
+
+struct Kernel {
+  KernelSpec spec;
+  // Google Benchmark body. One benchmark iteration is `ops_per_iteration(params)` ops of the unit.
+  std::function<void(benchmark::State&, const Params&)> body;
+  // Whether the body reports its own time with state.SetIterationTime (multi-process/thread kernels).
+  bool manual_time = false;
+  // Ops in one benchmark iteration (e.g. 2 context switches per pipe round trip). Default 1.
+  std::function<double(const Params&)> ops_per_iteration;
+  // Empty when the kernel can run on this host with these params; otherwise one line saying why not
+  // (the CLI exits 3 with it).
+  std::function<std::string(const Params&)> unsupported;
+};
+
+std::vector<Kernel>& Registry();
+const Kernel* FindKernel(const std::string& id);
+
+struct KernelRegistrar {
+  explicit KernelRegistrar(Kernel kernel) { Registry().push_back(std::move(kernel)); }
+};
+
+// Convenience constructors for specs.
+ParamSpec IntParam(std::string name, int64_t def, int64_t min, int64_t max, std::vector<int64_t> sweep,
+                   std::string help);
+ParamSpec ChoiceParam(std::string name, std::string def, std::vector<std::string> choices, std::string help);
+
+}  // namespace ctxbench

@@ -1,0 +1,29 @@
+"""Runs a kernel executable and captures what the kernel CLI (DESIGN 3.1) prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CPP_EXE = Path(os.environ.get("CTXBENCH_KERNELS_CPP", REPO / "build" / "kernels" / "ctxbench-kernels-cpp"))
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def run_exe(*args: str, exe: Path = CPP_EXE, prefix: tuple[str, ...] = (), timeout: float = 120) -> Result:
+    proc = subprocess.run(
+        [*prefix, str(exe), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
