@@ -1,0 +1,53 @@
+import { defineConfig } from '@playwright/test';
+
+// Browser tests drive Debian's Chromium (no browser download) against the real stack: scripts/run.sh
+// starts the server and a local agent on their own ports and a fresh data directory.
+const HTTP_PORT = '18080';
+const baseURL = `http://127.0.0.1:${HTTP_PORT}`;
+
+export default defineConfig({
+  testDir: './e2e',
+  outputDir: '../build/e2e-playwright/test-results',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 120_000,
+  expect: { timeout: 10_000 },
+  forbidOnly: !!process.env.CI,
+  reporter: [['list']],
+  use: {
+    baseURL,
+    browserName: 'chromium',
+    headless: true,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: process.env.CTXBENCH_CHROMIUM ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  webServer: {
+    command: 'bash ../scripts/run.sh',
+    url: `${baseURL}/api/v1/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      CTXBENCH_HTTP_PORT: HTTP_PORT,
+      CTXBENCH_GRPC_PORT: '15051',
+      CTXBENCH_DATA_DIR: '../build/e2e-playwright/data',
+      CTXBENCH_AGENT_SPOOL: '../build/e2e-playwright/spool',
+      CTXBENCH_RUN_FRESH: '1',
+    },
+  },
+});

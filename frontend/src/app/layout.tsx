@@ -1,0 +1,52 @@
+import { NavLink, Outlet, useRouteError } from 'react-router';
+import { ErrorMessage } from '@/components/Feedback';
+
+function Header() {
+  const cls = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+  return (
+    <header className="header">
+      <nav className="nav" aria-label="Main">
+        <NavLink to="/" className="brand" end>
+          ctxbench
+        </NavLink>
+        <NavLink to="/machines" className={cls}>
+          Machines
+        </NavLink>
+        <NavLink to="/runs" className={cls} end>
+          Runs
+        </NavLink>
+        <NavLink to="/runs/new" className={cls}>
+          New run
+        </NavLink>
+        <a className="nav-link nav-right" href="/docs">
+          API docs
+        </a>
+      </nav>
+    </header>
+  );
+}
+
+export function Layout() {
+  return (
+    <>
+      <Header />
+      <main className="main">
+        <Outlet />
+      </main>
+    </>
+  );
+}
+
+/** Anything a page throws while rendering ends here, as a message under the header. */
+export function RouteError() {
+  const error = useRouteError();
+  return (
+    <>
+      <Header />
+      <main className="main">
+        <h1>Something went wrong</h1>
+        <ErrorMessage error={error} />
+      </main>
+    </>
+  );
+}

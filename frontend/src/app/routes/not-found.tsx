@@ -1,0 +1,15 @@
+import { Link } from 'react-router';
+import { useDocumentTitle } from './title';
+
+export function NotFoundPage() {
+  useDocumentTitle('Not found');
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>
+        There is no page at this address. Go to the <Link to="/machines">machines</Link> or the{' '}
+        <Link to="/runs">runs</Link>.
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,55 @@
+import { Link, useParams } from 'react-router';
+import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useMachines } from '@/features/machines/api/machines';
+import { useRun, useRunResults } from '@/features/runs/api/runs';
+import { ResultsTable } from '@/features/runs/components/ResultsTable';
+import { RunItemsTable } from '@/features/runs/components/RunItemsTable';
+import { RunSummary } from '@/features/runs/components/RunSummary';
+import { ApiError } from '@/lib/api-client';
+import { isTerminal } from '@/lib/api-types';
+import { useDocumentTitle } from './title';
+
+export function RunPage() {
+  const { id = '' } = useParams();
+  useDocumentTitle(`Run ${id.slice(0, 8)}`);
+  const run = useRun(id);
+  const results = useRunResults(id, run.data);
+  const machines = useMachines();
+  const machine = machines.data?.find((m) => m.id === run.data?.machine_id);
+
+  if (run.isPending) return <Loading what="the run" />;
+  if (run.isError) {
+    if (run.error instanceof ApiError && run.error.isNotFound) {
+      return (
+        <EmptyState title="Run not found">
+          <p>
+            There is no run <code>{id}</code> on this server. See the <Link to="/runs">recent runs</Link>.
+          </p>
+        </EmptyState>
+      );
+    }
+    return <ErrorMessage title="Could not load the run:" error={run.error} />;
+  }
+
+  const r = run.data;
+  const ended = isTerminal(r.status);
+  return (
+    <>
+      <h1>
+        Run <code className="run-id">{r.id}</code>
+      </h1>
+      <RunSummary run={r} machine={machine} />
+
+      <h2>Results</h2>
+      {results.isError && <ErrorMessage title="Could not load results:" error={results.error} />}
+      {results.data && results.data.length > 0 && <ResultsTable results={results.data} />}
+      {results.data && results.data.length === 0 && (
+        <p className="muted">{ended ? 'No item of this run measured anything.' : 'No results yet: they appear as items finish.'}</p>
+      )}
+      {results.isPending && <Loading what="results" />}
+
+      <h2>Items</h2>
+      <RunItemsTable items={r.items} />
+    </>
+  );
+}

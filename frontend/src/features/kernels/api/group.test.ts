@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import type { Kernel } from '@/lib/api-types';
+import { kernelsByFamily } from './group';
+
+const k = (id: string, machines: string[]): Kernel => ({
+  id,
+  title: id,
+  family: id.split('.')[0] ?? '',
+  unit: 'ns/op',
+  description: '',
+  params: [],
+  seed_reference: null,
+  machines,
+});
+
+describe('kernelsByFamily', () => {
+  const all = [k('syscall.getppid', ['m1']), k('call.function', ['m1', 'm2']), k('syscall.raw', ['m1']), k('ctxswitch.pipe', ['m2'])];
+
+  it('keeps only the machine’s kernels, grouped and sorted', () => {
+    expect(kernelsByFamily(all, 'm1').map(([f, ks]) => [f, ks.map((x) => x.id)])).toEqual([
+      ['call', ['call.function']],
+      ['syscall', ['syscall.getppid', 'syscall.raw']],
+    ]);
+  });
+
+  it('has nothing without a machine', () => {
+    expect(kernelsByFamily(all, null)).toEqual([]);
+    expect(kernelsByFamily(all, 'm9')).toEqual([]);
+  });
+});

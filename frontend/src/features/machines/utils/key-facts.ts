@@ -1,0 +1,20 @@
+import type { MachineFacts } from '@/lib/api-types';
+import { formatBytes } from '@/lib/format';
+
+/** The facts that move OS-primitive costs the most, as "label value" pairs ("" when unknown). */
+export function keyFacts(f: MachineFacts): { label: string; value: string }[] {
+  const cores =
+    f.logical_cpus !== undefined || f.physical_cores !== undefined
+      ? `${f.logical_cpus ?? '?'} logical / ${f.physical_cores ?? '?'} physical`
+      : '';
+  return [
+    { label: 'CPU', value: f.cpu_model ?? '' },
+    { label: 'Cores', value: cores },
+    { label: 'SMT', value: f.smt_active === undefined ? '' : f.smt_active ? 'on' : 'off' },
+    { label: 'Memory', value: f.memory_bytes !== undefined ? formatBytes(f.memory_bytes) : '' },
+    { label: 'Kernel', value: f.kernel_release ?? '' },
+    { label: 'Virt', value: f.virtualization ?? '' },
+    { label: 'Clock', value: f.clocksource ?? '' },
+    { label: 'Governor', value: f.governor ?? '' },
+  ];
+}

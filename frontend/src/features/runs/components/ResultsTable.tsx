@@ -1,0 +1,80 @@
+import type { Result } from '@/lib/api-types';
+import { toResultRow } from '../utils/result-rows';
+
+export function ResultsTable({ results }: { results: Result[] }) {
+  const rows = results.map(toResultRow);
+  return (
+    <div className="table-wrap">
+      <table className="table results">
+        <thead>
+          <tr>
+            <th scope="col">Kernel</th>
+            <th scope="col">Params</th>
+            <th scope="col">Unit</th>
+            <th scope="col" className="num">
+              n
+            </th>
+            <th scope="col" className="num">
+              Median
+            </th>
+            <th scope="col" className="num">
+              95 % CI
+            </th>
+            <th scope="col" className="num">
+              Mean
+            </th>
+            <th scope="col" className="num">
+              Stddev
+            </th>
+            <th scope="col" className="num">
+              CV
+            </th>
+            <th scope="col" className="num">
+              Min
+            </th>
+            <th scope="col" className="num">
+              Max
+            </th>
+            <th scope="col">Counters</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} data-testid="result-row">
+              <td>
+                <code>{r.kernel}</code>
+              </td>
+              <td className="small">{r.params}</td>
+              <td>{r.unit}</td>
+              <td className="num">{r.n}</td>
+              <td className="num strong" data-testid="result-median">
+                {r.median}
+              </td>
+              <td className="num" title={r.ciMethod ?? undefined}>
+                {r.ci}
+              </td>
+              <td className="num">{r.mean}</td>
+              <td className="num">{r.stddev}</td>
+              <td className="num">{r.cv}</td>
+              <td className="num">{r.min}</td>
+              <td className="num">{r.max}</td>
+              <td className="small">
+                {r.counters.length === 0 ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <ul className="counters">
+                    {r.counters.map((c) => (
+                      <li key={c.name}>
+                        {c.name} <span className="num">{c.value}</span>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+import { Link } from 'react-router';
+import { StatusBadge } from '@/components/StatusBadge';
+import { DateTime, RelativeTime } from '@/components/Time';
+import type { Machine, Run } from '@/lib/api-types';
+
+export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Status</th>
+            <th scope="col">Machine</th>
+            <th scope="col">Kernels</th>
+            <th scope="col" className="num">
+              Items
+            </th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => {
+            const kernels = [...new Set(run.items.map((i) => i.kernel))];
+            return (
+              <tr key={run.id} data-testid="run-row">
+                <td>
+                  <Link to={`/runs/${encodeURIComponent(run.id)}`}>
+                    <code>{run.id.slice(0, 8)}</code>
+                  </Link>
+                </td>
+                <td>
+                  <StatusBadge status={run.status} />
+                </td>
+                <td>{machines.get(run.machine_id)?.name ?? <code>{run.machine_id}</code>}</td>
+                <td className="small" title={kernels.join(', ')}>
+                  {kernels.length} {kernels.length === 1 ? 'kernel' : 'kernels'}
+                  {kernels.length > 0 && <span className="muted">: {kernels.slice(0, 3).join(', ')}</span>}
+                  {kernels.length > 3 && <span className="muted">, …</span>}
+                </td>
+                <td className="num">{run.progress.total}</td>
+                <td>
+                  <RelativeTime value={run.created_at} /> <span className="muted small"><DateTime value={run.created_at} /></span>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

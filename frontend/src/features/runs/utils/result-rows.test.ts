@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { Result } from '@/lib/api-types';
+import { counterLabel, toResultRow } from './result-rows';
+
+const result: Result = {
+  id: 'r1',
+  item_id: 'i1',
+  kernel: 'ctxswitch.pipe',
+  params: { placement: 'same_core' },
+  unit: 'ns/op',
+  n: 5,
+  median: 2048.4,
+  mean: 2051.2,
+  stddev: 12.34,
+  cv: 0.006016,
+  min: 2031,
+  max: 2070.9,
+  ci_low: 2031,
+  ci_high: 2070.9,
+  ci_method: 'min-max (n < 6)',
+  samples: [2031, 2040, 2048.4, 2066, 2070.9],
+  counters: { voluntary_ctxsw_per_op: 1.0002, involuntary_ctxsw_per_op: 0.00001 },
+};
+
+describe('toResultRow', () => {
+  it('puts a row on its median’s scale', () => {
+    expect(toResultRow(result)).toEqual({
+      id: 'r1',
+      kernel: 'ctxswitch.pipe',
+      params: 'placement=same_core',
+      unit: 'µs/op',
+      n: 5,
+      median: '2.05',
+      ci: '[2.03, 2.07]',
+      ciMethod: 'min-max (n < 6)',
+      mean: '2.05',
+      stddev: '0.0123',
+      cv: '0.602 %',
+      min: '2.03',
+      max: '2.07',
+      counters: [
+        { name: 'involuntary ctxsw/op', value: '1.00e-5' },
+        { name: 'voluntary ctxsw/op', value: '1.00' },
+      ],
+    });
+  });
+
+  it('keeps non-time units and missing counters', () => {
+    const row = toResultRow({ ...result, unit: 'MB/s', median: 850, counters: {} });
+    expect(row.unit).toBe('MB/s');
+    expect(row.median).toBe('850');
+    expect(row.counters).toEqual([]);
+  });
+
+  it('labels counters', () => {
+    expect(counterLabel('voluntary_ctxsw_per_op')).toBe('voluntary ctxsw/op');
+    expect(counterLabel('max_rss_kb')).toBe('max rss kb');
+  });
+});

@@ -1,0 +1,48 @@
+// Shapes results for the results table: every number of one row on the scale of its median, so a
+// row reads "48.1 [47.9, 48.6] ns/op" rather than mixing ns and µs.
+import type { Result } from '@/lib/api-types';
+import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
+
+export interface ResultRow {
+  id: string;
+  kernel: string;
+  params: string;
+  unit: string;
+  n: number;
+  median: string;
+  ci: string;
+  ciMethod: string | null;
+  mean: string;
+  stddev: string;
+  cv: string;
+  min: string;
+  max: string;
+  counters: { name: string; value: string }[];
+}
+
+/** "voluntary_ctxsw_per_op" → "voluntary ctxsw/op": shorter column text, same words. */
+export function counterLabel(name: string): string {
+  return name.replace(/_per_op$/, '/op').replace(/_/g, ' ');
+}
+
+export function toResultRow(r: Result): ResultRow {
+  const scale = chooseScale(r.median, r.unit);
+  return {
+    id: r.id,
+    kernel: r.kernel,
+    params: formatParams(r.params),
+    unit: scale.unit,
+    n: r.n,
+    median: formatScaled(r.median, scale),
+    ci: `[${formatScaled(r.ci_low, scale)}, ${formatScaled(r.ci_high, scale)}]`,
+    ciMethod: r.ci_method ?? null,
+    mean: formatScaled(r.mean, scale),
+    stddev: formatScaled(r.stddev, scale),
+    cv: formatPercent(r.cv),
+    min: formatScaled(r.min, scale),
+    max: formatScaled(r.max, scale),
+    counters: Object.entries(r.counters ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, value]) => ({ name: counterLabel(name), value: formatNumber(value) })),
+  };
+}

@@ -1,0 +1,138 @@
+// The REST shapes of docs/architecture.md ("REST shapes"), exactly as the server sends them.
+// Optional (`?`) marks fields a server may leave out; the explorer never relies on them being there.
+
+export type ParamType = 'int' | 'float' | 'choice' | 'bool' | 'string';
+export type ParamValue = number | string | boolean;
+
+export interface MachineFacts {
+  hostname?: string;
+  os_release?: string;
+  kernel_release?: string;
+  kernel_cmdline?: string;
+  cpu_model?: string;
+  logical_cpus?: number;
+  physical_cores?: number;
+  smt_active?: boolean;
+  caches?: Record<string, string>;
+  // uint64 in the proto: a JSON number, or a string when serialised the protobuf-JSON way.
+  memory_bytes?: number | string;
+  governor?: string;
+  boost?: string;
+  vulnerabilities?: Record<string, string>;
+  clocksource?: string;
+  virtualization?: string;
+  load_average?: number[];
+  arch?: string;
+  extra?: Record<string, string>;
+}
+
+export interface Machine {
+  id: string;
+  name: string;
+  hostname: string;
+  online: boolean;
+  first_seen?: string | null;
+  last_seen: string | null;
+  facts: MachineFacts;
+  kernels: string[];
+}
+
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  default?: ParamValue | null;
+  min?: number | null;
+  max?: number | null;
+  sweep?: ParamValue[] | null;
+  choices?: string[] | null;
+  help?: string | null;
+}
+
+export interface SeedReference {
+  seed: string;
+  value: number;
+  unit: string;
+  machine: string;
+  params?: Record<string, ParamValue> | null;
+  note?: string | null;
+}
+
+export interface Kernel {
+  id: string;
+  title: string;
+  family: string;
+  unit: string;
+  description: string;
+  params: ParamSpec[];
+  seed_reference: SeedReference | null;
+  machines: string[];
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type ItemState = RunStatus;
+
+export interface RunItem {
+  id: string;
+  index: number;
+  kernel: string;
+  params: Record<string, ParamValue>;
+  state: ItemState;
+  error: string | null;
+  result_id: string | null;
+}
+
+export interface Run {
+  id: string;
+  machine_id: string;
+  status: RunStatus;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  repetitions: number | null;
+  min_time_s: number | null;
+  items: RunItem[];
+  progress: { total: number; done: number; failed: number };
+}
+
+export interface RunItemRequest {
+  kernel: string;
+  params: Record<string, ParamValue>;
+  sweep?: Record<string, ParamValue[]>;
+}
+
+export interface RunRequest {
+  machine_id: string;
+  items: RunItemRequest[];
+  repetitions?: number;
+  min_time_s?: number;
+}
+
+export interface Result {
+  id: string;
+  item_id: string;
+  kernel: string;
+  params: Record<string, ParamValue>;
+  unit: string;
+  n: number;
+  median: number;
+  mean: number;
+  stddev: number;
+  cv: number;
+  min: number;
+  max: number;
+  ci_low: number;
+  ci_high: number;
+  ci_method?: string;
+  samples: number[];
+  iterations?: number[];
+  counters: Record<string, number>;
+  harness?: Record<string, unknown>;
+  created_at?: string;
+}
+
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+export function isTerminal(status: RunStatus | undefined): boolean {
+  return status !== undefined && TERMINAL_RUN_STATUSES.includes(status);
+}
