@@ -1,0 +1,47 @@
+// Command ctxbench-agent runs on a test host: it dials the ctxbench server, describes the machine and
+// its kernels, and runs kernel executables when the server asks. See docs/architecture.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ctxbench/ctxbench/agent/internal/agent"
+	"github.com/ctxbench/ctxbench/agent/internal/config"
+)
+
+// version is set at build time: -ldflags "-X main.version=1.2.3".
+var version = "dev"
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, err := config.Parse(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, config.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ctxbench-agent: %v\n", err)
+		return 2
+	}
+	if cfg.Version {
+		fmt.Println("ctxbench-agent", version)
+		return 0
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	slog.SetDefault(log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := agent.Run(ctx, agent.Options{Config: cfg, Version: version, Log: log}); err != nil {
+		log.Error("agent failed", "err", err)
+		return 1
+	}
+	log.Info("agent stopped")
+	return 0
+}

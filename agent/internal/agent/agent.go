@@ -1,0 +1,89 @@
+// Package agent wires the agent together: spool and identity, kernel catalog, runner and connection.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ctxbench/ctxbench/agent/internal/catalog"
+	"github.com/ctxbench/ctxbench/agent/internal/config"
+	"github.com/ctxbench/ctxbench/agent/internal/conn"
+	"github.com/ctxbench/ctxbench/agent/internal/facts"
+	"github.com/ctxbench/ctxbench/agent/internal/runner"
+	"github.com/ctxbench/ctxbench/agent/internal/spool"
+)
+
+// Options configure Run. Zero durations take the packages' defaults; tests shorten them.
+type Options struct {
+	Config     config.Config
+	Version    string
+	Log        *slog.Logger
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	KillGrace  time.Duration
+}
+
+// Run starts the agent and blocks until ctx ends (then it kills a running kernel, closes the stream
+// and returns nil). Errors are start-up failures: an unusable spool or kernels directory.
+func Run(ctx context.Context, o Options) error {
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg := o.Config
+	sp, err := spool.Open(cfg.Spool)
+	if err != nil {
+		return err
+	}
+	id, err := sp.AgentID()
+	if err != nil {
+		return err
+	}
+	name := cfg.Name
+	if name == "" {
+		if h, err := os.Hostname(); err == nil {
+			name = h
+		}
+	}
+	log.Info("ctxbench agent starting", "version", o.Version, "agent_id", id, "name", name,
+		"server", cfg.Server, "kernels_dir", cfg.Kernels, "spool", cfg.Spool)
+
+	cat, err := catalog.Load(ctx, cfg.Kernels, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("load kernel catalog: %w", err)
+	}
+	if len(cat.Kernels()) == 0 {
+		log.Warn("no kernels found: the agent connects but cannot run anything", "kernels_dir", cfg.Kernels)
+	} else {
+		log.Info("kernel catalog ready", "kernels", len(cat.Kernels()))
+	}
+
+	out := conn.NewOutbox()
+	r := runner.New(runner.Options{
+		Catalog: cat, KernelsDir: cfg.Kernels, Spool: sp, Sender: out, Log: log, Grace: o.KillGrace,
+	})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.Run(ctx)
+	}()
+	err = conn.Run(ctx, conn.Options{
+		Server: cfg.Server, Token: cfg.Token, AgentID: id, AgentVersion: o.Version, Name: name,
+		Kernels: cat.Kernels(), Facts: facts.Gather, Spool: sp, Outbox: out, Handler: r, Log: log,
+		MinBackoff: o.MinBackoff, MaxBackoff: o.MaxBackoff,
+	})
+	if err != nil {
+		// No stream can ever be opened; stop the runner too.
+		log.Error("cannot connect", "err", err)
+	}
+	wg.Wait()
+	return err
+}

@@ -1,0 +1,292 @@
+// Package catalog builds the agent's kernel catalog from the `--list` output of every kernel
+// executable, and validates run items against it: the agent never runs a kernel id or parameter value
+// its catalog does not allow.
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+)
+
+// ListTimeout bounds one executable's `--list`.
+const ListTimeout = 30 * time.Second
+
+const maxListOutput = 16 << 20
+
+// Catalog is the set of kernels the agent can run. Immutable once built.
+type Catalog struct {
+	kernels []*agentv1.KernelSpec
+	byID    map[string]*agentv1.KernelSpec
+}
+
+// New builds a catalog from specs; the first spec of an id wins.
+func New(specs []*agentv1.KernelSpec) *Catalog {
+	c := &Catalog{byID: map[string]*agentv1.KernelSpec{}}
+	for _, s := range specs {
+		if _, dup := c.byID[s.GetId()]; dup {
+			continue
+		}
+		c.byID[s.GetId()] = s
+		c.kernels = append(c.kernels, s)
+	}
+	return c
+}
+
+// Kernels returns the specs in catalog order (executable file name, then list order).
+func (c *Catalog) Kernels() []*agentv1.KernelSpec { return c.kernels }
+
+// Lookup finds a kernel by id.
+func (c *Catalog) Lookup(id string) (*agentv1.KernelSpec, bool) {
+	s, ok := c.byID[id]
+	return s, ok
+}
+
+// Load runs `<exe> --list` on every regular executable file in dir, in file-name order. An executable
+// that fails or prints something unreadable is logged and skipped; only an unreadable dir is an error.
+func Load(ctx context.Context, dir string, log *slog.Logger) (*Catalog, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read kernels dir %s: %w", dir, err)
+	}
+	var specs []*agentv1.KernelSpec
+	owner := map[string]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		st, err := os.Stat(path) // follows symlinks on purpose
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		listed, err := listExecutable(ctx, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			log.Error("kernel executable skipped: --list failed", "executable", path, "err", err)
+			continue
+		}
+		n := 0
+		for _, s := range listed {
+			s.Executable = name
+			if first, dup := owner[s.GetId()]; dup {
+				log.Warn("kernel listed twice; keeping the first", "kernel", s.GetId(), "kept", first, "ignored", name)
+				continue
+			}
+			owner[s.GetId()] = name
+			specs = append(specs, s)
+			n++
+		}
+		log.Info("kernel executable listed", "executable", name, "kernels", n)
+	}
+	return New(specs), nil
+}
+
+func listExecutable(ctx context.Context, path string) ([]*agentv1.KernelSpec, error) {
+	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--list")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr limitedBuffer
+	stdout.limit, stderr.limit = maxListOutput, 64<<10
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // strays left in its group
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("timed out after %s", ListTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, lastLine(stderr.String()))
+	}
+	if stdout.over {
+		return nil, fmt.Errorf("--list output exceeds %d bytes", maxListOutput)
+	}
+	return ParseList(stdout.Bytes())
+}
+
+// ParseList converts `--list` JSON (DESIGN 3.1) into KernelSpecs with canonical-string values.
+// Executable is left for the caller to set.
+func ParseList(data []byte) ([]*agentv1.KernelSpec, error) {
+	var listed []listedKernel
+	if err := json.Unmarshal(data, &listed); err != nil {
+		return nil, fmt.Errorf("parse --list JSON: %w", err)
+	}
+	out := make([]*agentv1.KernelSpec, 0, len(listed))
+	for i, k := range listed {
+		s, err := k.spec()
+		if err != nil {
+			return nil, fmt.Errorf("--list kernel #%d %q: %w", i, k.ID, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+type listedKernel struct {
+	ID            string        `json:"id"`
+	Title         string        `json:"title"`
+	Family        string        `json:"family"`
+	Unit          string        `json:"unit"`
+	Description   string        `json:"description"`
+	Params        []listedParam `json:"params"`
+	SeedReference *listedSeed   `json:"seed_reference"`
+}
+
+type listedParam struct {
+	Name    string            `json:"name"`
+	Type    string            `json:"type"`
+	Default json.RawMessage   `json:"default"`
+	Min     *float64          `json:"min"`
+	Max     *float64          `json:"max"`
+	Sweep   []json.RawMessage `json:"sweep"`
+	Choices []json.RawMessage `json:"choices"`
+	Help    string            `json:"help"`
+}
+
+type listedSeed struct {
+	Seed    json.RawMessage            `json:"seed"`
+	Value   float64                    `json:"value"`
+	Unit    string                     `json:"unit"`
+	Machine string                     `json:"machine"`
+	Params  map[string]json.RawMessage `json:"params"`
+	Note    string                     `json:"note"`
+}
+
+func (k *listedKernel) spec() (*agentv1.KernelSpec, error) {
+	if k.ID == "" {
+		return nil, errors.New("missing id")
+	}
+	s := &agentv1.KernelSpec{
+		Id: k.ID, Title: k.Title, Family: k.Family, Unit: k.Unit, Description: k.Description,
+	}
+	seen := map[string]bool{}
+	for _, lp := range k.Params {
+		p, err := lp.spec()
+		if err != nil {
+			return nil, fmt.Errorf("param %q: %w", lp.Name, err)
+		}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("param %q listed twice", p.Name)
+		}
+		seen[p.Name] = true
+		s.Params = append(s.Params, p)
+	}
+	if k.SeedReference != nil {
+		ref, err := k.SeedReference.spec(s.Params)
+		if err != nil {
+			return nil, fmt.Errorf("seed_reference: %w", err)
+		}
+		s.SeedReference = ref
+	}
+	return s, nil
+}
+
+func (lp *listedParam) spec() (*agentv1.ParamSpec, error) {
+	if lp.Name == "" {
+		return nil, errors.New("missing name")
+	}
+	t := ParseType(lp.Type)
+	if t == agentv1.ParamType_PARAM_TYPE_UNSPECIFIED {
+		return nil, fmt.Errorf("unknown type %q", lp.Type)
+	}
+	p := &agentv1.ParamSpec{Name: lp.Name, Type: t, Min: lp.Min, Max: lp.Max, Help: lp.Help}
+	var err error
+	for _, raw := range lp.Choices {
+		c, err := CanonicalJSON(raw, agentv1.ParamType_PARAM_TYPE_STRING)
+		if err != nil {
+			return nil, fmt.Errorf("choices: %w", err)
+		}
+		p.Choices = append(p.Choices, c)
+	}
+	if t == agentv1.ParamType_PARAM_TYPE_CHOICE && len(p.Choices) == 0 {
+		return nil, errors.New("choice parameter without choices")
+	}
+	if len(lp.Default) > 0 {
+		if p.DefaultValue, err = CanonicalJSON(lp.Default, t); err != nil {
+			return nil, fmt.Errorf("default: %w", err)
+		}
+	}
+	for _, raw := range lp.Sweep {
+		v, err := CanonicalJSON(raw, t)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		p.Sweep = append(p.Sweep, v)
+	}
+	return p, nil
+}
+
+func (ls *listedSeed) spec(params []*agentv1.ParamSpec) (*agentv1.SeedReference, error) {
+	ref := &agentv1.SeedReference{Value: ls.Value, Unit: ls.Unit, Machine: ls.Machine, Note: ls.Note}
+	if len(ls.Seed) > 0 {
+		seed, err := CanonicalJSON(ls.Seed, agentv1.ParamType_PARAM_TYPE_STRING)
+		if err != nil {
+			return nil, fmt.Errorf("seed: %w", err)
+		}
+		ref.Seed = seed
+	}
+	if len(ls.Params) > 0 {
+		types := map[string]agentv1.ParamType{}
+		for _, p := range params {
+			types[p.GetName()] = p.GetType()
+		}
+		ref.Params = map[string]string{}
+		for name, raw := range ls.Params {
+			t, ok := types[name]
+			if !ok {
+				t = agentv1.ParamType_PARAM_TYPE_STRING
+			}
+			v, err := CanonicalJSON(raw, t)
+			if err != nil {
+				return nil, fmt.Errorf("params %s: %w", name, err)
+			}
+			ref.Params[name] = v
+		}
+	}
+	return ref, nil
+}
+
+// limitedBuffer keeps the first limit bytes written and notes that more came. (Not an embedded
+// bytes.Buffer: io.Copy would use its ReadFrom and bypass the limit.)
+type limitedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); room < len(p) {
+		b.over = true
+		if room > 0 {
+			b.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *limitedBuffer) String() string { return b.buf.String() }
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

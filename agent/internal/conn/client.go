@@ -1,0 +1,294 @@
+// Package conn keeps the agent's one Connect stream to the server: dial, Hello, Welcome, dispatch of
+// server messages, heartbeats, re-sending spooled results, and reconnecting forever with jittered
+// exponential backoff.
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/spool"
+)
+
+// Defaults for Options.
+const (
+	DefaultMinBackoff        = 500 * time.Millisecond
+	DefaultMaxBackoff        = 60 * time.Second
+	DefaultStableAfter       = 30 * time.Second
+	DefaultHeartbeatInterval = 10 * time.Second
+	outboxDepth              = 64
+)
+
+// Handler receives the server's work messages (the runner).
+type Handler interface {
+	StartRun(*agentv1.StartRun)
+	CancelRun(*agentv1.CancelRun)
+	CurrentRunID() string
+}
+
+// Options configure Run.
+type Options struct {
+	Server       string // HOST:PORT
+	Token        string
+	AgentID      string
+	AgentVersion string
+	Name         string
+	Kernels      []*agentv1.KernelSpec
+	Facts        func() *agentv1.MachineFacts // gathered afresh for every Hello
+	Spool        *spool.Spool
+	Outbox       *Outbox
+	Handler      Handler
+	Log          *slog.Logger
+
+	MinBackoff  time.Duration // first reconnect wait; DefaultMinBackoff if zero
+	MaxBackoff  time.Duration // cap, also the wait after a refusal; DefaultMaxBackoff if zero
+	StableAfter time.Duration // a stream that lived this long resets the backoff; DefaultStableAfter if zero
+}
+
+// Run connects and reconnects until ctx ends, then returns nil. It returns an error only when the
+// gRPC client cannot be created at all (a malformed address).
+//
+// A refusal by the server (UNAUTHENTICATED, PERMISSION_DENIED; see Retryable) does not stop the agent:
+// it logs an ERROR naming the cause at every attempt and retries only every MaxBackoff, so a token
+// fixed on the server side is picked up without touching the host, and a wrong token is obvious in the
+// agent's log without flooding the server.
+func Run(ctx context.Context, o Options) error {
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	if o.StableAfter <= 0 {
+		o.StableAfter = DefaultStableAfter
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	cc, err := grpc.NewClient(o.Server,
+		grpc.WithTransportCredentials(insecure.NewCredentials()), // TLS comes later
+		grpc.WithPerRPCCredentials(bearer(o.Token)),
+		grpc.WithUserAgent("ctxbench-agent/"+o.AgentVersion),
+		// Pings no more often than grpc servers accept by default (grpc-python/C-core refuse pings
+		// without data more often than every 5 minutes); heartbeats carry liveness in between.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 6 * time.Minute, Timeout: 20 * time.Second}),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: o.MinBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: o.MaxBackoff},
+			MinConnectTimeout: 10 * time.Second,
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("create grpc client for %s: %w", o.Server, err)
+	}
+	defer cc.Close()
+	c := &client{o: o, log: o.Log.With("server", o.Server), api: agentv1.NewAgentServiceClient(cc)}
+
+	bo := Backoff{Initial: o.MinBackoff, Max: o.MaxBackoff}
+	for {
+		start := time.Now()
+		welcomed, err := c.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if welcomed && time.Since(start) >= o.StableAfter {
+			bo.Reset()
+		}
+		wait := bo.Next()
+		if Retryable(err) {
+			c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
+		} else {
+			wait = o.MaxBackoff
+			c.log.Error("SERVER REFUSED THIS AGENT: check its token (--token-file / CTXBENCH_AGENT_TOKEN) and the server's agent settings",
+				"code", status.Code(err).String(), "err", errText(err), "retry_in", wait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "closed by server"
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Code().String() + ": " + s.Message()
+	}
+	return err.Error()
+}
+
+type client struct {
+	o   Options
+	log *slog.Logger
+	api agentv1.AgentServiceClient
+}
+
+// session runs one Connect stream to its end. welcomed says the server answered Hello.
+func (c *client) session(ctx context.Context) (welcomed bool, err error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Attach the outbox before listing the spool: a result spooled after the listing is then sent
+	// through the outbox, and one spooled before is in the list; none falls between.
+	s := &session{ch: make(chan *agentv1.ConnectRequest, outboxDepth), done: sctx.Done()}
+	c.o.Outbox.attach(s)
+	defer c.o.Outbox.detach(s)
+
+	stream, err := c.api.Connect(sctx)
+	if err != nil {
+		return false, err
+	}
+	pending, err := c.o.Spool.IDs()
+	if err != nil {
+		c.log.Error("cannot list spooled results; they will be re-sent on a later connect", "err", err)
+	}
+	hello := &agentv1.Hello{
+		AgentId:          c.o.AgentID,
+		AgentVersion:     c.o.AgentVersion,
+		Name:             c.o.Name,
+		Facts:            c.o.Facts(),
+		Kernels:          c.o.Kernels,
+		PendingResultIds: pending,
+		CurrentRunId:     c.o.Handler.CurrentRunID(),
+	}
+	if err := stream.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_Hello{Hello: hello}}); err != nil {
+		return false, streamErr(stream, err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return false, err
+	}
+	w := first.GetWelcome()
+	if w == nil {
+		return false, fmt.Errorf("server's first message is %T, not Welcome", first.GetMsg())
+	}
+	interval := time.Duration(w.GetHeartbeatIntervalS()) * time.Second
+	if interval <= 0 {
+		interval = DefaultHeartbeatInterval
+	}
+	c.log.Info("connected", "machine_id", w.GetMachineId(), "server_version", w.GetServerVersion(),
+		"heartbeat", interval, "kernels", len(c.o.Kernels), "pending_results", len(pending),
+		"current_run", hello.GetCurrentRunId())
+
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		c.sendLoop(sctx, cancel, stream, s, pending, interval)
+	}()
+	err = c.recvLoop(stream)
+	cancel()
+	<-senderDone
+	return true, err
+}
+
+// streamErr turns a failed Send into the stream's real status (Send reports only io.EOF).
+func streamErr(stream agentv1.AgentService_ConnectClient, sendErr error) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	return sendErr
+}
+
+func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		switch x := m.GetMsg().(type) {
+		case *agentv1.ConnectResponse_StartRun:
+			c.log.Info("StartRun received", "run", x.StartRun.GetRunId(), "items", len(x.StartRun.GetItems()))
+			c.o.Handler.StartRun(x.StartRun)
+		case *agentv1.ConnectResponse_CancelRun:
+			c.log.Info("CancelRun received", "run", x.CancelRun.GetRunId())
+			c.o.Handler.CancelRun(x.CancelRun)
+		case *agentv1.ConnectResponse_ResultAck:
+			id := x.ResultAck.GetResultId()
+			if err := c.o.Spool.Delete(id); err != nil {
+				c.log.Error("cannot delete acknowledged result from the spool", "result", id, "err", err)
+			} else {
+				c.log.Debug("result acknowledged", "result", id)
+			}
+		case *agentv1.ConnectResponse_Welcome:
+			c.log.Debug("repeated Welcome ignored")
+		default:
+			c.log.Warn("unknown message from server ignored", "type", fmt.Sprintf("%T", m.GetMsg()))
+		}
+	}
+}
+
+// sendLoop is the only goroutine that calls stream.Send after Hello. It re-sends the spooled results
+// first, then forwards the outbox and sends heartbeats. A failed Send ends the session.
+func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, stream agentv1.AgentService_ConnectClient,
+	s *session, pending []string, interval time.Duration) {
+	send := func(m *agentv1.ConnectRequest) bool {
+		if err := stream.Send(m); err != nil {
+			c.log.Debug("send failed; ending stream", "err", err)
+			cancel()
+			return false
+		}
+		return true
+	}
+	resent := 0
+	for _, id := range pending {
+		if ctx.Err() != nil {
+			return
+		}
+		r, err := c.o.Spool.Get(id)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				c.log.Error("cannot read spooled result; left in place", "result", id, "err", err)
+			}
+			continue // acknowledged meanwhile
+		}
+		if !send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: r}}) {
+			return
+		}
+		resent++
+	}
+	if resent > 0 {
+		c.log.Info("re-sent spooled results", "count", resent)
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-s.ch:
+			if !send(m) {
+				return
+			}
+		case <-ticker.C:
+			hb := &agentv1.Heartbeat{SentAt: timestamppb.Now(), CurrentRunId: c.o.Handler.CurrentRunID()}
+			if !send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_Heartbeat{Heartbeat: hb}}) {
+				return
+			}
+		}
+	}
+}
+
+// bearer attaches `authorization: Bearer <token>` to every call.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+// RequireTransportSecurity is false until the agent speaks TLS (the walking skeleton is plaintext).
+func (b bearer) RequireTransportSecurity() bool { return false }

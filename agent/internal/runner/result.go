@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ctxbench/ctxbench/agent/internal/catalog"
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+)
+
+// kernelOutput is the one JSON object a kernel prints on `--run` (DESIGN 3.1).
+type kernelOutput struct {
+	Kernel     string                     `json:"kernel"`
+	Params     map[string]json.RawMessage `json:"params"`
+	Unit       string                     `json:"unit"`
+	Samples    []float64                  `json:"samples"`
+	Iterations []json.Number              `json:"iterations"`
+	Counters   map[string]float64         `json:"counters"`
+	Harness    *struct {
+		Name     string  `json:"name"`
+		Version  string  `json:"version"`
+		MinTimeS float64 `json:"min_time_s"`
+	} `json:"harness"`
+}
+
+// fillFromOutput parses a kernel's stdout into r (status OK), or returns why it is not a valid result.
+// params are the validated parameters the kernel was asked to run with.
+func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params map[string]string, stdout []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	var out kernelOutput
+	if err := dec.Decode(&out); err != nil {
+		return fmt.Errorf("kernel printed invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("kernel printed more than one JSON value")
+	}
+	if out.Kernel != "" && out.Kernel != spec.GetId() {
+		return fmt.Errorf("kernel printed a result for %q, expected %q", out.Kernel, spec.GetId())
+	}
+	if len(out.Samples) == 0 {
+		return errors.New("kernel result has no samples")
+	}
+	for i, s := range out.Samples {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return fmt.Errorf("kernel result sample %d is not finite", i)
+		}
+	}
+	iters := make([]int64, 0, len(out.Iterations))
+	for i, n := range out.Iterations {
+		v, err := n.Int64()
+		if err != nil {
+			f, ferr := n.Float64()
+			if ferr != nil || f != math.Trunc(f) || f < 0 || f > 1<<62 {
+				return fmt.Errorf("kernel result iterations[%d] = %s is not a whole number", i, n)
+			}
+			v = int64(f)
+		}
+		iters = append(iters, v)
+	}
+	if len(iters) > 0 && len(iters) != len(out.Samples) {
+		return fmt.Errorf("kernel result has %d samples but %d iteration counts", len(out.Samples), len(iters))
+	}
+	for k, v := range out.Counters {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("kernel result counter %s is not finite", k)
+		}
+	}
+
+	// The parameters the kernel says it ran with are the truth; those it omits are what we asked for.
+	types := map[string]agentv1.ParamType{}
+	for _, p := range spec.GetParams() {
+		types[p.GetName()] = p.GetType()
+	}
+	merged := make(map[string]string, len(params)+len(out.Params))
+	for k, v := range params {
+		merged[k] = v
+	}
+	names := make([]string, 0, len(out.Params))
+	for k := range out.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		t, ok := types[k]
+		if !ok {
+			t = agentv1.ParamType_PARAM_TYPE_STRING
+		}
+		v, err := catalog.CanonicalJSON(out.Params[k], t)
+		if err != nil {
+			return fmt.Errorf("kernel result parameter %s: %v", k, err)
+		}
+		merged[k] = v
+	}
+
+	r.Status = agentv1.ResultStatus_RESULT_STATUS_OK
+	r.Params = merged
+	r.Unit = out.Unit
+	if r.Unit == "" {
+		r.Unit = spec.GetUnit()
+	}
+	r.Samples = out.Samples
+	r.Iterations = iters
+	r.Counters = out.Counters
+	if out.Harness != nil {
+		r.Harness = &agentv1.Harness{Name: out.Harness.Name, Version: out.Harness.Version, MinTimeS: out.Harness.MinTimeS}
+	}
+	return nil
+}
+
+// describeExit says how a kernel process ended, for an error line.
+func describeExit(res execResult) string {
+	if res.signal != 0 {
+		return fmt.Sprintf("killed by signal %s", strings.ToUpper(sigName(res.signal)))
+	}
+	return fmt.Sprintf("exit status %d", res.exitCode)
+}

@@ -1,0 +1,203 @@
+// Package spool keeps the agent's durable state on disk: its identity and the results the server has
+// not acknowledged yet. Every write is atomic and durable (temp file, fsync, rename, fsync dir), so a
+// crash leaves either the old file or the new one, never a torn one.
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+)
+
+const (
+	agentIDFile = "agent-id"
+	resultsDir  = "results"
+	tmpPrefix   = ".tmp-"
+)
+
+// Spool is a directory holding agent-id and results/<result_id>.json. Safe for concurrent use.
+type Spool struct {
+	dir string
+	mu  sync.Mutex
+}
+
+// Open creates the spool directory (and results/) when missing.
+func Open(dir string) (*Spool, error) {
+	if err := os.MkdirAll(filepath.Join(dir, resultsDir), 0o700); err != nil {
+		return nil, fmt.Errorf("open spool %s: %w", dir, err)
+	}
+	return &Spool{dir: dir}, nil
+}
+
+// Dir is the spool directory.
+func (s *Spool) Dir() string { return s.dir }
+
+// AgentID returns the agent's identity, generating and storing a UUID the first time.
+func (s *Spool) AgentID() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := filepath.Join(s.dir, agentIDFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if _, perr := uuid.Parse(id); perr != nil {
+			return "", fmt.Errorf("read agent id %s: not a UUID: %q", path, id)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read agent id: %w", err)
+	}
+	id := uuid.NewString()
+	if err := writeFileAtomic(s.dir, agentIDFile, []byte(id+"\n")); err != nil {
+		return "", fmt.Errorf("store agent id: %w", err)
+	}
+	return id, nil
+}
+
+// ResultPath is where a result id is stored; "" when the id is not a UUID (never a path outside the spool).
+func (s *Spool) ResultPath(resultID string) string {
+	if _, err := uuid.Parse(resultID); err != nil {
+		return ""
+	}
+	return filepath.Join(s.dir, resultsDir, resultID+".json")
+}
+
+// Put stores a result durably. It returns only once the result is on disk.
+func (s *Spool) Put(r *agentv1.ResultReport) error {
+	if s.ResultPath(r.GetResultId()) == "" {
+		return fmt.Errorf("spool result: result id %q is not a UUID", r.GetResultId())
+	}
+	b, err := protojson.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode result %s: %w", r.GetResultId(), err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := writeFileAtomic(filepath.Join(s.dir, resultsDir), r.GetResultId()+".json", b); err != nil {
+		return fmt.Errorf("spool result %s: %w", r.GetResultId(), err)
+	}
+	return nil
+}
+
+// Delete removes an acknowledged result. Unknown ids are not an error (acks may repeat).
+func (s *Spool) Delete(resultID string) error {
+	path := s.ResultPath(resultID)
+	if path == "" {
+		return fmt.Errorf("delete result: result id %q is not a UUID", resultID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete result %s: %w", resultID, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// IDs lists the stored result ids, sorted.
+func (s *Spool) IDs() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, resultsDir))
+	if err != nil {
+		return nil, fmt.Errorf("list spool: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		name := e.Name()
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok || strings.HasPrefix(name, tmpPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if _, err := uuid.Parse(id); err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// Get reads one stored result. A missing result returns an error wrapping os.ErrNotExist.
+func (s *Spool) Get(resultID string) (*agentv1.ResultReport, error) {
+	path := s.ResultPath(resultID)
+	if path == "" {
+		return nil, fmt.Errorf("read result: result id %q is not a UUID", resultID)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result %s: %w", resultID, err)
+	}
+	r := &agentv1.ResultReport{}
+	if err := protojson.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("decode result %s: %w", resultID, err)
+	}
+	return r, nil
+}
+
+// ByItem returns a stored result for the item, or nil when there is none.
+func (s *Spool) ByItem(itemID string) (*agentv1.ResultReport, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		r, err := s.Get(id)
+		if err != nil {
+			continue // acknowledged meanwhile, or unreadable: not this item's result
+		}
+		if r.GetItemId() == itemID {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// writeFileAtomic writes dir/name via a temp file: write, fsync, rename, fsync dir.
+func writeFileAtomic(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, tmpPrefix+name+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	ok = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}

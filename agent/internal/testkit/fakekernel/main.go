@@ -1,0 +1,150 @@
+// Command fakekernel is a kernel executable for the agent's tests. It speaks the kernel CLI
+// (DESIGN 3.1) and misbehaves on request: each kernel id is one behaviour. Its file name changes what
+// --list does: a name containing "broken" fails, one containing "dup" lists a clashing fake.ok.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 1 && args[0] == "--grandchild" {
+		time.Sleep(time.Hour)
+		return
+	}
+	if len(args) == 1 && args[0] == "--list" {
+		list()
+		return
+	}
+	if len(args) < 2 || args[0] != "--run" {
+		fmt.Fprintln(os.Stderr, "usage: fakekernel --list | --run ID [--param K=V]... [--repetitions N] [--min-time S]")
+		os.Exit(2)
+	}
+	run(args[1], args[2:])
+}
+
+func list() {
+	name := filepath.Base(os.Args[0])
+	if strings.Contains(name, "broken") {
+		fmt.Fprintln(os.Stderr, "fakekernel: cannot list, broken on purpose")
+		os.Exit(1)
+	}
+	if strings.Contains(name, "dup") {
+		fmt.Println(`[{"id": "fake.ok", "title": "clash", "family": "fake", "unit": "ns/op", "params": []},
+		              {"id": "fake.dup_only", "title": "dup only", "family": "fake", "unit": "ns/op"}]`)
+		return
+	}
+	pidfile := `{"name": "pidfile", "type": "string", "default": "", "help": "write pids here"}`
+	fmt.Printf(`[
+ {"id": "fake.ok", "title": "OK", "family": "fake", "unit": "ns/op", "description": "Prints a valid result.",
+  "params": [
+   {"name": "n", "type": "int", "default": 3, "min": 1, "max": 100, "sweep": [1, 2, 4], "help": "a count"},
+   {"name": "ratio", "type": "float", "default": 0.5, "min": 0, "max": 1, "sweep": [0.25, 1], "help": "a ratio"},
+   {"name": "flavor", "type": "choice", "default": "plain", "choices": ["plain", "spicy"], "help": "a choice"},
+   {"name": "verbose", "type": "bool", "default": false, "help": "a switch"},
+   {"name": "label", "type": "string", "default": "x", "help": "free text"}],
+  "seed_reference": {"seed": "000", "value": 49.47, "unit": "ns/op", "machine": "Pentium G2030", "params": {"n": 3}}},
+ {"id": "fake.exit2", "title": "exit 2", "family": "fake", "unit": "ns/op"},
+ {"id": "fake.exit3", "title": "exit 3", "family": "fake", "unit": "ns/op"},
+ {"id": "fake.badjson", "title": "bad JSON", "family": "fake", "unit": "ns/op"},
+ {"id": "fake.crash", "title": "crash", "family": "fake", "unit": "ns/op"},
+ {"id": "fake.sleep", "title": "sleeps with a grandchild", "family": "fake", "unit": "ns/op", "params": [%s]},
+ {"id": "fake.stubborn", "title": "ignores SIGTERM", "family": "fake", "unit": "ns/op", "params": [%s]}
+]
+`, pidfile, pidfile)
+}
+
+func run(id string, rest []string) {
+	params := map[string]string{}
+	reps, minTime := 3, 0.0
+	for i := 0; i < len(rest); i++ {
+		if i+1 >= len(rest) {
+			fmt.Fprintf(os.Stderr, "flag %s needs a value\n", rest[i])
+			os.Exit(2)
+		}
+		v := rest[i+1]
+		switch rest[i] {
+		case "--param":
+			k, val, ok := strings.Cut(v, "=")
+			if !ok {
+				fmt.Fprintf(os.Stderr, "bad --param %q\n", v)
+				os.Exit(2)
+			}
+			params[k] = val
+		case "--repetitions":
+			reps, _ = strconv.Atoi(v)
+		case "--min-time":
+			minTime, _ = strconv.ParseFloat(v, 64)
+		default:
+			fmt.Fprintf(os.Stderr, "unknown flag %s\n", rest[i])
+			os.Exit(2)
+		}
+		i++
+	}
+	switch id {
+	case "fake.ok":
+		n, _ := strconv.Atoi(params["n"])
+		ratio, _ := strconv.ParseFloat(params["ratio"], 64)
+		samples := make([]float64, reps)
+		iters := make([]int64, reps)
+		for i := range samples {
+			samples[i] = 10 + float64(i)
+			iters[i] = 1000
+		}
+		out := map[string]any{
+			"kernel": id,
+			"params": map[string]any{"n": n, "ratio": ratio, "flavor": params["flavor"],
+				"verbose": params["verbose"] == "true", "label": params["label"]},
+			"unit":       "ns/op",
+			"samples":    samples,
+			"iterations": iters,
+			"counters":   map[string]float64{"voluntary_ctxsw_per_op": 0},
+			"harness":    map[string]any{"name": "fake", "version": "1", "min_time_s": minTime},
+		}
+		fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+	case "fake.exit2":
+		fmt.Fprintln(os.Stderr, "warming up")
+		fmt.Fprintln(os.Stderr, "bad argument: --param threads=0 is below 1")
+		os.Exit(2)
+	case "fake.exit3":
+		fmt.Fprintln(os.Stderr, "greenlet is not installed")
+		os.Exit(3)
+	case "fake.badjson":
+		fmt.Println(`{"kernel": "fake.badjson", "samples": [1, 2,`)
+	case "fake.crash":
+		fmt.Fprintln(os.Stderr, "about to crash")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGABRT)
+		time.Sleep(time.Minute)
+	case "fake.sleep", "fake.stubborn":
+		if id == "fake.stubborn" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		gc := exec.Command(os.Args[0], "--grandchild")
+		gc.Stderr = os.Stderr // holds the kernel's stderr pipe open, like a real helper process would
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "start grandchild:", err)
+			os.Exit(1)
+		}
+		if pf := params["pidfile"]; pf != "" {
+			data := fmt.Sprintf("%d\n%d\n", os.Getpid(), gc.Process.Pid)
+			if err := os.WriteFile(pf+".tmp", []byte(data), 0o600); err == nil {
+				_ = os.Rename(pf+".tmp", pf)
+			}
+		}
+		time.Sleep(time.Hour)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown kernel %s\n", id)
+		os.Exit(2)
+	}
+}
