@@ -1,0 +1,195 @@
+"""Runs one kernel under pyperf and turns pyperf's benchmark into the kernel JSON of DESIGN 3.1.
+
+pyperf's Runner is the manager here: it spawns one process to calibrate the loops per value (it doubles
+them until a value takes at least --min-time), then `processes` worker processes that each run one warmup
+value (discarded) and `values` timed values. We choose processes x values == --repetitions exactly
+(`plan`), so every sample is one pyperf value: seconds per op, reported in ns/op, with `iterations` the
+ops it timed (loops x ops per loop). Workers are this executable again, started as
+`<python> <exe> --pyperf-worker ID PARAMS TALLY_DIR <pyperf worker options>`.
+
+pyperf prints to stdout; while it runs, file descriptor 1 points at a capture file so that the kernel JSON
+is the only thing this process writes to stdout. Each value worker leaves a tally (ops it timed, events
+the kernel counted, getrusage context switches around the timed calls) in TALLY_DIR; the counters are
+their sums divided by the ops. A kernel whose self-check fails leaves its message there instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ctxbench_kernels_py.spec import Kernel, SelfCheckError, Tally, Unsupported
+
+WORKER_FLAG = "--pyperf-worker"
+# More processes show more of the run-to-run variation (hash seeds, ASLR) but each costs a Python start.
+MAX_PROCESSES = 10
+WARMUPS = 1
+
+
+def plan(repetitions: int) -> tuple[int, int]:
+    """(processes, values per process): the most processes, up to MAX_PROCESSES, that divide repetitions."""
+    processes = max(p for p in range(1, min(repetitions, MAX_PROCESSES) + 1) if repetitions % p == 0)
+    return processes, repetitions // processes
+
+
+def _import_pyperf() -> Any:
+    try:
+        import pyperf
+    except ImportError:
+        raise Unsupported(
+            f"pyperf is not installed for {sys.executable}; the Python kernels need it"
+        ) from None
+    return pyperf
+
+
+@contextlib.contextmanager
+def _stdout_into(path: Path) -> Iterator[None]:
+    """Point fd 1 (ours and the workers' we spawn) at `path` for the duration."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(path, "wb") as capture:
+        os.dup2(capture.fileno(), 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run(kernel: Kernel, params: dict[str, Any], repetitions: int, min_time: float) -> dict[str, Any]:
+    pyperf = _import_pyperf()
+    processes, values = plan(repetitions)
+    tally_dir = Path(tempfile.mkdtemp(prefix="ctxbench-kernels-py-"))
+    try:
+        program_args = [
+            os.path.abspath(sys.argv[0]),
+            WORKER_FLAG,
+            kernel.id,
+            json.dumps(params),
+            str(tally_dir),
+        ]
+        if sys.flags.no_site:
+            program_args.insert(0, "-S")
+        runner = pyperf.Runner(
+            values=values,
+            processes=processes,
+            warmups=WARMUPS,
+            min_time=min_time,
+            program_args=tuple(program_args),
+            show_name=False,
+        )
+        options = ["--quiet"]
+        if "PYTHONPATH" in os.environ:
+            options += ["--inherit-environ", "PYTHONPATH"]
+        capture = tally_dir / "pyperf-stdout.txt"
+        try:
+            with _stdout_into(capture):
+                runner.parse_args(options)
+                bench = runner.bench_time_func(
+                    kernel.id, _unused_in_manager, inner_loops=kernel.ops_per_loop(params)
+                )
+        except (Exception, SystemExit) as exc:
+            failures = sorted(tally_dir.glob("failure-*.txt"))
+            if failures:
+                raise SelfCheckError(failures[0].read_text().strip()) from None
+            said = [line for line in capture.read_text(errors="replace").splitlines() if line.strip()]
+            raise RuntimeError(f"pyperf failed: {said[-1] if said else exc!r}") from None
+        return _result(kernel, params, repetitions, min_time, pyperf.__version__, bench, tally_dir)
+    finally:
+        shutil.rmtree(tally_dir, ignore_errors=True)
+
+
+def _unused_in_manager(loops: int) -> float:
+    raise AssertionError("the pyperf manager process never times anything")
+
+
+def _result(
+    kernel: Kernel,
+    params: dict[str, Any],
+    repetitions: int,
+    min_time: float,
+    version: str,
+    bench: Any,
+    tally_dir: Path,
+) -> dict[str, Any]:
+    runs = [r for r in bench.get_runs() if r.values]  # the calibration run has warmups only
+    samples = [value * 1e9 for r in runs for value in r.values]
+    iterations = [r.get_total_loops() for r in runs for _ in r.values]
+    if len(samples) != repetitions:
+        raise SelfCheckError(f"pyperf produced {len(samples)} values, expected {repetitions}")
+
+    ops = 0
+    events: dict[str, int] = {}
+    tallies = sorted(tally_dir.glob("tally-*.json"))
+    for path in tallies:
+        tally = json.loads(path.read_text())
+        ops += tally["ops"]
+        for name, n in tally["events"].items():
+            events[name] = events.get(name, 0) + n
+    if len(tallies) != len(runs) or ops <= 0:
+        raise SelfCheckError(f"{len(tallies)} worker tallies for {len(runs)} pyperf runs")
+    counters = {f"{name}_per_op": n / ops for name, n in sorted(events.items())}
+
+    processes, values = plan(repetitions)
+    return {
+        "kernel": kernel.id,
+        "params": params,
+        "unit": kernel.unit,
+        "samples": samples,
+        "iterations": iterations,
+        "counters": counters,
+        "harness": {
+            "name": "pyperf",
+            "version": version,
+            "min_time_s": min_time,
+            "processes": processes,
+            "values_per_process": values,
+            "warmups_per_process": WARMUPS,
+            "python": sys.version.split()[0],
+            "python_implementation": sys.implementation.name,
+        },
+    }
+
+
+def worker_main(argv: list[str]) -> int:
+    """A pyperf worker (or calibration) process: time the kernel, leave its tally in TALLY_DIR."""
+    from ctxbench_kernels_py.kernels import BY_ID
+
+    kernel_id, params_json, tally_dir, *pyperf_options = argv
+    kernel = BY_ID[kernel_id]
+    params = json.loads(params_json)
+    pyperf = _import_pyperf()
+    runner = pyperf.Runner(show_name=False)
+    args = runner.parse_args(pyperf_options)
+    tally = Tally()
+
+    def time_func(loops: int) -> float:
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        seconds = kernel.bench(params, loops, tally)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        tally.add("voluntary_ctxsw", after.ru_nvcsw - before.ru_nvcsw)
+        tally.add("involuntary_ctxsw", after.ru_nivcsw - before.ru_nivcsw)
+        return seconds
+
+    try:
+        runner.bench_time_func(kernel_id, time_func, inner_loops=kernel.ops_per_loop(params))
+    except SelfCheckError as exc:
+        Path(tally_dir, f"failure-{os.getpid()}.txt").write_text(f"{exc}\n")
+        return 1
+    calibrating = (
+        args.calibrate_loops or args.recalibrate_loops or args.calibrate_warmups or args.recalibrate_warmups
+    )
+    if not calibrating:
+        Path(tally_dir, f"tally-{os.getpid()}.json").write_text(
+            json.dumps({"ops": tally.ops, "events": tally.events})
+        )
+    return 0

@@ -1,0 +1,130 @@
+"""py.greenlet and py.asyncio: user-space switches between two coroutines in one OS thread.
+
+py.greenlet: one op = one greenlet.switch() (the main greenlet and a child pass control back and forth,
+two switches per round trip), the loop shape of seed 000's py_greenlet.py. Seed 000 measured 535 ns per
+round trip (Python 2.7, greenlet version not stated, Pentium G2030), i.e. 268 ns per switch, and saw no
+effect of stack depth. py.asyncio: one op = one `await asyncio.sleep(0)` by one of two tasks, after which
+the event loop runs the other task: one task switch through the loop's ready queue. No seed measured
+asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import time
+from typing import Any
+
+from ctxbench_kernels_py.kernels.seeds import SEED_000_MACHINE
+from ctxbench_kernels_py.spec import Kernel, SeedReference, SelfCheckError, Tally, Unsupported
+
+
+def _require_greenlet() -> None:
+    if importlib.util.find_spec("greenlet") is None:
+        raise Unsupported(
+            "greenlet is not installed for this Python; py.greenlet needs it (pip install greenlet)"
+        )
+
+
+def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
+    import greenlet
+
+    main = greenlet.getcurrent()
+
+    def child(n: int) -> int:
+        i = 0
+        while i < n:
+            main.switch(i)
+            i += 1
+        return n  # returning switches to the parent once more
+
+    gr = greenlet.greenlet(child)
+    received = 0
+    t0 = time.perf_counter()
+    value = gr.switch(loops)  # first switch starts the child
+    while value != loops:
+        received += 1
+        value = gr.switch()
+    dt = time.perf_counter() - t0
+    if received != loops or not gr.dead:
+        raise SelfCheckError(f"py.greenlet: {received} round trips completed, expected {loops}")
+    tally.ops += 2 * loops
+    # start and finish add one switch each: 2*loops + 2 switches for 2*loops ops
+    tally.add("switches", 2 * received + 2)
+    tally.sink = value
+    return dt
+
+
+async def _alternate(me: str, n: int, state: list[Any]) -> None:
+    sleep = asyncio.sleep
+    for _ in range(n):
+        # state = [task that ran last, task steps, steps that followed a step of the other task]
+        if state[0] != me:
+            state[2] += 1
+        state[0] = me
+        state[1] += 1
+        await sleep(0)
+
+
+async def _two_tasks(n: int, state: list[Any]) -> float:
+    t0 = time.perf_counter()
+    await asyncio.gather(_alternate("a", n, state), _alternate("b", n, state))
+    return time.perf_counter() - t0
+
+
+def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
+    state: list[Any] = [None, 0, 0]
+    loop = asyncio.new_event_loop()
+    try:
+        dt = loop.run_until_complete(_two_tasks(loops, state))
+    finally:
+        loop.close()
+    steps, switches = state[1], state[2]
+    if steps != 2 * loops or switches != steps:
+        raise SelfCheckError(
+            f"py.asyncio: {steps} task steps and {switches} switches between tasks, expected {2 * loops}"
+        )
+    tally.ops += 2 * loops
+    tally.add("task_switches", switches)
+    tally.sink = state
+    return dt
+
+
+KERNELS = (
+    Kernel(
+        id="py.greenlet",
+        title="greenlet switch",
+        family="py",
+        description=(
+            "Two greenlets in one thread hand control back and forth with greenlet.switch(); one op is one "
+            "switch (a round trip is two ops). Each switch saves and restores the C stack slice and the "
+            "interpreter frame state; no OS switch. Needs the greenlet package (exit 3 without it)."
+        ),
+        bench=bench_greenlet,
+        ops_per_loop=lambda params: 2,
+        check_host=_require_greenlet,
+        seed_reference=SeedReference(
+            seed="000",
+            value=267.6,
+            unit="ns/op",
+            machine=SEED_000_MACHINE,
+            note=(
+                "Python 2.7, greenlet version not stated (py_greenlet.py, 5.353 s / 10M round trips = "
+                "535.3 ns per round trip, two switches each, so 267.6 ns per switch); a 100-frame-deeper "
+                "stack gave 531.4 ns per round trip"
+            ),
+        ),
+    ),
+    Kernel(
+        id="py.asyncio",
+        title="asyncio task switch via sleep(0)",
+        family="py",
+        description=(
+            "Two asyncio tasks on one default event loop take turns: each does `await asyncio.sleep(0)` in "
+            "a loop. One op is one sleep(0) by one task, after which the loop runs the other task's next "
+            "step: one task switch per op, through the ready queue; no OS switch."
+        ),
+        bench=bench_asyncio,
+        ops_per_loop=lambda params: 2,
+    ),
+)

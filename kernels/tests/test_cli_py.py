@@ -1,0 +1,267 @@
+"""The Python kernel executable (build/kernels/ctxbench-kernels-py) speaks the kernel CLI of DESIGN 3.1.
+
+Every test runs the built executable as the agent does (exec, no shell). No assertion depends on how fast
+the host is beyond wide sanity bounds. The exit-3 tests use a real interpreter that lacks the package:
+the executable's own Python started with -S (no site-packages), given only pyperf on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", REPO / "build" / "kernels" / "ctxbench-kernels-py"))
+
+IDS = ["py.loop", "py.generator", "py.yield_from", "py.greenlet", "py.asyncio"]
+SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
+PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
+SEED_KEYS = {"seed", "value", "unit", "machine"}
+RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
+# The counter each kernel derives from what it counted itself; it must show one such event per op.
+OWN_COUNTER = {
+    "py.loop": "iterations_per_op",
+    "py.generator": "resumes_per_op",
+    "py.yield_from": "resumes_per_op",
+    "py.greenlet": "switches_per_op",
+    "py.asyncio": "task_switches_per_op",
+}
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run(*args: str, prefix: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Result:
+    proc = subprocess.run(
+        [*prefix, str(PY_EXE), *args], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, dict]:
+    if not os.access(PY_EXE, os.X_OK):
+        pytest.fail(f"{PY_EXE} is missing: run `make kernels-py` first")
+    res = run("--list")
+    assert res.code == 0 and res.stderr == "", res.stderr
+    return {s["id"]: s for s in json.loads(res.stdout)}
+
+
+@pytest.fixture(scope="module")
+def interpreter() -> str:
+    """The Python the executable runs under: its shebang, an absolute path (the agent execs it directly)."""
+    first = PY_EXE.read_bytes().split(b"\n", 1)[0].decode()
+    assert first.startswith("#!/"), first
+    return first[2:].strip()
+
+
+# ---------------------------------------------------------------- --list
+
+
+def test_list_has_exactly_the_python_kernels(specs):
+    assert list(specs) == IDS
+
+
+def test_every_spec_matches_the_contract(specs):
+    for kid, spec in specs.items():
+        assert SPEC_KEYS <= set(spec), kid
+        assert spec["family"] == "py" and spec["unit"] == "ns/op"
+        for key in ("title", "description"):
+            assert isinstance(spec[key], str) and spec[key].strip(), (kid, key)
+        assert "op" in spec["description"], "the description says what one op is"
+        for param in spec["params"]:
+            assert set(param) == PARAM_KEYS, (kid, param)
+            assert param["type"] in ("int", "float", "choice", "bool", "string")
+            assert isinstance(param["help"], str) and param["help"].strip()
+        seed = spec.get("seed_reference")
+        if seed is not None:
+            assert SEED_KEYS <= set(seed), kid
+            assert seed["seed"] == "000" and seed["unit"] == "ns/op"
+            assert is_number(seed["value"]) and seed["value"] > 0
+            assert "G2030" in seed["machine"], "seed 000's Python figures come from its Pentium G2030"
+            assert set(seed.get("params", {})) <= {p["name"] for p in spec["params"]}
+            assert all(isinstance(v, str) for v in seed.get("params", {}).values())
+
+
+def test_yield_from_depth_is_a_sweepable_int(specs):
+    (depth,) = specs["py.yield_from"]["params"]
+    assert depth == {
+        "name": "depth",
+        "type": "int",
+        "default": 1,
+        "min": 1,
+        "max": 64,
+        "sweep": [1, 2, 4, 8, 16, 32, 64],
+        "choices": [],
+        "help": depth["help"],
+    }
+
+
+def test_seed_references_are_seed_000_figures(specs):
+    values = {kid: (spec.get("seed_reference") or {}).get("value") for kid, spec in specs.items()}
+    # Python 3.4 figures for loop/generator/yield from; the greenlet round trip (535.3 ns, Python 2.7)
+    # made two switches, so one switch is half of it.
+    assert values == {
+        "py.loop": 63.2,
+        "py.generator": 88.3,
+        "py.yield_from": 113.7,
+        "py.greenlet": 267.6,
+        "py.asyncio": None,
+    }
+
+
+# ---------------------------------------------------------------- --run
+
+
+def check_result(spec: dict, result: dict, params: dict, repetitions: int, min_time: float) -> None:
+    assert set(result) == RESULT_KEYS
+    assert result["kernel"] == spec["id"] and result["unit"] == "ns/op"
+    defaults = {p["name"]: p["default"] for p in spec["params"]}
+    assert result["params"] == {**defaults, **params}
+    samples, iterations = result["samples"], result["iterations"]
+    assert len(samples) == repetitions and len(iterations) == repetitions
+    for s in samples:
+        assert is_number(s) and 0 < s < 1e8, s  # more than 0, less than 0.1 s per op
+    for i in iterations:
+        assert isinstance(i, int) and not isinstance(i, bool) and i > 0
+    counters = result["counters"]
+    for name in ("voluntary_ctxsw_per_op", "involuntary_ctxsw_per_op", OWN_COUNTER[spec["id"]]):
+        assert is_number(counters[name]), name
+    assert counters[OWN_COUNTER[spec["id"]]] == pytest.approx(1.0, rel=1e-3)
+    # One thread that never blocks: far fewer than one OS switch per op (a loaded host preempts a bit).
+    assert counters["voluntary_ctxsw_per_op"] + counters["involuntary_ctxsw_per_op"] < 0.05
+    harness = result["harness"]
+    assert harness["name"] == "pyperf" and re.match(r"^\d+\.\d+", harness["version"])
+    assert harness["min_time_s"] == min_time
+    assert harness["processes"] * harness["values_per_process"] == repetitions
+
+
+@pytest.mark.parametrize(
+    ("kid", "params"),
+    [
+        ("py.loop", {}),
+        ("py.loop", {"form": "for"}),
+        ("py.generator", {}),
+        ("py.yield_from", {"depth": 8}),
+        ("py.greenlet", {}),
+        ("py.asyncio", {}),
+    ],
+)
+def test_kernel_runs_and_prints_the_result_contract(specs, kid, params):
+    argv = ["--run", kid, "--min-time", "0.01", "--repetitions", "5"]
+    for name, value in params.items():
+        argv += ["--param", f"{name}={value}"]
+    res = run(*argv)
+    assert res.code == 0, res.stderr
+    assert res.stdout.count("\n") == 1, "stdout holds the JSON document only"
+    check_result(specs[kid], json.loads(res.stdout), params, 5, 0.01)
+
+
+def test_repetitions_map_onto_pyperf_values(specs):
+    # 7 is prime: one process cannot share it, so 7 processes of one value each.
+    res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", "7")
+    assert res.code == 0, res.stderr
+    result = json.loads(res.stdout)
+    check_result(specs["py.generator"], result, {}, 7, 0.005)
+    assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == (7, 1)
+
+
+# ---------------------------------------------------------------- bad arguments → exit 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        ([], "--list"),
+        (["--bogus"], "--bogus"),
+        (["--run", "py.nope"], "py.nope"),
+        (["--run"], "--run"),
+        (["--run", "py.loop", "--param", "threads=4"], "threads"),
+        (["--run", "py.loop", "--param", "form"], "NAME=VALUE"),
+        (["--run", "py.loop", "--param", "form=until"], "form"),
+        (["--run", "py.yield_from", "--param", "depth=abc"], "depth"),
+        (["--run", "py.yield_from", "--param", "depth=1.5"], "depth"),
+        (["--run", "py.yield_from", "--param", "depth=0"], "depth"),
+        (["--run", "py.yield_from", "--param", "depth=65"], "depth"),
+        (["--run", "py.loop", "--repetitions", "0"], "--repetitions"),
+        (["--run", "py.loop", "--repetitions", "five"], "--repetitions"),
+        (["--run", "py.loop", "--min-time", "0"], "--min-time"),
+        (["--run", "py.loop", "--min-time", "-1"], "--min-time"),
+        (["--run", "py.loop", "--min-time", "soon"], "--min-time"),
+        (["--list", "--run", "py.loop"], "--list"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv, named):
+    res = run(*argv)
+    assert res.code == 2, (argv, res.stderr)
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and res.stderr.endswith("\n"), res.stderr
+    assert named in lines[0], lines[0]
+
+
+# ---------------------------------------------------------------- cannot run here → exit 3
+
+
+@pytest.fixture(scope="module")
+def pyperf_only(tmp_path_factory, interpreter) -> dict[str, str]:
+    """An environment for `<interpreter> -S` in which pyperf is importable and greenlet is not."""
+    where = subprocess.run(
+        [interpreter, "-c", "import os, pyperf; print(os.path.dirname(pyperf.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    path = tmp_path_factory.mktemp("pyperf-only")
+    (path / "pyperf").symlink_to(where, target_is_directory=True)
+    return {**os.environ, "PYTHONPATH": str(path)}
+
+
+def test_greenlet_missing_exits_3(interpreter, pyperf_only):
+    probe = subprocess.run([interpreter, "-S", "-c", "import greenlet"], env=pyperf_only, check=False)
+    assert probe.returncode != 0, "precondition: greenlet must not be importable with -S"
+    res = run("--run", "py.greenlet", prefix=(interpreter, "-S"), env=pyperf_only)
+    assert res.code == 3, res.stderr
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "greenlet is not installed" in lines[0], res.stderr
+
+
+def test_other_kernels_still_run_without_greenlet(specs, interpreter, pyperf_only):
+    res = run(
+        "--run",
+        "py.generator",
+        "--min-time",
+        "0.005",
+        "--repetitions",
+        "2",
+        prefix=(interpreter, "-S"),
+        env=pyperf_only,
+    )
+    assert res.code == 0, res.stderr
+    check_result(specs["py.generator"], json.loads(res.stdout), {}, 2, 0.005)
+
+
+def test_pyperf_missing_exits_3(interpreter):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    res = run("--run", "py.loop", prefix=(interpreter, "-S"), env=env)
+    assert res.code == 3, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "pyperf is not installed" in lines[0], res.stderr
+    # --list needs no pyperf.
+    assert json.loads(run("--list", prefix=(interpreter, "-S"), env=env).stdout)[0]["id"] == "py.loop"
