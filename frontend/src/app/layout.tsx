@@ -1,15 +1,17 @@
-import { NavLink, Outlet, useRouteError } from 'react-router';
+import { NavLink, Outlet, useLocation, useRouteError } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
 
 function Header() {
   const cls = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+  // The machines page is also the home page.
+  const atHome = useLocation().pathname === '/';
   return (
     <header className="header">
       <nav className="nav" aria-label="Main">
         <NavLink to="/" className="brand" end>
           ctxbench
         </NavLink>
-        <NavLink to="/machines" className={cls}>
+        <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })}>
           Machines
         </NavLink>
         <NavLink to="/runs" className={cls} end>

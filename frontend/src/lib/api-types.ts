@@ -30,6 +30,7 @@ export interface Machine {
   id: string;
   name: string;
   hostname: string;
+  agent_version?: string;
   online: boolean;
   first_seen?: string | null;
   last_seen: string | null;
@@ -79,6 +80,7 @@ export interface RunItem {
   state: ItemState;
   error: string | null;
   result_id: string | null;
+  timeout_s?: number;
 }
 
 export interface Run {
@@ -92,7 +94,7 @@ export interface Run {
   repetitions: number | null;
   min_time_s: number | null;
   items: RunItem[];
-  progress: { total: number; done: number; failed: number };
+  progress: { total: number; done: number; failed: number; running?: number };
 }
 
 export interface RunItemRequest {
@@ -110,24 +112,30 @@ export interface RunRequest {
 
 export interface Result {
   id: string;
+  run_id?: string;
   item_id: string;
+  machine_id?: string;
   kernel: string;
+  status?: string;
   params: Record<string, ParamValue>;
   unit: string;
   n: number;
-  median: number;
-  mean: number;
-  stddev: number;
-  cv: number;
-  min: number;
-  max: number;
-  ci_low: number;
-  ci_high: number;
-  ci_method?: string;
+  // Null when the item measured nothing (the run's items carry the error).
+  median: number | null;
+  mean: number | null;
+  stddev: number | null;
+  cv: number | null;
+  min: number | null;
+  max: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  ci_method?: string | null;
   samples: number[];
   iterations?: number[];
   counters: Record<string, number>;
   harness?: Record<string, unknown>;
+  started_at?: string | null;
+  finished_at?: string | null;
   created_at?: string;
 }
 
