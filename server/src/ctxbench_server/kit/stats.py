@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
-from scipy.stats import binom
 
 CONFIDENCE = 0.95
 CI_ORDER_STATISTICS = "binomial order statistics, 95 %"
@@ -31,6 +31,7 @@ class Stats:
         return asdict(self)
 
 
+@lru_cache(maxsize=4096)
 def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
     """1-based ranks (j, k) of the order statistics bounding the median with >= confidence.
 
@@ -41,6 +42,8 @@ def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] |
     """
     if n < 1:
         return None
+    from scipy.stats import binom  # imported on first use: scipy.stats costs ~1 s at start-up
+
     cdf = binom.cdf(np.arange(n), n, 0.5)  # cdf[i] = P(B <= i)
     ok = np.nonzero(cdf <= (1.0 - confidence) / 2.0 + 1e-12)[0]  # P(B <= j - 1) <= alpha / 2
     if ok.size == 0:

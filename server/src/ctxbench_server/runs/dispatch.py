@@ -67,7 +67,7 @@ class Dispatcher:
                 conn = self.hub.get(machine_id)
                 if was_running and conn is not None:
                     conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
-                if conn is not None:
+                if conn is not None and await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
                 return run
 

@@ -120,7 +120,7 @@ async def create_run(session: AsyncSession, body: RunCreate, timeout_floor_s: fl
 
 
 async def load_run(session: AsyncSession, run_id: str) -> Run:
-    run = await session.get(Run, run_id, options=[selectinload(Run.items)])
+    run = await session.get(Run, run_id, options=[selectinload(Run.items)], populate_existing=True)
     if run is None:
         raise NotFound(f"run {run_id!r} not found")
     return run

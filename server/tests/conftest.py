@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ctxbench_server.config import Settings
+from ctxbench_server.main import CtxbenchServer
+
+from .fake_agent import FakeAgent
+
+TOKEN = "test-token-0123456789abcdef"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        http_port=0,
+        grpc_port=0,
+        data_dir=tmp_path / "data",
+        frontend_dir=tmp_path / "frontend",
+        agent_token=TOKEN,  # type: ignore[arg-type]
+        log_level="warning",
+    )
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
+    srv = CtxbenchServer(settings)
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def http(server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.http_port}", timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
+async def make_agent(server: CtxbenchServer) -> AsyncIterator[Callable[..., FakeAgent]]:
+    agents: list[FakeAgent] = []
+
+    def make(**kw: object) -> FakeAgent:
+        kw.setdefault("token", TOKEN)
+        agent = FakeAgent(f"127.0.0.1:{server.grpc_port}", **kw)  # type: ignore[arg-type]
+        agents.append(agent)
+        return agent
+
+    yield make
+    for a in agents:
+        await a.close()
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:
+    """Waits for a condition the server reaches asynchronously (after a stream closes, say)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)

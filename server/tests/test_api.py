@@ -1,0 +1,226 @@
+"""REST against a real server on an ephemeral port: health, validation, errors, the explorer's files."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxbench_server.config import Settings
+
+from .fake_agent import FakeAgent
+
+
+async def test_health(http: httpx.AsyncClient) -> None:
+    r = await http.get("/api/v1/health")
+    assert (r.status_code, r.json()) == (200, {"status": "ok"})
+
+
+async def test_openapi_docs(http: httpx.AsyncClient) -> None:
+    assert (await http.get("/docs")).status_code == 200
+    paths = (await http.get("/openapi.json")).json()["paths"]
+    assert {"/api/v1/health", "/api/v1/machines", "/api/v1/runs", "/api/v1/runs/{run_id}/results"} <= set(
+        paths
+    )
+
+
+@pytest.fixture
+async def machine_id(make_agent: Callable[..., FakeAgent]) -> str:
+    agent = make_agent()
+    await agent.connect()
+    return agent.agent_id
+
+
+async def post_run(
+    http: httpx.AsyncClient, machine_id: str, items: list[dict[str, Any]], **kw: Any
+) -> httpx.Response:
+    return await http.post("/api/v1/runs", json={"machine_id": machine_id, "items": items, **kw})
+
+
+def locs(r: httpx.Response) -> list[list[Any]]:
+    assert r.status_code == 422, r.text
+    return [e["loc"] for e in r.json()["detail"]]
+
+
+@pytest.mark.parametrize(
+    ("item", "loc", "type_"),
+    [
+        ({"kernel": "nope"}, ["body", "items", 0, "kernel"], "unknown_kernel"),
+        (
+            {"kernel": "syscall.getppid", "params": {"bogus": 1}},
+            ["body", "items", 0, "params", "bogus"],
+            "unknown_param",
+        ),
+        (
+            {"kernel": "syscall.getppid", "params": {"threads": 0}},
+            ["body", "items", 0, "params", "threads"],
+            "greater_than_equal",
+        ),
+        (
+            {"kernel": "syscall.getppid", "params": {"threads": 65}},
+            ["body", "items", 0, "params", "threads"],
+            "less_than_equal",
+        ),
+        (
+            {"kernel": "syscall.getppid", "params": {"threads": "4"}},
+            ["body", "items", 0, "params", "threads"],
+            "int_type",
+        ),
+        (
+            {"kernel": "syscall.getppid", "params": {"direct": "yes"}},
+            ["body", "items", 0, "params", "direct"],
+            "bool_type",
+        ),
+        (
+            {"kernel": "syscall.getppid", "params": {"placement": "far"}},
+            ["body", "items", 0, "params", "placement"],
+            "enum",
+        ),
+        (
+            {"kernel": "syscall.getppid", "sweep": {"threads": [1, 99]}},
+            ["body", "items", 0, "sweep", "threads", 1],
+            "less_than_equal",
+        ),
+        (
+            {"kernel": "syscall.getppid", "sweep": {"nope": [1]}},
+            ["body", "items", 0, "sweep", "nope"],
+            "unknown_param",
+        ),
+        (
+            {"kernel": "syscall.getppid", "sweep": {"threads": []}},
+            ["body", "items", 0, "sweep", "threads"],
+            "too_short",
+        ),
+    ],
+)
+async def test_item_validation_names_the_field(
+    http: httpx.AsyncClient, machine_id: str, item: dict[str, Any], loc: list[Any], type_: str
+) -> None:
+    r = await post_run(http, machine_id, [{"kernel": "ctxsw.pipe"}, item])
+    loc = [*loc[:2], 1, *loc[3:]]  # the bad item is the second one
+    assert locs(r) == [loc]
+    assert r.json()["detail"][0]["type"] == type_
+    assert r.json()["detail"][0]["msg"]
+
+
+async def test_all_item_errors_reported_at_once(http: httpx.AsyncClient, machine_id: str) -> None:
+    r = await post_run(
+        http,
+        machine_id,
+        [{"kernel": "nope"}, {"kernel": "syscall.getppid", "params": {"threads": -1, "x": 1}}],
+    )
+    assert locs(r) == [
+        ["body", "items", 0, "kernel"],
+        ["body", "items", 1, "params", "threads"],
+        ["body", "items", 1, "params", "x"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        ({"items": [{"kernel": "ctxsw.pipe"}]}, ["body", "machine_id"]),
+        ({"machine_id": "m", "items": []}, ["body", "items"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "repetitions": 0}, ["body", "repetitions"]),
+        (
+            {"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "repetitions": "many"},
+            ["body", "repetitions"],
+        ),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "min_time_s": 100}, ["body", "min_time_s"]),
+        (
+            {"machine_id": "m", "items": [{"kernel": "ctxsw.pipe", "params": [1]}]},
+            ["body", "items", 0, "params"],
+        ),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe", "extra": 1}]}, ["body", "items", 0, "extra"]),
+    ],
+)
+async def test_body_validation(http: httpx.AsyncClient, body: dict[str, Any], loc: list[Any]) -> None:
+    r = await http.post("/api/v1/runs", json=body)
+    assert loc in locs(r)
+
+
+async def test_sweep_too_large(http: httpx.AsyncClient, machine_id: str) -> None:
+    sweep = {"threads": list(range(1, 33)), "ratio": [i / 40 for i in range(40)]}  # 1280 points
+    r = await post_run(http, machine_id, [{"kernel": "syscall.getppid", "sweep": sweep}])
+    assert locs(r) == [["body", "items"]]
+    assert "1000" in r.json()["detail"][0]["msg"]
+    ok = await post_run(
+        http, machine_id, [{"kernel": "syscall.getppid", "sweep": {"threads": list(range(1, 33))}}]
+    )
+    assert ok.status_code == 201
+
+
+async def test_unknown_machine_404(http: httpx.AsyncClient) -> None:
+    r = await post_run(http, "no-such-machine", [{"kernel": "ctxsw.pipe"}])
+    assert r.status_code == 404
+    assert "no-such-machine" in r.json()["detail"]
+    for path in ("/api/v1/machines/nope", "/api/v1/runs/nope", "/api/v1/runs/nope/results"):
+        r = await http.get(path)
+        assert r.status_code == 404 and isinstance(r.json()["detail"], str), path
+    assert (await http.get("/api/v1/nothing-here")).status_code == 404
+
+
+async def test_malformed_json_422(http: httpx.AsyncClient) -> None:
+    r = await http.post("/api/v1/runs", content=b"{bad", headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["type"] == "json_invalid"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"null",
+        b"[]",
+        b'"x"',
+        b"1e999",
+        b'{"machine_id": null, "items": null}',
+        b"\xff\xfe",
+        b'{"machine_id": "m", "items": [null]}',
+    ],
+)
+async def test_never_500(http: httpx.AsyncClient, machine_id: str, content: bytes) -> None:
+    r = await http.post("/api/v1/runs", content=content, headers={"content-type": "application/json"})
+    assert 400 <= r.status_code < 500, r.text
+    assert "detail" in r.json()
+
+
+async def test_weird_but_valid_values_never_500(http: httpx.AsyncClient, machine_id: str) -> None:
+    for params in (
+        {"threads": 10**30},
+        {"ratio": 1e308},
+        {"dir": "x" * 5000},
+        {"threads": None},
+        {"ratio": True},
+    ):
+        r = await post_run(http, machine_id, [{"kernel": "syscall.getppid", "params": params}])
+        assert r.status_code == 422, (params, r.text)
+    r = await http.get("/api/v1/runs", params={"limit": "-1"})
+    assert r.status_code == 422
+
+
+async def test_frontend_not_built(http: httpx.AsyncClient) -> None:
+    r = await http.get("/")
+    assert r.status_code == 200 and "make frontend" in r.text
+    assert "text/html" in r.headers["content-type"]
+
+
+@pytest.fixture
+def built_frontend(settings: Settings) -> Path:
+    d = settings.frontend_dir
+    (d / "assets").mkdir(parents=True)
+    (d / "index.html").write_text("<!doctype html><div id=root>explorer</div>")
+    (d / "assets" / "app.js").write_text("console.log('hi')")
+    return d
+
+
+async def test_spa_fallback(built_frontend: Path, http: httpx.AsyncClient) -> None:
+    assert "explorer" in (await http.get("/")).text
+    r = await http.get("/assets/app.js")
+    assert r.status_code == 200 and "console.log" in r.text
+    deep = await http.get("/compare/a/b?x=1")
+    assert deep.status_code == 200 and "explorer" in deep.text
+    assert (await http.get("/assets/missing.js")).status_code == 404
+    assert (await http.get("/api/v1/unknown")).status_code == 404
+    assert (await http.get("/../../etc/passwd")).status_code in (200, 404)
+    assert "root:" not in (await http.get("/%2e%2e/%2e%2e/etc/passwd")).text

@@ -1,0 +1,80 @@
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from ctxbench_server.config import Settings, load_settings, resolve_agent_token
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in list(os.environ):
+        if k.startswith("CTXBENCH_"):
+            monkeypatch.delenv(k)
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings([])
+    assert (s.http_host, s.http_port, s.grpc_host, s.grpc_port) == ("127.0.0.1", 8080, "127.0.0.1", 50051)
+    assert s.data_dir == tmp_path / "data"
+    assert s.database_url == f"sqlite+aiosqlite:///{tmp_path / 'data' / 'ctxbench.db'}"
+    assert s.frontend_dir == tmp_path / "build" / "frontend"
+    assert (s.heartbeat_interval_s, s.env, s.log_level, s.agent_token) == (10, "prod", "info", None)
+
+
+def test_flags_beat_env_beat_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CTXBENCH_HTTP_PORT", "9000")
+    monkeypatch.setenv("CTXBENCH_GRPC_PORT", "9001")
+    monkeypatch.setenv("CTXBENCH_DATA_DIR", str(tmp_path / "env-data"))
+    s = load_settings(["--http-port", "0", "--log-level", "debug"])
+    assert s.http_port == 0  # flag over env
+    assert s.grpc_port == 9001  # env over default
+    assert s.data_dir == tmp_path / "env-data"
+    assert s.log_level == "debug"
+    assert s.database_url is not None and s.database_url.endswith("env-data/ctxbench.db")
+    monkeypatch.setenv("CTXBENCH_DATABASE_URL", "postgresql+asyncpg://u:p@db/ctxbench")
+    assert load_settings([]).database_url == "postgresql+asyncpg://u:p@db/ctxbench"
+
+
+def test_bad_values_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        load_settings(["--http-port", "70000"])
+    with pytest.raises(ValidationError):
+        load_settings(["--env", "staging"])
+
+
+@pytest.mark.parametrize("token", ["changeme", "secret", "short"])
+def test_placeholder_token_refused_outside_dev(token: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXBENCH_AGENT_TOKEN", token)
+    with pytest.raises(ValidationError, match="placeholder"):
+        load_settings([])
+    assert load_settings(["--env", "dev"]).agent_token is not None
+
+
+def test_token_file_generated_0600_then_reused(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path / "d")
+    token, source = resolve_agent_token(s)
+    path = tmp_path / "d" / "agent-token"
+    assert source == str(path)
+    assert len(token) >= 40
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert resolve_agent_token(s)[0] == token
+
+
+def test_token_from_env_wins_over_file(tmp_path: Path) -> None:
+    (tmp_path / "agent-token").write_text("file-token-0123456789abcdef\n")
+    assert resolve_agent_token(Settings(data_dir=tmp_path))[0] == "file-token-0123456789abcdef"
+    s = Settings(data_dir=tmp_path, agent_token="env-token-0123456789abcdef")  # type: ignore[arg-type]
+    assert resolve_agent_token(s) == ("env-token-0123456789abcdef", "CTXBENCH_AGENT_TOKEN")
+
+
+def test_placeholder_or_empty_token_file_refused(tmp_path: Path) -> None:
+    (tmp_path / "agent-token").write_text("changeme\n")
+    with pytest.raises(ValueError, match="placeholder"):
+        resolve_agent_token(Settings(data_dir=tmp_path))
+    (tmp_path / "agent-token").write_text("")
+    with pytest.raises(ValueError, match="empty"):
+        resolve_agent_token(Settings(data_dir=tmp_path))
