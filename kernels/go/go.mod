@@ -1,0 +1,3 @@
+module github.com/ctxbench/ctxbench/kernels/go
+
+go 1.22

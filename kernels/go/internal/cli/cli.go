@@ -1,0 +1,231 @@
+// Package cli implements the kernel CLI of DESIGN 3.1 for the Go kernels:
+//
+//	ctxbench-kernels-go --list
+//	ctxbench-kernels-go --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]
+//
+// Exit 0: ok; 1: a self-check failed; 2: bad arguments; 3: the kernel cannot run on this host. Every
+// failure is one line on stderr; stdout carries only the JSON.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ctxbench/ctxbench/kernels/go/internal/harness"
+	"github.com/ctxbench/ctxbench/kernels/go/internal/kernels"
+	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitCheckFailed = 1
+	ExitUsage       = 2
+	ExitUnsupported = 3
+)
+
+// Defaults and bounds of the run options.
+const (
+	DefaultRepetitions = 5
+	DefaultMinTime     = 0.2
+	MaxRepetitions     = 100000
+	MaxMinTime         = 3600.0
+)
+
+const program = "ctxbench-kernels-go"
+
+const usage = "usage: " + program + " --list | --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]"
+
+// Command is a parsed command line.
+type Command struct {
+	List        bool
+	Help        bool
+	Run         string
+	Params      map[string]string
+	Repetitions int
+	MinTime     float64
+}
+
+// UsageError is a bad command line (exit 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Parse parses the arguments (without the program name). Options take their value as the next
+// argument or after "=": --run go.mutex, --run=go.mutex.
+func Parse(args []string) (*Command, error) {
+	c := &Command{Params: map[string]string{}, Repetitions: DefaultRepetitions, MinTime: DefaultMinTime}
+	var runSet, repsSet, minTimeSet bool
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name, value, hasValue := strings.Cut(arg, "=")
+		// takeValue returns the option's value, inline or the next argument.
+		takeValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", usageErrorf("option %s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		switch name {
+		case "--list", "--help", "-h":
+			if hasValue {
+				return nil, usageErrorf("option %s takes no value", name)
+			}
+			if name == "--list" {
+				c.List = true
+			} else {
+				c.Help = true
+			}
+		case "--run":
+			v, err := takeValue()
+			if err != nil {
+				return nil, err
+			}
+			if runSet {
+				return nil, usageErrorf("--run given twice")
+			}
+			if v == "" {
+				return nil, usageErrorf("--run needs a kernel id")
+			}
+			c.Run, runSet = v, true
+		case "--param":
+			v, err := takeValue()
+			if err != nil {
+				return nil, err
+			}
+			pname, pvalue, ok := strings.Cut(v, "=")
+			if !ok || pname == "" {
+				return nil, usageErrorf("--param %q is not NAME=VALUE", v)
+			}
+			if _, dup := c.Params[pname]; dup {
+				return nil, usageErrorf("parameter %s given twice", pname)
+			}
+			c.Params[pname] = pvalue
+		case "--repetitions":
+			v, err := takeValue()
+			if err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, usageErrorf("--repetitions: %q is not an integer", v)
+			}
+			if n < 1 || n > MaxRepetitions {
+				return nil, usageErrorf("--repetitions=%d is out of range [1, %d]", n, MaxRepetitions)
+			}
+			c.Repetitions, repsSet = n, true
+		case "--min-time":
+			v, err := takeValue()
+			if err != nil {
+				return nil, err
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, usageErrorf("--min-time: %q is not a number of seconds", v)
+			}
+			if f <= 0 || f > MaxMinTime {
+				return nil, usageErrorf("--min-time=%s is out of range (0, %g] seconds", v, MaxMinTime)
+			}
+			c.MinTime, minTimeSet = f, true
+		default:
+			if strings.HasPrefix(arg, "-") {
+				return nil, usageErrorf("unknown option %s", name)
+			}
+			return nil, usageErrorf("unexpected argument %q", arg)
+		}
+	}
+	switch {
+	case c.Help:
+	case c.List && (runSet || len(c.Params) > 0 || repsSet || minTimeSet):
+		return nil, usageErrorf("--list takes no other options")
+	case !c.List && !runSet:
+		return nil, usageErrorf("give --list or --run ID")
+	}
+	return c, nil
+}
+
+// result is the kernel JSON of DESIGN 3.1.
+type result struct {
+	Kernel     string             `json:"kernel"`
+	Params     spec.Values        `json:"params"`
+	Unit       string             `json:"unit"`
+	Samples    []float64          `json:"samples"`
+	Iterations []int64            `json:"iterations"`
+	Counters   map[string]float64 `json:"counters"`
+	Harness    harness.Info       `json:"harness"`
+}
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fail := func(code int, err error) int {
+		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+		fmt.Fprintf(stderr, "%s: %s\n", program, msg)
+		return code
+	}
+	c, err := Parse(args)
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	if c.Help {
+		fmt.Fprintln(stdout, usage)
+		return ExitOK
+	}
+	if c.List {
+		specs := []spec.Kernel{}
+		for _, k := range kernels.All() {
+			specs = append(specs, k.Spec)
+		}
+		return writeJSON(stdout, stderr, specs)
+	}
+	k, ok := kernels.Find(c.Run)
+	if !ok {
+		return fail(ExitUsage, usageErrorf("unknown kernel %q", c.Run))
+	}
+	values, err := k.Spec.Resolve(c.Params)
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	kase, err := k.New(values)
+	if err != nil {
+		var unsupported *kernels.UnsupportedError
+		if errors.As(err, &unsupported) {
+			return fail(ExitUnsupported, err)
+		}
+		return fail(ExitCheckFailed, err)
+	}
+	res, err := harness.Run(kase, c.Repetitions, c.MinTime)
+	if err != nil {
+		return fail(ExitCheckFailed, fmt.Errorf("%s: %w", k.Spec.ID, err))
+	}
+	return writeJSON(stdout, stderr, result{
+		Kernel: k.Spec.ID, Params: values, Unit: k.Spec.Unit,
+		Samples: res.Samples, Iterations: res.Iterations, Counters: res.Counters, Harness: res.Harness,
+	})
+}
+
+func writeJSON(stdout, stderr io.Writer, v any) int {
+	data, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: encode JSON: %v\n", program, err)
+		return ExitCheckFailed
+	}
+	data = append(data, '\n')
+	if _, err := stdout.Write(data); err != nil {
+		fmt.Fprintf(stderr, "%s: write stdout: %v\n", program, err)
+		return ExitCheckFailed
+	}
+	return ExitOK
+}

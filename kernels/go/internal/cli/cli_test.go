@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ctxbench/ctxbench/kernels/go/internal/kernels"
+)
+
+// TestMain lets go.goroutine_memory re-execute the test binary as its one-sample child.
+func TestMain(m *testing.M) {
+	if code, ok := kernels.RunChild(os.Stdout, os.Stderr); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseRun(t *testing.T) {
+	c, err := Parse([]string{"--run", "go.mutex", "--param", "goroutines=4", "--param=procs=2",
+		"--repetitions=3", "--min-time", "0.05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Run != "go.mutex" || c.Repetitions != 3 || c.MinTime != 0.05 || c.List {
+		t.Fatalf("parsed %+v", c)
+	}
+	if c.Params["goroutines"] != "4" || c.Params["procs"] != "2" || len(c.Params) != 2 {
+		t.Fatalf("params %v", c.Params)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	c, err := Parse([]string{"--run=go.gosched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Repetitions != DefaultRepetitions || c.MinTime != DefaultMinTime || len(c.Params) != 0 {
+		t.Fatalf("parsed %+v", c)
+	}
+	c, err = Parse([]string{"--list"})
+	if err != nil || !c.List {
+		t.Fatalf("--list: %+v, %v", c, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := map[string][]string{
+		"nothing":             {},
+		"unknown option":      {"--run", "go.mutex", "--frobnicate"},
+		"single dash":         {"-run", "go.mutex"},
+		"stray argument":      {"go.mutex"},
+		"run without value":   {"--run"},
+		"run empty":           {"--run="},
+		"run twice":           {"--run", "go.mutex", "--run", "go.gosched"},
+		"param without =":     {"--run", "go.mutex", "--param", "goroutines"},
+		"param empty name":    {"--run", "go.mutex", "--param", "=3"},
+		"param twice":         {"--run", "go.mutex", "--param", "procs=1", "--param", "procs=2"},
+		"repetitions zero":    {"--run", "go.mutex", "--repetitions", "0"},
+		"repetitions text":    {"--run", "go.mutex", "--repetitions", "five"},
+		"repetitions float":   {"--run", "go.mutex", "--repetitions", "2.5"},
+		"min-time zero":       {"--run", "go.mutex", "--min-time", "0"},
+		"min-time negative":   {"--run", "go.mutex", "--min-time", "-1"},
+		"min-time text":       {"--run", "go.mutex", "--min-time", "soon"},
+		"min-time nan":        {"--run", "go.mutex", "--min-time", "NaN"},
+		"min-time huge":       {"--run", "go.mutex", "--min-time", "1e9"},
+		"list with run":       {"--list", "--run", "go.mutex"},
+		"list with a value":   {"--list=yes"},
+		"list with min-time":  {"--list", "--min-time", "1"},
+		"min-time no value":   {"--run", "go.mutex", "--min-time"},
+		"repetitions no val":  {"--run", "go.mutex", "--repetitions"},
+		"param no value":      {"--run", "go.mutex", "--param"},
+		"list with a param":   {"--list", "--param", "procs=1"},
+		"repetitions too big": {"--run", "go.mutex", "--repetitions", "100000000"},
+	}
+	for name, args := range cases {
+		if c, err := Parse(args); err == nil {
+			t.Errorf("%s: %v parsed as %+v, want an error", name, args, c)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %q spans lines", name, err)
+		}
+	}
+}
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestMainBadArgumentsExit2(t *testing.T) {
+	cases := [][]string{
+		{"--run", "go.nope"},
+		{"--run", "go.mutex", "--param", "threads=2"},
+		{"--run", "go.mutex", "--param", "goroutines=many"},
+		{"--run", "go.mutex", "--param", "goroutines=0"},
+		{"--run", "go.mutex", "--param", "goroutines=16385"},
+		{"--run", "go.gosched", "--param", "procs=1025"},
+		{"--run", "go.chan_pingpong", "--param", "topology=ring"},
+		{"--run", "go.goroutine_memory", "--param", "goroutines=100001"},
+		{"--run", "go.mutex", "--repetitions", "0"},
+		{"--bogus"},
+	}
+	for _, args := range cases {
+		code, stdout, stderr := run(args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+		if stdout != "" {
+			t.Errorf("%v: stdout %q, want nothing", args, stdout)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("%v: stderr %q, want exactly one line", args, stderr)
+		}
+	}
+}
+
+func TestMainList(t *testing.T) {
+	code, stdout, stderr := run("--list")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var specs []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &specs); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"}
+	if len(specs) != len(want) {
+		t.Fatalf("%d specs, want %d", len(specs), len(want))
+	}
+	for i, id := range want {
+		if specs[i]["id"] != id {
+			t.Errorf("spec %d is %v, want %s", i, specs[i]["id"], id)
+		}
+	}
+}
+
+// TestMainRunsEveryKernel runs each kernel once, tiny, through the CLI.
+func TestMainRunsEveryKernel(t *testing.T) {
+	runs := [][]string{
+		{"--run", "go.goroutine_create", "--param", "batch=3"},
+		{"--run", "go.gosched", "--param", "goroutines=3"},
+		{"--run", "go.chan_pingpong", "--param", "goroutines=3", "--param", "topology=pairs"},
+		{"--run", "go.chan_pingpong", "--param", "goroutines=3"},
+		{"--run", "go.mutex", "--param", "goroutines=3", "--param", "procs=2"},
+		{"--run", "go.goroutine_memory", "--param", "goroutines=200"},
+	}
+	for _, args := range runs {
+		args = append(args, "--repetitions", "2", "--min-time", "0.002")
+		code, stdout, stderr := run(args...)
+		if code != ExitOK {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+			continue
+		}
+		var res struct {
+			Kernel     string
+			Samples    []float64
+			Iterations []int64
+			Harness    struct {
+				Name string
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Errorf("%v: %v", args, err)
+			continue
+		}
+		if res.Kernel != args[1] || len(res.Samples) != 2 || len(res.Iterations) != 2 || res.Harness.Name != "go-testing" {
+			t.Errorf("%v: result %+v", args, res)
+		}
+	}
+}

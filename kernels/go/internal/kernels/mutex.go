@@ -1,0 +1,89 @@
+package kernels
+
+// Family lock: sync.Mutex under N goroutines.
+//
+// go.mutex measures one Lock + shared-counter increment + Unlock while `goroutines` goroutines all do
+// the same on one sync.Mutex. With procs=1 the goroutines run one at a time (a holder is only switched
+// out by preemption, every ~10 ms), so the lock is nearly never contended and an op makes no switch;
+// with procs>1 contended Locks spin, then park (a goroutine switch out and one back when woken). Seed 000
+// (g_lock.go) reads "a bit over 30 ns at first, strong fluctuation around 256 goroutines, about 20 ns
+// beyond" on a Pentium G2030 (Go of 2014, GOMAXPROCS 1).
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/ctxbench/ctxbench/kernels/go/internal/harness"
+	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
+)
+
+func mutex() Kernel {
+	return Kernel{
+		Spec: spec.Kernel{
+			ID:     "go.mutex",
+			Title:  "sync.Mutex Lock/Unlock under N goroutines",
+			Family: "lock",
+			Unit:   "ns/op",
+			Description: "`goroutines` goroutines each Lock one shared sync.Mutex, increment a shared counter " +
+				"and Unlock, the same number of times each; one op is one Lock+increment+Unlock, and the " +
+				"counter must equal the op count. With procs=1 the goroutines take turns at preemption, so ops " +
+				"are uncontended and make no switch; with procs>1 contended Locks spin and then park, two " +
+				"goroutine switches per parked waiter (mutex_wait_ns_per_op shows the blocked time).",
+			Params: []spec.Param{
+				spec.IntParam("goroutines", 2, 1, 16384, concurrencySweep,
+					"goroutines contending for the one mutex"),
+				procsParam(),
+			},
+			SeedReference: &spec.SeedReference{
+				Seed:    "000",
+				Value:   30,
+				Unit:    "ns/op",
+				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Params:  map[string]string{"procs": "1"},
+				Note: "read off the g_lock.go chart: \"a bit over 30 ns\" at low concurrency, strong fluctuation " +
+					"around 256 goroutines, about 20 ns beyond. Go of 2014 ran with GOMAXPROCS 1 by default.",
+			},
+		},
+		New: func(v spec.Values) (*harness.Case, error) {
+			g := v.Int("goroutines")
+			return &harness.Case{
+				OpsPerIter: g,
+				Procs:      int(v.Int("procs")),
+				Bench: func(b *testing.B, m *harness.Meter) {
+					var mu sync.Mutex
+					var counter int64
+					var ready, done sync.WaitGroup
+					start := make(chan struct{})
+					ready.Add(int(g))
+					done.Add(int(g))
+					for i := int64(0); i < g; i++ {
+						go locker(b.N, &ready, start, &done, &mu, &counter)
+					}
+					ready.Wait()
+					m.Begin(b)
+					close(start)
+					done.Wait()
+					m.End(b)
+					mu.Lock()
+					got := counter
+					mu.Unlock()
+					if want := int64(b.N) * g; got != want {
+						m.Fail("go.mutex: shared counter is %d after %d increments", got, want)
+					}
+					sink = got
+				},
+			}, nil
+		},
+	}
+}
+
+func locker(n int, ready *sync.WaitGroup, start <-chan struct{}, done *sync.WaitGroup, mu *sync.Mutex, counter *int64) {
+	ready.Done()
+	<-start
+	for i := 0; i < n; i++ {
+		mu.Lock()
+		*counter++
+		mu.Unlock()
+	}
+	done.Done()
+}

@@ -1,0 +1,56 @@
+// Package kernels holds the Go kernels, one file per family. Each kernel is a spec (what `--list`
+// prints) and a constructor that turns parameter values into a harness case.
+package kernels
+
+import (
+	"github.com/ctxbench/ctxbench/kernels/go/internal/harness"
+	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
+)
+
+// Kernel is one measured primitive.
+type Kernel struct {
+	Spec spec.Kernel
+	// New prepares a case from resolved parameter values. An *UnsupportedError means the kernel cannot
+	// run on this host.
+	New func(v spec.Values) (*harness.Case, error)
+}
+
+// UnsupportedError says why a kernel cannot run on this host (the CLI exits 3).
+type UnsupportedError struct{ Why string }
+
+func (e *UnsupportedError) Error() string { return e.Why }
+
+// All lists every kernel in `--list` order.
+func All() []Kernel {
+	return []Kernel{
+		goroutineCreate(),
+		goroutineMemory(),
+		gosched(),
+		chanPingPong(),
+		mutex(),
+	}
+}
+
+// Find returns the kernel with this id.
+func Find(id string) (Kernel, bool) {
+	for _, k := range All() {
+		if k.Spec.ID == id {
+			return k, true
+		}
+	}
+	return Kernel{}, false
+}
+
+// Shared parameters.
+
+// concurrencySweep is the default goroutine-count sweep of the switch kernels: it reaches seed 000's
+// 16K goroutines in nine points.
+var concurrencySweep = []int64{1, 2, 4, 16, 64, 256, 1024, 4096, 16384}
+
+func procsParam() spec.Param {
+	return spec.IntParam("procs", 1, 1, 1024, []int64{1, 2, 4, 8},
+		"GOMAXPROCS while measuring; 1 as in the seeds (Go before 1.5 defaulted to 1, seed 003 sets it)")
+}
+
+// sink keeps results from being optimised away.
+var sink int64

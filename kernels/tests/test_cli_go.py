@@ -1,0 +1,269 @@
+"""The Go kernel executable (build/kernels/ctxbench-kernels-go) speaks the kernel CLI of DESIGN 3.1.
+
+Every test runs the built executable as the agent does (exec, no shell). No assertion depends on how fast
+the host is beyond wide sanity bounds; op accounting (iterations a multiple of the ops one benchmark
+iteration makes, counters that count the op itself) is checked exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GO_EXE = Path(os.environ.get("CTXBENCH_KERNELS_GO", REPO / "build" / "kernels" / "ctxbench-kernels-go"))
+
+IDS = ["go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"]
+FAMILIES = {
+    "go.goroutine_create": "goroutine",
+    "go.goroutine_memory": "goroutine",
+    "go.gosched": "sched",
+    "go.chan_pingpong": "channel",
+    "go.mutex": "lock",
+}
+# seed and value of each kernel's seed_reference (see the kernel's comment for how it was read).
+SEEDS = {
+    "go.goroutine_create": ("000", 568),
+    "go.goroutine_memory": ("002", 10486),
+    "go.gosched": ("000", 250),
+    "go.chan_pingpong": ("002", 768.5),
+    "go.mutex": ("000", 30),
+}
+SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
+PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
+SEED_KEYS = {"seed", "value", "unit", "machine"}
+RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
+MIN_TIME = 0.01
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def run(*args: str, timeout: float = 120) -> Result:
+    proc = subprocess.run([str(GO_EXE), *args], capture_output=True, text=True, timeout=timeout, check=False)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def is_number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@pytest.fixture(scope="session")
+def specs() -> dict[str, dict]:
+    if not GO_EXE.is_file():
+        pytest.fail(f"{GO_EXE} is missing: run `make kernels` first")
+    res = run("--list")
+    assert res.code == 0, res.stderr
+    assert res.stderr == ""
+    listed = json.loads(res.stdout)
+    assert isinstance(listed, list)
+    return {s["id"]: s for s in listed}
+
+
+def check_value(param: dict, value) -> None:
+    kind = param["type"]
+    if kind == "int":
+        assert is_int(value), (param["name"], value)
+        assert param["min"] <= value <= param["max"], (param["name"], value)
+    else:
+        assert kind == "choice" and value in param["choices"], (param["name"], value)
+
+
+# ---------------------------------------------------------------- --list
+
+
+def test_list_names_the_five_kernels(specs):
+    assert list(specs) == IDS
+
+
+def test_every_spec_matches_the_contract(specs):
+    for kid, spec in specs.items():
+        assert set(spec) - {"seed_reference"} == SPEC_KEYS, kid
+        assert spec["family"] == FAMILIES[kid]
+        assert spec["unit"] == ("bytes/goroutine" if kid == "go.goroutine_memory" else "ns/op")
+        for key in ("title", "description"):
+            assert isinstance(spec[key], str) and spec[key].strip(), (kid, key)
+        names = [p["name"] for p in spec["params"]]
+        assert len(names) == len(set(names)), kid
+        for param in spec["params"]:
+            assert set(param) == PARAM_KEYS, (kid, param)
+            assert re.match(r"^[a-z][a-z0-9_]*$", param["name"])
+            assert isinstance(param["help"], str) and param["help"].strip()
+            assert param["type"] in ("int", "choice"), (kid, param)
+            if param["type"] == "int":
+                assert is_int(param["min"]) and is_int(param["max"]) and param["min"] <= param["max"]
+                assert param["sweep"], f"{kid}.{param['name']}: int params need a default sweep"
+                assert param["sweep"] == sorted(set(param["sweep"]))
+                assert param["choices"] == []
+            else:
+                assert param["min"] is None and param["max"] is None and param["sweep"] == []
+                assert param["choices"] and len(param["choices"]) == len(set(param["choices"]))
+            check_value(param, param["default"])
+            for value in param["sweep"]:
+                check_value(param, value)
+
+
+def test_goroutine_bounds_and_sweeps(specs):
+    def param(kid, name):
+        return next(p for p in specs[kid]["params"] if p["name"] == name)
+
+    for kid in ("go.gosched", "go.mutex"):
+        assert param(kid, "goroutines")["max"] == 16384, kid
+    assert 16384 in param("go.gosched", "goroutines")["sweep"]
+    assert param("go.chan_pingpong", "goroutines")["max"] == 30000
+    assert 30000 in param("go.chan_pingpong", "goroutines")["sweep"]
+    mem = param("go.goroutine_memory", "goroutines")
+    assert (mem["min"], mem["max"], mem["default"]) == (1, 100000, 10000)
+    assert mem["sweep"] == [1000, 10000, 30000, 100000]
+    for kid in ("go.goroutine_create", "go.gosched", "go.chan_pingpong", "go.mutex"):
+        procs = param(kid, "procs")
+        assert (procs["min"], procs["max"], procs["default"]) == (1, 1024, 1), kid
+
+
+def test_seed_references(specs):
+    for kid, (seed, value) in SEEDS.items():
+        ref = specs[kid]["seed_reference"]
+        assert SEED_KEYS <= set(ref), kid
+        assert (ref["seed"], ref["value"]) == (seed, value), kid
+        assert ref["unit"] == specs[kid]["unit"]
+        assert isinstance(ref["machine"], str) and ref["machine"]
+        names = {p["name"] for p in specs[kid]["params"]}
+        assert set(ref.get("params", {})) <= names, kid
+        assert all(isinstance(v, str) for v in ref.get("params", {}).values()), kid
+
+
+# ---------------------------------------------------------------- --run
+
+# Tiny runs: (params, ops one benchmark iteration makes, which iterations must be multiples of).
+TINY = [
+    ("go.goroutine_create", {"batch": "3"}, 3),
+    ("go.goroutine_memory", {"goroutines": "2000"}, 2000),
+    ("go.gosched", {"goroutines": "3"}, 3),
+    ("go.chan_pingpong", {"goroutines": "3"}, 6),
+    ("go.chan_pingpong", {"goroutines": "3", "topology": "pairs"}, 6),
+    ("go.mutex", {"goroutines": "3", "procs": "2"}, 3),
+]
+
+
+def check_result(spec: dict, result: dict, repetitions: int) -> None:
+    assert set(result) == RESULT_KEYS
+    assert result["kernel"] == spec["id"]
+    assert result["unit"] == spec["unit"]
+    assert set(result["params"]) == {p["name"] for p in spec["params"]}
+    for param in spec["params"]:
+        check_value(param, result["params"][param["name"]])
+    samples, iterations = result["samples"], result["iterations"]
+    assert len(samples) == repetitions and len(iterations) == repetitions
+    for s in samples:
+        assert is_number(s) and 0 < s < 1e10, s
+    for i in iterations:
+        assert is_int(i) and i > 0
+    assert isinstance(result["counters"], dict)
+    for name, value in result["counters"].items():
+        assert re.match(r"^[a-z][a-z0-9_]*$", name) and is_number(value), (name, value)
+    harness = result["harness"]
+    assert set(harness) == {"name", "version", "min_time_s"}
+    assert harness["name"] == "go-testing" and re.match(r"^go\d+\.\d+", harness["version"])
+    assert harness["min_time_s"] == MIN_TIME
+
+
+@pytest.mark.parametrize(("kid", "params", "per_iter"), TINY)
+def test_kernel_runs_and_prints_the_result_contract(specs, kid, params, per_iter):
+    argv = ["--run", kid, "--min-time", str(MIN_TIME), "--repetitions", "3"]
+    for name, value in params.items():
+        argv += ["--param", f"{name}={value}"]
+    res = run(*argv)
+    assert res.code == 0, res.stderr
+    assert res.stderr == ""
+    assert res.stdout.count("\n") == 1, "stdout must hold the JSON document only"
+    result = res.json()
+    check_result(specs[kid], result, 3)
+    for name, value in params.items():
+        assert str(result["params"][name]) == value
+    for i in result["iterations"]:
+        assert i % per_iter == 0, (kid, i, per_iter)
+
+
+def test_defaults_fill_params_and_five_repetitions(specs):
+    res = run("--run", "go.goroutine_create", "--min-time", str(MIN_TIME))
+    assert res.code == 0, res.stderr
+    result = res.json()
+    check_result(specs["go.goroutine_create"], result, 5)
+    assert result["params"] == {p["name"]: p["default"] for p in specs["go.goroutine_create"]["params"]}
+
+
+def test_counters_count_the_op(specs):
+    res = run("--run", "go.goroutine_create", "--param", "batch=10", "--min-time", str(MIN_TIME))
+    assert res.code == 0, res.stderr
+    counters = res.json()["counters"]
+    # One goroutine created per op (a GC starting its workers mid-run may add a handful in total).
+    assert abs(counters["goroutines_created_per_op"] - 1) < 0.01, counters
+    assert counters["gomaxprocs"] == 1
+    assert {"voluntary_ctxsw_per_op", "involuntary_ctxsw_per_op"} <= set(counters)
+
+    res = run("--run", "go.mutex", "--param", "procs=2", "--min-time", str(MIN_TIME), "--repetitions", "1")
+    assert res.code == 0, res.stderr
+    assert res.json()["counters"]["gomaxprocs"] == 2
+
+
+def test_goroutine_memory_reports_per_goroutine_parts(specs):
+    res = run("--run", "go.goroutine_memory", "--param", "goroutines=3000", "--repetitions", "2")
+    assert res.code == 0, res.stderr
+    result = res.json()
+    assert result["iterations"] == [3000, 3000]
+    counters = result["counters"]
+    assert counters["stack_bytes_per_goroutine"] > 0
+    assert {"heap_bytes_per_goroutine", "stack_starting_size_bytes"} <= set(counters)
+
+
+# ---------------------------------------------------------------- bad arguments
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["--run", "go.nope"], "go.nope"),
+        (["--run", "go.mutex", "--param", "threads=2"], "threads"),
+        (["--run", "go.mutex", "--param", "goroutines=two"], "goroutines"),
+        (["--run", "go.mutex", "--param", "goroutines=1.5"], "goroutines"),
+        (["--run", "go.mutex", "--param", "goroutines=0"], "goroutines"),
+        (["--run", "go.gosched", "--param", "goroutines=16385"], "goroutines"),
+        (["--run", "go.chan_pingpong", "--param", "goroutines=30001"], "goroutines"),
+        (["--run", "go.goroutine_memory", "--param", "goroutines=100001"], "goroutines"),
+        (["--run", "go.mutex", "--param", "procs=1025"], "procs"),
+        (["--run", "go.chan_pingpong", "--param", "topology=ring"], "topology"),
+        (["--run", "go.mutex", "--param", "goroutines"], "goroutines"),
+        (["--run", "go.mutex", "--repetitions", "0"], "--repetitions"),
+        (["--run", "go.mutex", "--repetitions", "many"], "--repetitions"),
+        (["--run", "go.mutex", "--min-time", "0"], "--min-time"),
+        (["--run", "go.mutex", "--min-time", "-1"], "--min-time"),
+        (["--run", "go.mutex", "--min-time", "soon"], "--min-time"),
+        (["--run", "go.mutex", "--warp"], "--warp"),
+        (["--run"], "--run"),
+        ([], "--list"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(specs, argv, names):
+    res = run(*argv)
+    assert res.code == 2, (argv, res.stderr)
+    assert res.stdout == ""
+    assert res.stderr.endswith("\n") and res.stderr.count("\n") == 1, res.stderr
+    assert names in res.stderr, res.stderr
