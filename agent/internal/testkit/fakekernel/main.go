@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,9 +124,8 @@ func run(id string, rest []string) {
 	case "fake.badjson":
 		fmt.Println(`{"kernel": "fake.badjson", "samples": [1, 2,`)
 	case "fake.crash":
-		fmt.Fprintln(os.Stderr, "about to crash")
-		_ = syscall.Kill(os.Getpid(), syscall.SIGABRT)
-		time.Sleep(time.Minute)
+		debug.SetTraceback("crash") // the runtime dies by SIGABRT instead of exiting 2
+		panic("about to crash")
 	case "fake.sleep", "fake.stubborn":
 		if id == "fake.stubborn" {
 			signal.Ignore(syscall.SIGTERM)

@@ -1,0 +1,277 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/spool"
+)
+
+const token = "agent-token-for-tests"
+
+func TestHelloCarriesIdentityFactsAndCatalog(t *testing.T) {
+	spoolDir := filepath.Join(t.TempDir(), "spool") // created by the agent
+	srv := startServer(t, token, spoolDir)
+	kernels := newKernelsDir(t)
+	a := startAgent(t, srv.addr, token, kernels, spoolDir)
+	sc := srv.accept(t)
+	h := sc.hello
+
+	if _, err := uuid.Parse(h.GetAgentId()); err != nil {
+		t.Fatalf("agent_id %q is not a UUID", h.GetAgentId())
+	}
+	stored, err := os.ReadFile(filepath.Join(spoolDir, "agent-id"))
+	if err != nil || strings.TrimSpace(string(stored)) != h.GetAgentId() {
+		t.Fatalf("agent-id file = %q, %v; want %s", stored, err, h.GetAgentId())
+	}
+	if h.GetName() != "test-agent" || h.GetAgentVersion() != "test" || h.GetCurrentRunId() != "" || len(h.GetPendingResultIds()) != 0 {
+		t.Errorf("hello = %v", h)
+	}
+	f := h.GetFacts()
+	if f.GetHostname() == "" || f.GetLogicalCpus() < 1 || f.GetArch() == "" || f.GetKernelRelease() == "" {
+		t.Errorf("facts = %v", f)
+	}
+	var ok *agentv1.KernelSpec
+	for _, k := range h.GetKernels() {
+		if k.GetId() == "fake.ok" {
+			ok = k
+		}
+	}
+	if ok == nil || ok.GetExecutable() != "ctxbench-kernels-fake" || len(ok.GetParams()) != 5 ||
+		ok.GetParams()[1].GetDefaultValue() != "0.5" || ok.GetSeedReference().GetSeed() != "000" {
+		t.Fatalf("fake.ok spec = %v", ok)
+	}
+	waitFor(t, "a heartbeat", func() bool { return sc.heartbeats.Load() > 0 })
+
+	// A restarted agent keeps its identity.
+	a.stop()
+	startAgent(t, srv.addr, token, kernels, spoolDir)
+	if again := srv.accept(t).hello.GetAgentId(); again != h.GetAgentId() {
+		t.Fatalf("agent id after restart = %s, want %s", again, h.GetAgentId())
+	}
+}
+
+func TestRunReportsEveryOutcome(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	pidfile := filepath.Join(t.TempDir(), "stubborn.pids")
+
+	okItem := item("ok", "fake.ok", map[string]string{"n": "2", "ratio": "1", "flavor": "spicy"})
+	okItem.Repetitions, okItem.MinTimeS = 4, 0.25
+	timeout := item("timeout", "fake.stubborn", map[string]string{"pidfile": pidfile})
+	timeout.TimeoutS = 0.5
+	sc.startRun(t, "run-1",
+		okItem,
+		item("exit2", "fake.exit2", nil),
+		item("exit3", "fake.exit3", nil),
+		item("badjson", "fake.badjson", nil),
+		item("crash", "fake.crash", nil),
+		timeout,
+		item("unknown-kernel", "fake.nope", nil),
+		item("out-of-range", "fake.ok", map[string]string{"n": "1000"}),
+		item("unknown-param", "fake.ok", map[string]string{"threads": "2"}),
+		item("after", "fake.ok", nil),
+	)
+	l := sc.collect(t, true, "run-1")
+
+	if len(l.unspool) > 0 {
+		t.Errorf("results sent before they were spooled: %v", l.unspool)
+	}
+	want := []struct {
+		item   string
+		status agentv1.ResultStatus
+		err    string
+	}{
+		{"ok", agentv1.ResultStatus_RESULT_STATUS_OK, ""},
+		{"exit2", agentv1.ResultStatus_RESULT_STATUS_FAILED, "kernel refused its arguments (exit 2): bad argument: --param threads=0 is below 1"},
+		{"exit3", agentv1.ResultStatus_RESULT_STATUS_UNSUPPORTED, "greenlet is not installed"},
+		{"badjson", agentv1.ResultStatus_RESULT_STATUS_FAILED, "invalid JSON"},
+		{"crash", agentv1.ResultStatus_RESULT_STATUS_FAILED, "kernel killed by signal SIGABRT"},
+		{"timeout", agentv1.ResultStatus_RESULT_STATUS_FAILED, "timed out after 500ms"},
+		{"unknown-kernel", agentv1.ResultStatus_RESULT_STATUS_FAILED, `refused: kernel "fake.nope" is not in this agent's catalog`},
+		{"out-of-range", agentv1.ResultStatus_RESULT_STATUS_FAILED, "refused: kernel fake.ok: parameter n: 1000 is above the maximum 100"},
+		{"unknown-param", agentv1.ResultStatus_RESULT_STATUS_FAILED, `refused: kernel fake.ok: unknown parameter "threads"`},
+		{"after", agentv1.ResultStatus_RESULT_STATUS_OK, ""},
+	}
+	for _, w := range want {
+		r := l.results[w.item]
+		if r == nil {
+			t.Errorf("item %s: no result", w.item)
+			continue
+		}
+		if r.GetStatus() != w.status || !strings.Contains(r.GetError(), w.err) {
+			t.Errorf("item %s: status %v error %q; want %v containing %q", w.item, r.GetStatus(), r.GetError(), w.status, w.err)
+		}
+		if _, err := uuid.Parse(r.GetResultId()); err != nil || r.GetRunId() != "run-1" ||
+			r.GetStartedAt() == nil || r.GetFinishedAt() == nil {
+			t.Errorf("item %s: result = %v", w.item, r)
+		}
+		if (w.item == "exit2" || w.item == "exit3" || w.item == "crash") && r.GetStderrTail() == "" {
+			t.Errorf("item %s: no stderr tail", w.item)
+		}
+	}
+
+	ok := l.results["ok"]
+	wantParams := map[string]string{"n": "2", "ratio": "1.0", "flavor": "spicy", "verbose": "false", "label": "x"}
+	for k, v := range wantParams {
+		if ok.GetParams()[k] != v {
+			t.Errorf("ok params[%s] = %q, want %q (all %v)", k, ok.GetParams()[k], v, ok.GetParams())
+		}
+	}
+	if len(ok.GetSamples()) != 4 || len(ok.GetIterations()) != 4 || ok.GetUnit() != "ns/op" ||
+		ok.GetHarness().GetMinTimeS() != 0.25 || ok.GetExitCode() != 0 {
+		t.Errorf("ok result = %v", ok)
+	}
+	if _, has := ok.GetCounters()["voluntary_ctxsw_per_op"]; !has {
+		t.Errorf("ok counters = %v", ok.GetCounters())
+	}
+	if l.results["exit2"].GetExitCode() != 2 || l.results["exit3"].GetExitCode() != 3 || l.results["crash"].GetExitCode() != -1 {
+		t.Errorf("exit codes: %d %d %d", l.results["exit2"].GetExitCode(), l.results["exit3"].GetExitCode(), l.results["crash"].GetExitCode())
+	}
+	if l.running("unknown-kernel") || !l.running("ok") {
+		t.Errorf("RUNNING updates wrong: %v", l.updates)
+	}
+	if first := l.updates[0]; first.GetState() != agentv1.ItemState_ITEM_STATE_ACCEPTED {
+		t.Errorf("first update = %v, want ACCEPTED", first)
+	}
+	// The timed-out kernel ignored SIGTERM; SIGKILL took it and its grandchild.
+	for _, pid := range readPids(t, pidfile) {
+		waitFor(t, "timed-out kernel process to be gone", func() bool { return gone(pid) })
+	}
+	// Acked results leave the spool.
+	waitFor(t, "spool to empty after acks", func() bool { return spoolCount(t, spoolDir) == 0 })
+}
+
+func TestUnackedResultsAreResentAfterReconnect(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	sc.startRun(t, "run-1", item("i1", "fake.ok", nil))
+	l := sc.collect(t, false, "run-1")
+	first := l.results["i1"]
+	if first == nil {
+		t.Fatal("no result")
+	}
+	if spoolCount(t, spoolDir) != 1 {
+		t.Fatal("unacked result not in the spool")
+	}
+	sc.end <- status.Error(codes.Unavailable, "server going away")
+
+	sc2 := srv.accept(t)
+	if p := sc2.hello.GetPendingResultIds(); len(p) != 1 || p[0] != first.GetResultId() {
+		t.Fatalf("Hello.pending_result_ids = %v, want [%s]", p, first.GetResultId())
+	}
+	r := sc2.next(t)
+	again := r.msg.GetResultReport()
+	if again.GetResultId() != first.GetResultId() || again.GetItemId() != "i1" || again.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK {
+		t.Fatalf("after reconnect got %v, want result %s again", r.msg, first.GetResultId())
+	}
+	sc2.ack(t, again.GetResultId())
+	waitFor(t, "spool to empty after the ack", func() bool { return spoolCount(t, spoolDir) == 0 })
+}
+
+func TestItemsAlreadySpooledAreNotRunAgain(t *testing.T) {
+	spoolDir := t.TempDir()
+	sp, err := spool.Open(spoolDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "done",
+		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
+	if err := sp.Put(earlier); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, token, spoolDir)
+	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	if p := sc.hello.GetPendingResultIds(); len(p) != 1 || p[0] != earlier.GetResultId() {
+		t.Fatalf("pending = %v", p)
+	}
+	sc.startRun(t, "run-1", item("done", "fake.ok", nil), item("new", "fake.ok", nil))
+	l := sc.collect(t, false, "run-1") // no acks: the spooled result must still be there when the item comes up
+	if l.running("done") {
+		t.Error("item with a spooled result was run again")
+	}
+	if r := l.results["done"]; r.GetResultId() != earlier.GetResultId() {
+		t.Errorf("item done: result %v, want the spooled one re-sent", r)
+	}
+	if r := l.results["new"]; r.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK || !l.running("new") {
+		t.Errorf("item new: %v", r)
+	}
+}
+
+func TestWrongTokenIsRefusedLoudlyAndNotHammered(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	a := startAgent(t, srv.addr, "wrong-token", newKernelsDir(t), spoolDir)
+	waitFor(t, "the refused connect", func() bool { return srv.refused.Load() >= 1 })
+	waitFor(t, "the refusal in the log", func() bool { return strings.Contains(a.log.String(), "SERVER REFUSED THIS AGENT") })
+	if log := a.log.String(); !strings.Contains(log, "code=Unauthenticated") || !strings.Contains(log, "retry_in=30s") {
+		t.Errorf("log does not name the refusal and the long wait:\n%s", log)
+	}
+	time.Sleep(500 * time.Millisecond) // ten normal backoffs would have passed
+	if n := srv.refused.Load(); n != 1 {
+		t.Errorf("agent retried %d times in half a second after UNAUTHENTICATED", n)
+	}
+}
+
+func TestCancelKillsProcessGroupAndSkipsTheRest(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	pidfile := filepath.Join(t.TempDir(), "sleep.pids")
+	sc.startRun(t, "run-a", item("a1", "fake.sleep", map[string]string{"pidfile": pidfile}), item("a2", "fake.ok", nil))
+	sc.startRun(t, "run-a", item("a1", "fake.sleep", map[string]string{"pidfile": pidfile})) // duplicate: ignored
+	sc.startRun(t, "run-b", item("b1", "fake.ok", nil))
+	sc.startRun(t, "run-c", item("c1", "fake.ok", nil))
+	pids := readPids(t, pidfile)
+	sc.cancelRun(t, "run-b") // queued
+	sc.cancelRun(t, "run-a") // running
+	l := sc.collect(t, true, "run-a", "run-b", "run-c")
+
+	for _, pid := range pids {
+		waitFor(t, "cancelled kernel process to be gone", func() bool { return gone(pid) })
+	}
+	for _, id := range []string{"a1", "a2", "b1"} {
+		if r := l.results[id]; r.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_CANCELLED {
+			t.Errorf("item %s: %v, want CANCELLED", id, r)
+		}
+	}
+	if l.running("a2") || l.running("b1") {
+		t.Error("an item of a cancelled run was started")
+	}
+	if r := l.results["c1"]; r.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK {
+		t.Errorf("run-c after the cancelled ones: %v", r)
+	}
+	accepted := 0
+	for _, u := range l.updates {
+		if u.GetRunId() == "run-a" && u.GetState() == agentv1.ItemState_ITEM_STATE_ACCEPTED {
+			accepted++
+		}
+	}
+	if accepted != 1 {
+		t.Errorf("run-a accepted %d times, want once (duplicate StartRun ignored)", accepted)
+	}
+	// Runs ran in order: a, b, c.
+	var order []string
+	for _, u := range l.updates {
+		if u.GetState() == agentv1.ItemState_ITEM_STATE_RUN_FINISHED {
+			order = append(order, u.GetRunId())
+		}
+	}
+	if strings.Join(order, ",") != "run-a,run-b,run-c" {
+		t.Errorf("runs finished in order %v", order)
+	}
+}

@@ -1,0 +1,341 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/ctxbench/ctxbench/agent/internal/config"
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/spool"
+	"github.com/ctxbench/ctxbench/agent/internal/testkit"
+)
+
+// waitLong bounds every wait in these tests: generous, so a busy 2-core machine does not flake them,
+// while a hang still fails in well under the suite's budget.
+const waitLong = 20 * time.Second
+
+// testServer is a real AgentService on a loopback listener. It checks the bearer token, answers Hello
+// with Welcome, and hands each accepted stream to the test as a serverConn.
+type testServer struct {
+	agentv1.UnimplementedAgentServiceServer
+	token    string
+	spoolDir string // where the agent spools, to check "spooled before sent"
+	conns    chan *serverConn
+	refused  atomic.Int32
+	addr     string
+}
+
+// serverConn is one agent stream as the test drives it.
+type serverConn struct {
+	hello      *agentv1.Hello
+	stream     agentv1.AgentService_ConnectServer
+	msgs       chan received
+	end        chan error
+	heartbeats atomic.Int32
+}
+
+type received struct {
+	msg     *agentv1.ConnectRequest
+	spooled bool // the result's spool file existed when the server received it
+}
+
+func startServer(t *testing.T, token, spoolDir string) *testServer {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{token: token, spoolDir: spoolDir, conns: make(chan *serverConn, 16), addr: lis.Addr().String()}
+	g := grpc.NewServer()
+	agentv1.RegisterAgentServiceServer(g, s)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	return s
+}
+
+func (s *testServer) Connect(stream agentv1.AgentService_ConnectServer) error {
+	md, _ := metadata.FromIncomingContext(stream.Context())
+	if auth := md.Get("authorization"); len(auth) != 1 || auth[0] != "Bearer "+s.token {
+		s.refused.Add(1)
+		return status.Error(codes.Unauthenticated, "unknown agent token")
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	hello := first.GetHello()
+	if hello == nil {
+		return status.Error(codes.InvalidArgument, "first message must be Hello")
+	}
+	if err := stream.Send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Welcome{Welcome: &agentv1.Welcome{
+		MachineId: hello.GetAgentId(), HeartbeatIntervalS: 1, ServerVersion: "test"}}}); err != nil {
+		return err
+	}
+	sc := &serverConn{hello: hello, stream: stream, msgs: make(chan received, 1024), end: make(chan error, 1)}
+	go func() {
+		defer close(sc.msgs)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if m.GetHeartbeat() != nil {
+				sc.heartbeats.Add(1)
+				continue
+			}
+			r := received{msg: m}
+			if rep := m.GetResultReport(); rep != nil {
+				_, err := os.Stat(s.spoolDir + "/results/" + rep.GetResultId() + ".json")
+				r.spooled = err == nil
+			}
+			sc.msgs <- r
+		}
+	}()
+	s.conns <- sc
+	select {
+	case err := <-sc.end:
+		return err
+	case <-stream.Context().Done():
+		return stream.Context().Err()
+	}
+}
+
+func (s *testServer) accept(t *testing.T) *serverConn {
+	t.Helper()
+	select {
+	case sc := <-s.conns:
+		return sc
+	case <-time.After(waitLong):
+		t.Fatal("agent did not connect")
+		return nil
+	}
+}
+
+func (sc *serverConn) send(t *testing.T, m *agentv1.ConnectResponse) {
+	t.Helper()
+	if err := sc.stream.Send(m); err != nil {
+		t.Fatalf("server send: %v", err)
+	}
+}
+
+func (sc *serverConn) startRun(t *testing.T, runID string, items ...*agentv1.RunItem) {
+	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_StartRun{StartRun: &agentv1.StartRun{RunId: runID, Items: items}}})
+}
+
+func (sc *serverConn) cancelRun(t *testing.T, runID string) {
+	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_CancelRun{CancelRun: &agentv1.CancelRun{RunId: runID}}})
+}
+
+func (sc *serverConn) ack(t *testing.T, resultID string) {
+	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_ResultAck{ResultAck: &agentv1.ResultAck{ResultId: resultID}}})
+}
+
+func (sc *serverConn) next(t *testing.T) received {
+	t.Helper()
+	select {
+	case r, ok := <-sc.msgs:
+		if !ok {
+			t.Fatal("agent stream closed")
+		}
+		return r
+	case <-time.After(waitLong):
+		t.Fatal("no message from agent")
+		return received{}
+	}
+}
+
+// runLog is what the server saw of runs: results by item id and every update in order.
+type runLog struct {
+	results  map[string]*agentv1.ResultReport
+	unspool  []string // result ids that arrived before they were in the spool
+	updates  []*agentv1.RunUpdate
+	finished map[string]bool
+}
+
+func (l *runLog) running(itemID string) bool {
+	for _, u := range l.updates {
+		if u.GetItemId() == itemID && u.GetState() == agentv1.ItemState_ITEM_STATE_RUNNING {
+			return true
+		}
+	}
+	return false
+}
+
+// collect reads messages until every run in runIDs sent RUN_FINISHED, acking results when ack is set.
+func (sc *serverConn) collect(t *testing.T, ack bool, runIDs ...string) *runLog {
+	t.Helper()
+	l := &runLog{results: map[string]*agentv1.ResultReport{}, finished: map[string]bool{}}
+	for len(l.finished) < len(runIDs) {
+		r := sc.next(t)
+		if rep := r.msg.GetResultReport(); rep != nil {
+			if prev, dup := l.results[rep.GetItemId()]; dup && prev.GetResultId() != rep.GetResultId() {
+				t.Errorf("item %s got two different results", rep.GetItemId())
+			}
+			l.results[rep.GetItemId()] = rep
+			if !r.spooled {
+				l.unspool = append(l.unspool, rep.GetResultId())
+			}
+			if ack {
+				sc.ack(t, rep.GetResultId())
+			}
+		}
+		if u := r.msg.GetRunUpdate(); u != nil {
+			l.updates = append(l.updates, u)
+			if u.GetState() == agentv1.ItemState_ITEM_STATE_RUN_FINISHED {
+				l.finished[u.GetRunId()] = true
+			}
+		}
+	}
+	return l
+}
+
+// lockedBuffer is a log sink tests can read while the agent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+type testAgent struct {
+	kernels, spool string
+	log            *lockedBuffer
+	stop           func()
+}
+
+// newKernelsDir holds the fake kernel under the name a real build would use.
+func newKernelsDir(t *testing.T) string {
+	dir := t.TempDir()
+	testkit.FakeKernel(t, dir, "ctxbench-kernels-fake")
+	return dir
+}
+
+// startAgent runs the agent in-process against addr until the test ends (or stop is called).
+func startAgent(t *testing.T, addr, token, kernels, spoolDir string) *testAgent {
+	t.Helper()
+	a := &testAgent{kernels: kernels, spool: spoolDir, log: &lockedBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{
+			Config:     config.Config{Server: addr, Token: token, Kernels: kernels, Spool: spoolDir, Name: "test-agent"},
+			Version:    "test",
+			Log:        slog.New(slog.NewTextHandler(a.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			MinBackoff: 50 * time.Millisecond,
+			MaxBackoff: 30 * time.Second,
+			KillGrace:  300 * time.Millisecond,
+		})
+	}()
+	var once sync.Once
+	a.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("agent returned %v", err)
+				}
+			case <-time.After(waitLong):
+				t.Errorf("agent did not stop")
+			}
+		})
+	}
+	t.Cleanup(func() {
+		a.stop()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", a.log.String())
+		}
+	})
+	return a
+}
+
+func item(id, kernel string, params map[string]string) *agentv1.RunItem {
+	return &agentv1.RunItem{ItemId: id, KernelId: kernel, Params: params}
+}
+
+// waitFor polls cond until it holds or waitLong passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func spoolCount(t *testing.T, dir string) int {
+	t.Helper()
+	s, err := spool.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ids)
+}
+
+// readPids waits for the fake kernel's pidfile: the kernel's pid, then its grandchild's.
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	var pids []int
+	waitFor(t, "pidfile "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pids = nil
+		for _, f := range strings.Fields(string(b)) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+		return len(pids) == 2
+	})
+	return pids
+}
+
+// gone says the process no longer runs: it does not exist, or it is a zombie awaiting its reaper
+// (in a container, PID 1 may never reap the kernel's orphaned grandchild).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+}
+
+func TestMain(m *testing.M) { testkit.Main(m) }
