@@ -224,3 +224,9 @@ async def test_spa_fallback(built_frontend: Path, http: httpx.AsyncClient) -> No
     assert (await http.get("/api/v1/unknown")).status_code == 404
     assert (await http.get("/../../etc/passwd")).status_code in (200, 404)
     assert "root:" not in (await http.get("/%2e%2e/%2e%2e/etc/passwd")).text
+
+
+async def test_unknown_api_paths_404_for_every_method(http: httpx.AsyncClient) -> None:
+    for method in ("GET", "POST", "DELETE"):
+        r = await http.request(method, "/api/v1/nope")
+        assert r.status_code == 404 and r.json() == {"detail": "Not Found"}, method

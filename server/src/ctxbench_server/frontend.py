@@ -22,6 +22,14 @@ RESERVED = ("api/", "docs", "redoc", "openapi.json")
 def install(app: FastAPI, frontend_dir: Path) -> None:
     root = frontend_dir.resolve()
 
+    @app.api_route(
+        "/api/{path:path}",
+        methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+        include_in_schema=False,
+    )
+    async def api_not_found(path: str) -> None:
+        raise HTTPException(status_code=404, detail="Not Found")
+
     @app.get("/{path:path}", include_in_schema=False, response_model=None)
     async def spa(path: str) -> Response:
         if path == "api" or path.startswith(RESERVED):

@@ -92,14 +92,18 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     status = RESULT_STATUS.get(r.status, "failed")
     error = r.error or None
     samples = list(r.samples)
-    spec = (await catalog(session, machine_id)).get(r.kernel_id or item.kernel_id)
+    if r.kernel_id and r.kernel_id != item.kernel_id:
+        log.warning(
+            "result %s names kernel %r but item %s is %r", r.result_id, r.kernel_id, item.id, item.kernel_id
+        )
+    spec = (await catalog(session, machine_id)).get(item.kernel_id)
     params = from_wire(spec, r.params) if r.params else dict(item.params)
     result = Result(
         id=r.result_id,
         run_id=run.id,
         item_id=item.id,
         machine_id=machine_id,
-        kernel_id=r.kernel_id or item.kernel_id,
+        kernel_id=item.kernel_id,
         params=params,
         params_key=params_key(spec, params),
         unit=r.unit,
