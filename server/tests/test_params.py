@@ -46,7 +46,11 @@ def test_spec_from_proto_is_typed() -> None:
         (4, "int", "4"),
         (-3, "int", "-3"),
         (0.5, "float", "0.5"),
-        (100.0, "float", "100"),
+        (100.0, "float", "100.0"),
+        (0.0, "float", "0.0"),
+        (1e-4, "float", "0.0001"),
+        (1e16, "float", "1e+16"),
+        (9999999999999998.0, "float", "9999999999999998.0"),
         (1e-05, "float", "1e-05"),
         (0.1, "float", "0.1"),
         (True, "bool", "true"),
@@ -111,3 +115,23 @@ def test_wire_conversions() -> None:
     assert from_wire(SPEC, wire) == typed
     assert from_wire(SPEC, {"mystery": "1"}) == {"mystery": "1"}
     assert params_key(SPEC, typed) == "dir=/tmp&direct=false&placement=same_core&ratio=0.5&threads=8"
+
+
+def test_param_without_valid_default_is_left_to_the_kernel() -> None:
+    spec = spec_from_proto(
+        pb.KernelSpec(
+            id="k",
+            params=[
+                pb.ParamSpec(name="n", type=pb.PARAM_TYPE_INT, default_value=""),
+                pb.ParamSpec(name="m", type=pb.PARAM_TYPE_INT, default_value="3"),
+            ],
+        )
+    )
+    assert defaults(spec) == {"m": 3}
+    assert to_wire(spec, {"m": 3, "n": "junk"}) == {"m": "3", "n": "junk"}
+
+
+def test_huge_int_refused_even_without_bounds() -> None:
+    with pytest.raises(ParamError) as e:
+        check_value(2**64, {"name": "n", "type": "int"})
+    assert e.value.type == "int_too_large"

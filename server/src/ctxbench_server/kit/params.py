@@ -38,10 +38,9 @@ def canonical(value: Any, ptype: str) -> str:
     if ptype == "int":
         return str(int(value))
     if ptype == "float":
-        f = float(value)
-        if f.is_integer() and abs(f) < 1e15:
-            return str(int(f))  # "100", not "100.0": shortest form that round-trips
-        return repr(f)  # Python's repr is the shortest round-tripping decimal
+        # Python's repr: the shortest round-tripping decimal ("0.5", "1.0", "1e-05", "1e+16"). The Go
+        # agent's catalog.FormatFloat writes the same bytes.
+        return repr(float(value))
     return str(value)
 
 
@@ -73,6 +72,8 @@ def check_value(value: Any, p: Mapping[str, Any]) -> Any:
                 value = int(value)
             else:
                 raise ParamError("Input should be a valid integer", "int_type")
+        if not -(2**63) <= value < 2**63:  # the agent and kernels parse 64-bit integers
+            raise ParamError("Input should fit in a 64-bit integer", "int_too_large")
     elif ptype == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ParamError("Input should be a valid number", "float_type")
@@ -109,7 +110,14 @@ def _num(x: float) -> str:
 
 
 def defaults(spec: Mapping[str, Any]) -> dict[str, Any]:
-    return {p["name"]: p.get("default") for p in spec.get("params", [])}
+    """Each parameter's default; one without a valid default is left out (the kernel picks it)."""
+    out = {}
+    for p in spec.get("params", []):
+        try:
+            out[p["name"]] = check_value(p.get("default"), p)
+        except ParamError:
+            continue
+    return out
 
 
 def params_by_name(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -119,7 +127,13 @@ def params_by_name(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 def to_wire(spec: Mapping[str, Any], typed: Mapping[str, Any]) -> dict[str, str]:
     """Typed params (validated) -> canonical strings for RunItem.params."""
     by_name = params_by_name(spec)
-    return {k: canonical(v, by_name[k]["type"]) if k in by_name else str(v) for k, v in typed.items()}
+    out = {}
+    for k, v in typed.items():
+        try:
+            out[k] = canonical(v, by_name[k]["type"]) if k in by_name else str(v)
+        except (TypeError, ValueError):  # a value stored under an older catalog: send it as it is
+            out[k] = str(v)
+    return out
 
 
 def from_wire(spec: Mapping[str, Any] | None, wire: Mapping[str, str]) -> dict[str, Any]:
