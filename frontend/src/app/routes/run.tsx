@@ -42,7 +42,7 @@ export function RunPage() {
 
       <h2>Results</h2>
       {results.isError && <ErrorMessage title="Could not load results:" error={results.error} />}
-      {results.data && results.data.length > 0 && <ResultsTable results={results.data} />}
+      {results.data && results.data.length > 0 && <ResultsTable results={results.data} items={r.items} />}
       {results.data && results.data.length === 0 && (
         <p className="muted">{ended ? 'No item of this run measured anything.' : 'No results yet: they appear as items finish.'}</p>
       )}

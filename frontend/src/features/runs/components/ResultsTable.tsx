@@ -1,8 +1,9 @@
-import type { Result } from '@/lib/api-types';
-import { toResultRow } from '../utils/result-rows';
+import type { Result, RunItem } from '@/lib/api-types';
+import { sortByItemOrder, toResultRow } from '../utils/result-rows';
 
-export function ResultsTable({ results }: { results: Result[] }) {
-  const rows = results.map(toResultRow);
+export function ResultsTable({ results, items }: { results: Result[]; items: RunItem[] }) {
+  const rows = sortByItemOrder(results, items).map(toResultRow);
+  const rangeNote = rows.find((r) => r.ciIsRange)?.ciMethod;
   return (
     <div className="table-wrap">
       <table className="table results">
@@ -52,6 +53,7 @@ export function ResultsTable({ results }: { results: Result[] }) {
               </td>
               <td className="num" title={r.ciMethod ?? undefined}>
                 {r.ci}
+                {r.ciIsRange && <sup aria-label="sample range">†</sup>}
               </td>
               <td className="num">{r.mean}</td>
               <td className="num">{r.stddev}</td>
@@ -75,6 +77,7 @@ export function ResultsTable({ results }: { results: Result[] }) {
           ))}
         </tbody>
       </table>
+      {rangeNote && <p className="table-note small muted">† the sample range [min, max]: {rangeNote}</p>}
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result } from '@/lib/api-types';
-import { counterLabel, toResultRow } from './result-rows';
+import { counterLabel, sortByItemOrder, toResultRow } from './result-rows';
 
 const result: Result = {
   id: 'r1',
@@ -33,6 +33,7 @@ describe('toResultRow', () => {
       median: '2.05',
       ci: '[2.03, 2.07]',
       ciMethod: 'min-max (n < 6)',
+      ciIsRange: true,
       mean: '2.05',
       stddev: '0.0123',
       cv: '0.602 %',
@@ -55,5 +56,18 @@ describe('toResultRow', () => {
   it('labels counters', () => {
     expect(counterLabel('voluntary_ctxsw_per_op')).toBe('voluntary ctxsw/op');
     expect(counterLabel('max_rss_kb')).toBe('max rss kb');
+  });
+});
+
+describe('sortByItemOrder', () => {
+  it('follows the item index', () => {
+    const a = { ...result, id: 'a', item_id: 'i2' };
+    const b = { ...result, id: 'b', item_id: 'i1' };
+    const c = { ...result, id: 'c', item_id: 'gone' };
+    const items = [
+      { id: 'i1', index: 0, kernel: 'k', params: {}, state: 'succeeded' as const, error: null, result_id: 'b' },
+      { id: 'i2', index: 1, kernel: 'k', params: {}, state: 'succeeded' as const, error: null, result_id: 'a' },
+    ];
+    expect(sortByItemOrder([c, a, b], items).map((r) => r.id)).toEqual(['b', 'a', 'c']);
   });
 });

@@ -1,6 +1,6 @@
 // Shapes results for the results table: every number of one row on the scale of its median, so a
 // row reads "48.1 [47.9, 48.6] ns/op" rather than mixing ns and µs.
-import type { Result } from '@/lib/api-types';
+import type { Result, RunItem } from '@/lib/api-types';
 import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
 
 export interface ResultRow {
@@ -12,6 +12,8 @@ export interface ResultRow {
   median: string;
   ci: string;
   ciMethod: string | null;
+  /** The interval is the sample range, not a 95 % interval (too few samples): the table marks it. */
+  ciIsRange: boolean;
   mean: string;
   stddev: string;
   cv: string;
@@ -36,6 +38,7 @@ export function toResultRow(r: Result): ResultRow {
     median: formatScaled(r.median, scale),
     ci: `[${formatScaled(r.ci_low, scale)}, ${formatScaled(r.ci_high, scale)}]`,
     ciMethod: r.ci_method ?? null,
+    ciIsRange: (r.ci_method ?? '').startsWith('min-max'),
     mean: formatScaled(r.mean, scale),
     stddev: formatScaled(r.stddev, scale),
     cv: formatPercent(r.cv),
@@ -45,4 +48,11 @@ export function toResultRow(r: Result): ResultRow {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, value]) => ({ name: counterLabel(name), value: formatNumber(value) })),
   };
+}
+
+/** Results in the run's item order (the order they were measured in); unknown items last. */
+export function sortByItemOrder(results: Result[], items: RunItem[]): Result[] {
+  const order = new Map(items.map((i) => [i.id, i.index]));
+  const at = (r: Result) => order.get(r.item_id) ?? Number.MAX_SAFE_INTEGER;
+  return [...results].sort((a, b) => at(a) - at(b));
 }
