@@ -61,9 +61,12 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// Main runs the tests and removes the built fake kernel afterwards. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests, then the cleanups, and removes the built fake kernel. Call it from TestMain.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if buildPath != "" {
 		_ = os.RemoveAll(filepath.Dir(buildPath))
 	}
