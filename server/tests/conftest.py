@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,15 +17,23 @@ TOKEN = "test-token-0123456789abcdef"
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        http_port=0,
-        grpc_port=0,
-        data_dir=tmp_path / "data",
-        frontend_dir=tmp_path / "frontend",
-        agent_token=TOKEN,  # type: ignore[arg-type]
-        log_level="warning",
-    )
+def settings_overrides() -> dict[str, Any]:
+    """Override per test with @pytest.mark.parametrize("settings_overrides", [{...}])."""
+    return {}
+
+
+@pytest.fixture
+def settings(tmp_path: Path, settings_overrides: dict[str, Any]) -> Settings:
+    kw: dict[str, Any] = {
+        "http_port": 0,
+        "grpc_port": 0,
+        "data_dir": tmp_path / "data",
+        "frontend_dir": tmp_path / "frontend",
+        "agent_token": TOKEN,
+        "log_level": "warning",
+        **settings_overrides,
+    }
+    return Settings(**kw)
 
 
 @pytest.fixture

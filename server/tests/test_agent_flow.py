@@ -290,3 +290,14 @@ async def test_runs_listing(make_agent: MakeAgent, http: httpx.AsyncClient, serv
     only_a = (await http.get("/api/v1/runs", params={"machine_id": a.agent_id})).json()
     assert [r["id"] for r in only_a] == [ra["id"]]
     assert len((await http.get("/api/v1/runs", params={"limit": 1})).json()) == 1
+
+
+@pytest.mark.parametrize("settings_overrides", [{"heartbeat_interval_s": 1}])
+async def test_silent_agent_is_disconnected(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    agent = make_agent()
+    welcome = await agent.connect()
+    assert welcome.heartbeat_interval_s == 1
+    with pytest.raises(EOFError):
+        await agent.next(wait_s=6)  # 3 missed heartbeats, then the server ends the stream
+    m = (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()
+    assert m["online"] is False

@@ -24,6 +24,15 @@ from ctxbench_server.runs.dispatch import Dispatcher
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
+GRPC_OPTIONS = [
+    # Find dead peers behind NAT even when nobody writes; let agents ping as often as every 10 s.
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+]
 
 
 def announce(line: str) -> None:
@@ -61,7 +70,7 @@ class CtxbenchServer:
         self.hub = AgentHub()
         self.dispatcher = Dispatcher(self.hub, self.sessionmaker)
 
-        self.grpc = grpc.aio.server()
+        self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         pb_grpc.add_AgentServiceServicer_to_server(
             AgentService(self.token, self.hub, self.dispatcher, self.sessionmaker, s.heartbeat_interval_s),
             self.grpc,

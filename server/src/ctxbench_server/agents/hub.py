@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import defaultdict
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
@@ -19,6 +20,7 @@ class AgentConnection:
         self.peer = peer
         self.outbox: asyncio.Queue[pb.ConnectResponse | None] = asyncio.Queue()
         self.closed = False
+        self.last_message = time.monotonic()
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:

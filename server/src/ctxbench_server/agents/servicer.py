@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -22,6 +23,10 @@ from ctxbench_server.runs import reports
 from ctxbench_server.runs.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
+
+# An agent silent for this many heartbeat intervals is taken for gone: its stream is closed so the
+# machine shows offline and its run is re-dispatched when it comes back.
+MISSED_HEARTBEATS = 3
 
 
 class AgentService(pb_grpc.AgentServiceServicer):
@@ -87,12 +92,14 @@ class AgentService(pb_grpc.AgentServiceServicer):
             )
         )
         reader = asyncio.create_task(self._read(request_iterator, conn))
+        watchdog = asyncio.create_task(self._watch(conn))
         try:
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
                 yield msg
         finally:
             reader.cancel()
+            watchdog.cancel()
             self.hub.unregister(conn)
             try:
                 async with self.sessionmaker() as session:
@@ -101,11 +108,21 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.debug("could not record last_seen for %s", conn.machine_id, exc_info=True)
             log.info("agent %s disconnected", conn.machine_id)
 
+    async def _watch(self, conn: AgentConnection) -> None:
+        limit = MISSED_HEARTBEATS * self.heartbeat_interval_s
+        while not conn.closed:
+            await asyncio.sleep(self.heartbeat_interval_s)
+            silent = time.monotonic() - conn.last_message
+            if silent > limit:
+                log.warning("agent %s silent for %.0f s; closing its stream", conn.machine_id, silent)
+                conn.close()
+
     async def _read(self, request_iterator: AsyncIterator[pb.ConnectRequest], conn: AgentConnection) -> None:
         try:
             async for req in request_iterator:
                 if conn.closed:
                     break
+                conn.last_message = time.monotonic()
                 try:
                     await self._handle(conn, req)
                 except reports.Refused as e:

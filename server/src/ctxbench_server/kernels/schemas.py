@@ -9,8 +9,8 @@ class ParamOut(BaseModel):
     name: str
     type: str  # int | float | choice | bool | string
     default: Any
-    min: float | None = None
-    max: float | None = None
+    min: int | float | None = None
+    max: int | float | None = None
     sweep: list[Any] = []
     choices: list[str] = []
     help: str = ""
