@@ -39,6 +39,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	release, err := sp.Lock()
+	if err != nil {
+		return err
+	}
+	defer release()
 	id, err := sp.AgentID()
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
@@ -36,6 +37,34 @@ func Open(dir string) (*Spool, error) {
 		return nil, fmt.Errorf("open spool %s: %w", dir, err)
 	}
 	return &Spool{dir: dir}, nil
+}
+
+// Lock takes an exclusive lock on the spool so that two agents never share one (they would share an
+// identity and delete each other's results), and removes temp files a crash left behind. The lock
+// lasts until release is called or the process exits.
+func (s *Spool) Lock() (release func(), err error) {
+	path := filepath.Join(s.dir, "lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open spool lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("spool %s is in use by another agent", s.dir)
+		}
+		return nil, fmt.Errorf("lock spool %s: %w", s.dir, err)
+	}
+	for _, d := range []string{s.dir, filepath.Join(s.dir, resultsDir)} {
+		stale, _ := filepath.Glob(filepath.Join(d, tmpPrefix+"*"))
+		for _, p := range stale {
+			_ = os.Remove(p)
+		}
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // Dir is the spool directory.

@@ -102,3 +102,29 @@ func TestRefusesNonUUIDIDs(t *testing.T) {
 		t.Error("Delete accepted a path as result id")
 	}
 }
+
+func TestLockIsExclusiveAndCleansTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	stale := filepath.Join(dir, "results", ".tmp-x.json-123")
+	if err := os.WriteFile(stale, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("stale temp file left in place")
+	}
+	other, _ := Open(dir)
+	if _, err := other.Lock(); err == nil || !strings.Contains(err.Error(), "in use by another agent") {
+		t.Errorf("second lock: %v", err)
+	}
+	release()
+	release2, err := other.Lock()
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	release2()
+}
