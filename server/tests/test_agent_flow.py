@@ -301,3 +301,17 @@ async def test_silent_agent_is_disconnected(make_agent: MakeAgent, http: httpx.A
         await agent.next(wait_s=6)  # 3 missed heartbeats, then the server ends the stream
     m = (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()
     assert m["online"] is False
+
+
+async def test_run_cancelled_while_agent_away_is_cancelled_on_reconnect(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    agent = make_agent()
+    await agent.connect()
+    run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
+    await agent.expect("start_run")
+    await agent.close()
+    assert (await http.post(f"/api/v1/runs/{run['id']}/cancel")).json()["status"] == "cancelled"
+    await agent.connect(current_run_id=run["id"])
+    assert (await agent.expect("cancel_run")).cancel_run.run_id == run["id"]
+    await agent.expect_nothing()

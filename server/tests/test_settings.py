@@ -78,3 +78,12 @@ def test_placeholder_or_empty_token_file_refused(tmp_path: Path) -> None:
     (tmp_path / "agent-token").write_text("")
     with pytest.raises(ValueError, match="empty"):
         resolve_agent_token(Settings(data_dir=tmp_path))
+
+
+def test_empty_env_values_count_as_unset(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CTXBENCH_AGENT_TOKEN", "")
+    monkeypatch.setenv("CTXBENCH_DATABASE_URL", " ")
+    monkeypatch.setenv("CTXBENCH_DATA_DIR", str(tmp_path))
+    s = load_settings([])
+    assert s.agent_token is None
+    assert s.database_url == f"sqlite+aiosqlite:///{tmp_path / 'ctxbench.db'}"

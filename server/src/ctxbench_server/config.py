@@ -8,7 +8,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Tokens nobody should run a reachable server with. Refused unless env == "dev".
@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     item_timeout_s: float = Field(default=120.0, gt=0, le=86400)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("agent_token", "database_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, v: Any) -> Any:
+        return None if isinstance(v, str) and not v.strip() else v
 
     @model_validator(mode="after")
     def _derive(self) -> Settings:

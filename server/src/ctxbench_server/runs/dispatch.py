@@ -40,6 +40,11 @@ class Dispatcher:
         async with self.hub.locks[conn.machine_id]:
             async with self.sessionmaker() as session:
                 running = await self._running(session, conn.machine_id)
+                if current_run_id and (running is None or running.id != current_run_id):
+                    lost = await session.get(Run, current_run_id)
+                    if lost is None or lost.machine_id != conn.machine_id or lost.status in FINISHED_RUN:
+                        # cancelled (or forgotten) while the agent was away: tell it to stop
+                        conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=current_run_id)))
                 if running is None:
                     await self._start_next(session, conn)
                 elif running.id != current_run_id:
