@@ -1,11 +1,13 @@
 import { Link } from 'react-router';
 import { OnlineBadge } from '@/components/StatusBadge';
 import { RelativeTime } from '@/components/Time';
+import { useNow } from '@/components/use-now';
 import type { Machine } from '@/lib/api-types';
 import { newRunPath } from '@/lib/query-state';
 import { MachineFacts } from './MachineFacts';
 
 export function MachinesTable({ machines }: { machines: Machine[] }) {
+  const now = useNow();
   return (
     <div className="table-wrap">
       <table className="table">
@@ -34,7 +36,7 @@ export function MachinesTable({ machines }: { machines: Machine[] }) {
                 <OnlineBadge online={m.online} />
               </td>
               <td>
-                <RelativeTime value={m.last_seen} />
+                <RelativeTime value={m.last_seen} now={now} />
               </td>
               <td>
                 <MachineFacts facts={m.facts} />

@@ -53,3 +53,14 @@ export function useCreateRun() {
     },
   });
 }
+
+export function useCancelRun(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiPost<Run>(`/runs/${encodeURIComponent(id)}/cancel`, {}),
+    onSuccess: (run) => {
+      client.setQueryData(runQuery(run.id).queryKey, run);
+      void client.invalidateQueries({ queryKey: ['runs'] });
+    },
+  });
+}

@@ -1,14 +1,17 @@
 import { Link } from 'react-router';
+import { ErrorMessage } from '@/components/Feedback';
 import { ProgressBar } from '@/components/ProgressBar';
 import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime } from '@/components/Time';
-import type { Machine, Run } from '@/lib/api-types';
+import { isTerminal, type Machine, type Run } from '@/lib/api-types';
 import { formatDuration, secondsBetween } from '@/lib/format';
 import { newRunPath } from '@/lib/query-state';
+import { useCancelRun } from '../api/runs';
 
 export function RunSummary({ run, machine }: { run: Run; machine: Machine | undefined }) {
   const took = secondsBetween(run.started_at, run.finished_at);
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
+  const cancel = useCancelRun(run.id);
   return (
     <section className="card">
       <div className="run-head">
@@ -19,10 +22,18 @@ export function RunSummary({ run, machine }: { run: Run; machine: Machine | unde
             <span className="muted"> (offline: the run waits until its agent connects)</span>
           )}
         </span>
-        <Link className="button button-secondary" to={newRunPath({ machine: run.machine_id, kernels })}>
-          Run again…
-        </Link>
+        <span className="run-actions">
+          {!isTerminal(run.status) && (
+            <button type="button" className="button" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
+              {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
+            </button>
+          )}
+          <Link className="button" to={newRunPath({ machine: run.machine_id, kernels })}>
+            Run again…
+          </Link>
+        </span>
       </div>
+      {cancel.isError && <ErrorMessage title="Could not cancel:" error={cancel.error} />}
       <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
       <dl className="meta">
         <div>
