@@ -1,5 +1,5 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { apiGet, apiPost } from '@/lib/api-client';
+import { ApiError, apiGet, apiPost } from '@/lib/api-client';
 import { isTerminal, type Result, type Run, type RunRequest } from '@/lib/api-types';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
@@ -22,8 +22,13 @@ export const runsQuery = (query: RunsQuery) =>
 export function useRun(id: string) {
   return useQuery({
     ...runQuery(id),
-    // Poll while the run can still change; stop once it has ended or is known not to exist.
-    refetchInterval: (q) => (q.state.error || isTerminal(q.state.data?.status) ? false : RUN_POLL_MS),
+    // Poll while the run can still change; stop once it has ended or the server says it cannot be had
+    // (404 and other 4xx). A network blip or 5xx keeps polling, so the page recovers by itself.
+    refetchInterval: (q) => {
+      const e = q.state.error;
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500) return false;
+      return isTerminal(q.state.data?.status) ? false : RUN_POLL_MS;
+    },
   });
 }
 
