@@ -24,6 +24,7 @@ from ctxbench_server.runs.dispatch import Dispatcher
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
+HTTP_GRACE_S = 3
 GRPC_OPTIONS = [
     # Find dead peers behind NAT even when nobody writes; let agents ping as often as every 10 s.
     ("grpc.keepalive_time_ms", 30_000),
@@ -89,7 +90,12 @@ class CtxbenchServer:
         sock.set_inheritable(True)
         self.http_port = sock.getsockname()[1]
         config = uvicorn.Config(
-            app, log_level=s.log_level, access_log=s.log_level == "debug", lifespan="off", log_config=None
+            app,
+            log_level=s.log_level,
+            access_log=s.log_level == "debug",
+            lifespan="off",
+            log_config=None,
+            timeout_graceful_shutdown=HTTP_GRACE_S,
         )
         self.http = _Uvicorn(config)
         self._http_task = asyncio.create_task(self.http.serve(sockets=[sock]))
@@ -101,6 +107,8 @@ class CtxbenchServer:
         announce(f"http listening on http://{_hostport(s.http_host, self.http_port)}")
 
     async def stop(self) -> None:
+        if hasattr(self, "dispatcher"):
+            self.dispatcher.events.close()  # end SSE streams so HTTP can drain
         if hasattr(self, "http"):
             self.http.should_exit = True
             with contextlib.suppress(Exception):

@@ -147,10 +147,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     stored = reports.Stored(ack=True)
                 if stored.ack:
                     conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=r.result_id)))
+                self.dispatcher.events.notify(r.run_id)
                 if stored.run_finished:
                     log.info("run %s finished", r.run_id)
                     await self.dispatcher.kick(conn.machine_id)
             elif kind == "run_update":
                 await reports.record_update(session, conn.machine_id, req.run_update)
+                self.dispatcher.events.notify(req.run_update.run_id)
             elif kind == "hello":
                 log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)

@@ -15,15 +15,19 @@ from ctxbench_server.kit.params import to_wire
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.service import load_run
 
 log = logging.getLogger(__name__)
 
 
 class Dispatcher:
-    def __init__(self, hub: AgentHub, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, hub: AgentHub, sessionmaker: async_sessionmaker[AsyncSession], events: RunEvents | None = None
+    ) -> None:
         self.hub = hub
         self.sessionmaker = sessionmaker
+        self.events = events or RunEvents()
 
     async def kick(self, machine_id: str) -> None:
         """Starts the machine's oldest queued run if its agent is connected and has no running run."""
@@ -69,6 +73,7 @@ class Dispatcher:
                     if it.result_id is None:
                         it.state = ItemState.CANCELLED
                 await session.commit()
+                self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
                 if was_running and conn is not None:
                     conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
@@ -100,6 +105,7 @@ class Dispatcher:
         run.started_at = utcnow()
         run.facts = machine.facts if machine else None
         await session.commit()
+        self.events.notify(run.id)
         sent = await self._send_start(session, conn, run)
         log.info("dispatched run %s to %s: %d items", run.id, conn.machine_id, sent)
 

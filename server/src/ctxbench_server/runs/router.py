@@ -3,10 +3,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
 
 from ctxbench_server.agents.deps import DispatcherDep
 from ctxbench_server.db import SessionDep
-from ctxbench_server.runs import service
+from ctxbench_server.runs import events, service
 from ctxbench_server.runs.schemas import ResultOut, RunCreate, RunOut
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -54,3 +55,21 @@ async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep
 async def list_results(run_id: str, session: SessionDep) -> list[ResultOut]:
     """Measured items only; failed items carry their error on the run's items."""
     return await service.list_results(session, run_id)
+
+
+@router.get(
+    "/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}, 404: {"description": "unknown run"}},
+)
+async def run_events(
+    run_id: str, request: Request, session: SessionDep, dispatcher: DispatcherDep
+) -> StreamingResponse:
+    """Server-Sent Events: `progress` (the Run) on every change, `result` per measured result, `end` last."""
+    await service.load_run(session, run_id)  # 404 before the stream starts
+    await session.close()
+    return StreamingResponse(
+        events.stream(dispatcher.events, request.app.state.sessionmaker, run_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,73 @@
+"""Server-Sent Events of a run: progress, each result as it lands, end."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxbench_server.main import CtxbenchServer
+
+from .fake_agent import FakeAgent
+
+
+async def read_events(resp: httpx.Response) -> AsyncIterator[tuple[str, Any]]:
+    event = ""
+    async for line in resp.aiter_lines():
+        if line.startswith("event: "):
+            event = line[len("event: ") :]
+        elif line.startswith("data: "):
+            yield event, json.loads(line[len("data: ") :])
+
+
+async def test_run_events(make_agent: Callable[..., FakeAgent], http: httpx.AsyncClient) -> None:
+    agent = make_agent()
+    await agent.connect()
+    r = await http.post(
+        "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}] * 2}
+    )
+    run = r.json()
+    start = (await agent.expect("start_run")).start_run
+    seen: list[str] = []
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        assert resp.headers["content-type"].startswith("text/event-stream")
+        events = read_events(resp)
+        kind, data = await anext(events)
+        assert (kind, data["status"], data["progress"]["done"]) == ("progress", "running", 0)
+        await agent.report(run["id"], start.items[0])
+        async for kind, data in events:
+            seen.append(kind)
+            if kind == "result":
+                assert data["item_id"] in {it.item_id for it in start.items}
+                if len(seen) == 1:
+                    await agent.report(run["id"], start.items[1])
+            if kind == "end":
+                assert data["status"] == "succeeded" and data["progress"]["done"] == 2
+                break
+    assert seen.count("result") == 2 and seen[-1] == "end"
+    # a finished run's stream replays its results and ends at once
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        kinds = [k async for k, _ in read_events(resp)]
+    assert kinds == ["result", "result", "end"]
+    assert (await http.get("/api/v1/runs/nope/events")).status_code == 404
+
+
+async def test_stop_ends_open_streams(
+    make_agent: Callable[..., FakeAgent], http: httpx.AsyncClient, server: CtxbenchServer
+) -> None:
+    agent = make_agent()
+    await agent.connect()
+    run = (
+        await http.post(
+            "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}]}
+        )
+    ).json()
+    await agent.expect("start_run")
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        events = read_events(resp)
+        assert (await anext(events))[0] == "progress"
+        await asyncio.wait_for(server.stop(), 5)  # neither the SSE stream nor the agent stream holds it up
+    with pytest.raises(EOFError):
+        await agent.next(wait_s=5)
