@@ -60,6 +60,7 @@ func TestHelloCarriesIdentityFactsAndCatalog(t *testing.T) {
 }
 
 func TestRunReportsEveryOutcome(t *testing.T) {
+	t.Setenv("CTXBENCH_AGENT_TOKEN", "secret") // the fake kernel fails if it sees this
 	spoolDir := t.TempDir()
 	srv := startServer(t, token, spoolDir)
 	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)

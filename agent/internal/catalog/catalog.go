@@ -100,6 +100,7 @@ func listExecutable(ctx context.Context, path string) ([]*agentv1.KernelSpec, er
 	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--list")
+	cmd.Env = KernelEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -120,6 +121,18 @@ func listExecutable(ctx context.Context, path string) ([]*agentv1.KernelSpec, er
 		return nil, fmt.Errorf("--list output exceeds %d bytes", maxListOutput)
 	}
 	return ParseList(stdout.Bytes())
+}
+
+// KernelEnv is the environment kernel executables run with: the agent's, less its secrets.
+func KernelEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "CTXBENCH_AGENT_TOKEN") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // ParseList converts `--list` JSON (DESIGN 3.1) into KernelSpecs with canonical-string values.

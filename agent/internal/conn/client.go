@@ -81,9 +81,10 @@ func Run(ctx context.Context, o Options) error {
 		grpc.WithTransportCredentials(insecure.NewCredentials()), // TLS comes later
 		grpc.WithPerRPCCredentials(bearer(o.Token)),
 		grpc.WithUserAgent("ctxbench-agent/"+o.AgentVersion),
-		// Pings no more often than grpc servers accept by default (grpc-python/C-core refuse pings
-		// without data more often than every 5 minutes); heartbeats carry liveness in between.
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 6 * time.Minute, Timeout: 20 * time.Second}),
+		// Finds a dead server behind NAT within ~40 s even when nothing is written. The ctxbench
+		// server permits pings every 10 s (grpc.http2.min_ping_interval_without_data_ms); a server
+		// that answers GOAWAY too_many_pings makes grpc-go double this interval by itself.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: o.MinBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: o.MaxBackoff},
 			MinConnectTimeout: 10 * time.Second,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ctxbench/ctxbench/agent/internal/catalog"
 )
 
 const (
@@ -52,6 +54,7 @@ func execKernel(ctx context.Context, path string, args []string, timeout, grace 
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        append([]string{path}, args...),
+		Env:         catalog.KernelEnv(),
 		Stdin:       nil, // /dev/null
 		Stdout:      outW,
 		Stderr:      errW,

@@ -342,7 +342,7 @@ func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) 
 		ItemId: rep.GetItemId(), Message: rep.GetStatus().String()})
 	attrs := []any{"status", shortStatus(rep.GetStatus()), "result", rep.GetResultId(), "sent", sent}
 	if rep.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_OK {
-		attrs = append(attrs, "median", median(rep.GetSamples()), "unit", rep.GetUnit(), "samples", len(rep.GetSamples()))
+		attrs = append(attrs, "median", strconv.FormatFloat(median(rep.GetSamples()), 'g', 5, 64), "unit", rep.GetUnit(), "samples", len(rep.GetSamples()))
 		log.Info("item finished", attrs...)
 		return
 	}
