@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 from dataclasses import dataclass, field
 
@@ -109,6 +110,14 @@ def _take(req: Request, flag: str, value: str) -> None:
         req.min_time = seconds
 
 
+class Terminated(BaseException):
+    """SIGTERM (the agent cancelling or timing out a run): unwind so temporary files go and workers die."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def _fail(code: int, message: str) -> int:
     # One line, whatever the message held.
     print(f"{PROG}: {' '.join(message.split())}", file=sys.stderr)
@@ -139,9 +148,12 @@ def main(argv: list[str]) -> int:
 
     repetitions = req.repetitions if req.repetitions is not None else DEFAULT_REPETITIONS
     min_time = req.min_time if req.min_time is not None else DEFAULT_MIN_TIME
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         kernel.check_host()
         result = harness.run(kernel, params, repetitions, min_time)
+    except Terminated:
+        return _fail(128 + signal.SIGTERM, "terminated")
     except Unsupported as exc:
         return _fail(3, str(exc))
     except SelfCheckError as exc:

@@ -31,6 +31,7 @@ def _for_loop(n: int) -> int:
 _LOOPS = {"while": _while_loop, "for": _for_loop}
 
 
+# py.loop: one op = one empty loop iteration, no switch; seed 000: 63.2 ns (Python 3.4, G2030).
 def bench_loop(params: dict[str, Any], loops: int, tally: Tally) -> float:
     loop = _LOOPS[params["form"]]
     t0 = time.perf_counter()

@@ -26,6 +26,8 @@ def _require_greenlet() -> None:
         )
 
 
+# py.greenlet: one op = one greenlet.switch(), two per round trip; seed 000: 535.3 ns per round trip
+# (Python 2.7), 267.6 ns per switch.
 def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
     import greenlet
 
@@ -55,6 +57,7 @@ def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
     return dt
 
 
+# py.asyncio: one op = one `await asyncio.sleep(0)` = one task switch via the ready queue; no seed figure.
 async def _alternate(me: str, n: int, state: list[Any]) -> None:
     sleep = asyncio.sleep
     for _ in range(n):

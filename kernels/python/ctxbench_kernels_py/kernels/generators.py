@@ -49,10 +49,13 @@ def _drain(gen: Iterator[int], loops: int, tally: Tally, kernel: str) -> float:
     return dt
 
 
+# py.generator: one op = one generator resume (one frame in, one out); seed 000: 88.3 ns (Python 3.4).
 def bench_generator(params: dict[str, Any], loops: int, tally: Tally) -> float:
     return _drain(_counter(loops), loops, tally, "py.generator")
 
 
+# py.yield_from: one op = one value through `depth` yield-from frames (depth+1 frames resumed);
+# seed 000: 113.7 ns (Python 3.4, depth not stated, 1 assumed).
 def bench_yield_from(params: dict[str, Any], loops: int, tally: Tally) -> float:
     return _drain(_chain(loops, params["depth"]), loops, tally, "py.yield_from")
 
