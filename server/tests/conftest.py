@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,28 +23,42 @@ def settings_overrides() -> dict[str, Any]:
     return {}
 
 
-@pytest.fixture
-def settings(tmp_path: Path, settings_overrides: dict[str, Any]) -> Settings:
+def test_settings(root: Path, **overrides: Any) -> Settings:
     kw: dict[str, Any] = {
         "http_port": 0,
         "grpc_port": 0,
-        "data_dir": tmp_path / "data",
-        "frontend_dir": tmp_path / "frontend",
+        "data_dir": root / "data",
+        "frontend_dir": root / "frontend",
         "agent_token": TOKEN,
         "log_level": "warning",
-        **settings_overrides,
+        **overrides,
     }
     return Settings(**kw)
 
 
-@pytest.fixture
-async def server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
+test_settings.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+@contextlib.asynccontextmanager
+async def running_server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
+    """The real server in this event loop, on ephemeral ports, with a fresh migrated SQLite file."""
     srv = CtxbenchServer(settings)
     await srv.start()
     try:
         yield srv
     finally:
         await srv.stop()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, settings_overrides: dict[str, Any]) -> Settings:
+    return test_settings(tmp_path, **settings_overrides)
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
+    async with running_server(settings) as srv:
+        yield srv
 
 
 @pytest.fixture

@@ -1,14 +1,15 @@
 """REST against a real server on an ephemeral port: health, validation, errors, the explorer's files."""
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 
-from ctxbench_server.config import Settings
+from ctxbench_server.main import CtxbenchServer
 
+from .conftest import TOKEN, running_server, test_settings
 from .fake_agent import FakeAgent
 
 
@@ -25,11 +26,30 @@ async def test_openapi_docs(http: httpx.AsyncClient) -> None:
     )
 
 
-@pytest.fixture
-async def machine_id(make_agent: Callable[..., FakeAgent]) -> str:
-    agent = make_agent()
+# One server for this module: these tests only read, or write runs that nothing else looks at.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[CtxbenchServer]:
+    async with running_server(test_settings(tmp_path_factory.mktemp("api"))) as srv:
+        yield srv
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def http(module_server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{module_server.http_port}", timeout=10
+    ) as client:
+        yield client
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def machine_id(module_server: CtxbenchServer) -> AsyncIterator[str]:
+    agent = FakeAgent(f"127.0.0.1:{module_server.grpc_port}", TOKEN)
     await agent.connect()
-    return agent.agent_id
+    yield agent.agent_id
+    await agent.close()
 
 
 async def post_run(
@@ -197,33 +217,6 @@ async def test_weird_but_valid_values_never_500(http: httpx.AsyncClient, machine
         assert r.status_code == 422, (params, r.text)
     r = await http.get("/api/v1/runs", params={"limit": "-1"})
     assert r.status_code == 422
-
-
-async def test_frontend_not_built(http: httpx.AsyncClient) -> None:
-    r = await http.get("/")
-    assert r.status_code == 200 and "make frontend" in r.text
-    assert "text/html" in r.headers["content-type"]
-
-
-@pytest.fixture
-def built_frontend(settings: Settings) -> Path:
-    d = settings.frontend_dir
-    (d / "assets").mkdir(parents=True)
-    (d / "index.html").write_text("<!doctype html><div id=root>explorer</div>")
-    (d / "assets" / "app.js").write_text("console.log('hi')")
-    return d
-
-
-async def test_spa_fallback(built_frontend: Path, http: httpx.AsyncClient) -> None:
-    assert "explorer" in (await http.get("/")).text
-    r = await http.get("/assets/app.js")
-    assert r.status_code == 200 and "console.log" in r.text
-    deep = await http.get("/compare/a/b?x=1")
-    assert deep.status_code == 200 and "explorer" in deep.text
-    assert (await http.get("/assets/missing.js")).status_code == 404
-    assert (await http.get("/api/v1/unknown")).status_code == 404
-    assert (await http.get("/../../etc/passwd")).status_code in (200, 404)
-    assert "root:" not in (await http.get("/%2e%2e/%2e%2e/etc/passwd")).text
 
 
 async def test_unknown_api_paths_404_for_every_method(http: httpx.AsyncClient) -> None:

@@ -66,16 +66,18 @@ class ConnectRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., run_update: _Optional[_Union[RunUpdate, _Mapping]] = ..., result_report: _Optional[_Union[ResultReport, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
-    __slots__ = ("welcome", "start_run", "cancel_run", "result_ack")
+    __slots__ = ("welcome", "start_run", "cancel_run", "result_ack", "reject")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     START_RUN_FIELD_NUMBER: _ClassVar[int]
     CANCEL_RUN_FIELD_NUMBER: _ClassVar[int]
     RESULT_ACK_FIELD_NUMBER: _ClassVar[int]
+    REJECT_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     start_run: StartRun
     cancel_run: CancelRun
     result_ack: ResultAck
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., start_run: _Optional[_Union[StartRun, _Mapping]] = ..., cancel_run: _Optional[_Union[CancelRun, _Mapping]] = ..., result_ack: _Optional[_Union[ResultAck, _Mapping]] = ...) -> None: ...
+    reject: Reject
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., start_run: _Optional[_Union[StartRun, _Mapping]] = ..., cancel_run: _Optional[_Union[CancelRun, _Mapping]] = ..., result_ack: _Optional[_Union[ResultAck, _Mapping]] = ..., reject: _Optional[_Union[Reject, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id")
@@ -244,7 +246,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., min_time_s: _Optional[float] = ...) -> None: ...
 
 class ResultReport(_message.Message):
-    __slots__ = ("result_id", "run_id", "item_id", "status", "kernel_id", "params", "unit", "samples", "iterations", "counters", "harness", "exit_code", "error", "stderr_tail", "started_at", "finished_at")
+    __slots__ = ("result_id", "run_id", "item_id", "status", "kernel_id", "params", "unit", "samples", "iterations", "counters", "harness", "exit_code", "error", "stderr_tail", "started_at", "finished_at", "reruns", "noisy", "attempt_cvs")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -275,6 +277,9 @@ class ResultReport(_message.Message):
     STDERR_TAIL_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    RERUNS_FIELD_NUMBER: _ClassVar[int]
+    NOISY_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_CVS_FIELD_NUMBER: _ClassVar[int]
     result_id: str
     run_id: str
     item_id: str
@@ -291,7 +296,10 @@ class ResultReport(_message.Message):
     stderr_tail: str
     started_at: _timestamp_pb2.Timestamp
     finished_at: _timestamp_pb2.Timestamp
-    def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., item_id: _Optional[str] = ..., status: _Optional[_Union[ResultStatus, str]] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., unit: _Optional[str] = ..., samples: _Optional[_Iterable[float]] = ..., iterations: _Optional[_Iterable[int]] = ..., counters: _Optional[_Mapping[str, float]] = ..., harness: _Optional[_Union[Harness, _Mapping]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    reruns: int
+    noisy: bool
+    attempt_cvs: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., item_id: _Optional[str] = ..., status: _Optional[_Union[ResultStatus, str]] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., unit: _Optional[str] = ..., samples: _Optional[_Iterable[float]] = ..., iterations: _Optional[_Iterable[int]] = ..., counters: _Optional[_Mapping[str, float]] = ..., harness: _Optional[_Union[Harness, _Mapping]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reruns: _Optional[int] = ..., noisy: _Optional[bool] = ..., attempt_cvs: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("sent_at", "current_run_id")
@@ -312,7 +320,7 @@ class Welcome(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., heartbeat_interval_s: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
 
 class RunItem(_message.Message):
-    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s")
+    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -326,13 +334,17 @@ class RunItem(_message.Message):
     REPETITIONS_FIELD_NUMBER: _ClassVar[int]
     MIN_TIME_S_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    RERUN_CV_FIELD_NUMBER: _ClassVar[int]
+    MAX_RERUNS_FIELD_NUMBER: _ClassVar[int]
     item_id: str
     kernel_id: str
     params: _containers.ScalarMap[str, str]
     repetitions: int
     min_time_s: float
     timeout_s: float
-    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+    rerun_cv: float
+    max_reruns: int
+    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ...) -> None: ...
 
 class StartRun(_message.Message):
     __slots__ = ("run_id", "items")
@@ -347,6 +359,18 @@ class CancelRun(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class Reject(_message.Message):
+    __slots__ = ("result_id", "run_id", "code", "message")
+    RESULT_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    result_id: str
+    run_id: str
+    code: int
+    message: str
+    def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ResultAck(_message.Message):
     __slots__ = ("result_id",)
