@@ -345,6 +345,7 @@ type ConnectResponse struct {
 	//	*ConnectResponse_StartRun
 	//	*ConnectResponse_CancelRun
 	//	*ConnectResponse_ResultAck
+	//	*ConnectResponse_Reject
 	Msg           isConnectResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -423,6 +424,15 @@ func (x *ConnectResponse) GetResultAck() *ResultAck {
 	return nil
 }
 
+func (x *ConnectResponse) GetReject() *Reject {
+	if x != nil {
+		if x, ok := x.Msg.(*ConnectResponse_Reject); ok {
+			return x.Reject
+		}
+	}
+	return nil
+}
+
 type isConnectResponse_Msg interface {
 	isConnectResponse_Msg()
 }
@@ -447,6 +457,12 @@ type ConnectResponse_ResultAck struct {
 	ResultAck *ResultAck `protobuf:"bytes,4,opt,name=result_ack,json=resultAck,proto3,oneof"`
 }
 
+type ConnectResponse_Reject struct {
+	// The server refused one agent message (malformed, oversized, or not this agent's); the stream
+	// stays open.
+	Reject *Reject `protobuf:"bytes,5,opt,name=reject,proto3,oneof"`
+}
+
 func (*ConnectResponse_Welcome) isConnectResponse_Msg() {}
 
 func (*ConnectResponse_StartRun) isConnectResponse_Msg() {}
@@ -454,6 +470,8 @@ func (*ConnectResponse_StartRun) isConnectResponse_Msg() {}
 func (*ConnectResponse_CancelRun) isConnectResponse_Msg() {}
 
 func (*ConnectResponse_ResultAck) isConnectResponse_Msg() {}
+
+func (*ConnectResponse_Reject) isConnectResponse_Msg() {}
 
 // Hello introduces the agent: who it is, the machine it runs on, and what it can run.
 type Hello struct {
@@ -1244,7 +1262,13 @@ type ResultReport struct {
 	// When the kernel started.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// When the kernel ended.
-	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// How many times the agent re-ran the item because its CV exceeded RunItem.rerun_cv.
+	Reruns int32 `protobuf:"varint,17,opt,name=reruns,proto3" json:"reruns,omitempty"`
+	// The kept attempt's CV still exceeded RunItem.rerun_cv after every rerun.
+	Noisy bool `protobuf:"varint,18,opt,name=noisy,proto3" json:"noisy,omitempty"`
+	// CV of every attempt, in the order run (the kept one is the lowest).
+	AttemptCvs    []float64 `protobuf:"fixed64,19,rep,packed,name=attempt_cvs,json=attemptCvs,proto3" json:"attempt_cvs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1391,6 +1415,27 @@ func (x *ResultReport) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ResultReport) GetReruns() int32 {
+	if x != nil {
+		return x.Reruns
+	}
+	return 0
+}
+
+func (x *ResultReport) GetNoisy() bool {
+	if x != nil {
+		return x.Noisy
+	}
+	return false
+}
+
+func (x *ResultReport) GetAttemptCvs() []float64 {
+	if x != nil {
+		return x.AttemptCvs
+	}
+	return nil
+}
+
 // Heartbeat tells the server the agent is alive.
 type Heartbeat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1524,7 +1569,11 @@ type RunItem struct {
 	// Minimum time per repetition, seconds; 0 = the kernel's default.
 	MinTimeS float64 `protobuf:"fixed64,5,opt,name=min_time_s,json=minTimeS,proto3" json:"min_time_s,omitempty"`
 	// Kill the kernel after this many seconds; 0 = the agent's default.
-	TimeoutS      float64 `protobuf:"fixed64,6,opt,name=timeout_s,json=timeoutS,proto3" json:"timeout_s,omitempty"`
+	TimeoutS float64 `protobuf:"fixed64,6,opt,name=timeout_s,json=timeoutS,proto3" json:"timeout_s,omitempty"`
+	// Re-run the item when its samples' coefficient of variation exceeds this (0.03 = 3 %); 0 = never.
+	RerunCv float64 `protobuf:"fixed64,7,opt,name=rerun_cv,json=rerunCv,proto3" json:"rerun_cv,omitempty"`
+	// At most this many reruns (Phoronix-style dynamic reruns); the attempt with the lowest CV is kept.
+	MaxReruns     int32 `protobuf:"varint,8,opt,name=max_reruns,json=maxReruns,proto3" json:"max_reruns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1597,6 +1646,20 @@ func (x *RunItem) GetMinTimeS() float64 {
 func (x *RunItem) GetTimeoutS() float64 {
 	if x != nil {
 		return x.TimeoutS
+	}
+	return 0
+}
+
+func (x *RunItem) GetRerunCv() float64 {
+	if x != nil {
+		return x.RerunCv
+	}
+	return 0
+}
+
+func (x *RunItem) GetMaxReruns() int32 {
+	if x != nil {
+		return x.MaxReruns
 	}
 	return 0
 }
@@ -1702,6 +1765,80 @@ func (x *CancelRun) GetRunId() string {
 	return ""
 }
 
+// Reject refuses one agent message. Codes are google.rpc.Code numbers: 3 INVALID_ARGUMENT for a
+// malformed or oversized message, 7 PERMISSION_DENIED for a run or result that is not this agent's.
+type Reject struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refused ResultReport's result_id, when it was one.
+	ResultId string `protobuf:"bytes,1,opt,name=result_id,json=resultId,proto3" json:"result_id,omitempty"`
+	// The run the refused message named, if any.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// google.rpc.Code number.
+	Code int32 `protobuf:"varint,3,opt,name=code,proto3" json:"code,omitempty"`
+	// Why, one line.
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reject) Reset() {
+	*x = Reject{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reject) ProtoMessage() {}
+
+func (x *Reject) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reject.ProtoReflect.Descriptor instead.
+func (*Reject) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Reject) GetResultId() string {
+	if x != nil {
+		return x.ResultId
+	}
+	return ""
+}
+
+func (x *Reject) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Reject) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Reject) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ResultAck confirms the server stored a result.
 type ResultAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1713,7 +1850,7 @@ type ResultAck struct {
 
 func (x *ResultAck) Reset() {
 	*x = ResultAck{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1862,7 @@ func (x *ResultAck) String() string {
 func (*ResultAck) ProtoMessage() {}
 
 func (x *ResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1875,7 @@ func (x *ResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultAck.ProtoReflect.Descriptor instead.
 func (*ResultAck) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ResultAck) GetResultId() string {
@@ -1759,14 +1896,15 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"run_update\x18\x02 \x01(\v2\x1c.ctxbench.agent.v1.RunUpdateH\x00R\trunUpdate\x12F\n" +
 	"\rresult_report\x18\x03 \x01(\v2\x1f.ctxbench.agent.v1.ResultReportH\x00R\fresultReport\x12<\n" +
 	"\theartbeat\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.HeartbeatH\x00R\theartbeatB\x05\n" +
-	"\x03msg\"\x8a\x02\n" +
+	"\x03msg\"\xbf\x02\n" +
 	"\x0fConnectResponse\x126\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1a.ctxbench.agent.v1.WelcomeH\x00R\awelcome\x12:\n" +
 	"\tstart_run\x18\x02 \x01(\v2\x1b.ctxbench.agent.v1.StartRunH\x00R\bstartRun\x12=\n" +
 	"\n" +
 	"cancel_run\x18\x03 \x01(\v2\x1c.ctxbench.agent.v1.CancelRunH\x00R\tcancelRun\x12=\n" +
 	"\n" +
-	"result_ack\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.ResultAckH\x00R\tresultAckB\x05\n" +
+	"result_ack\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.ResultAckH\x00R\tresultAck\x123\n" +
+	"\x06reject\x18\x05 \x01(\v2\x19.ctxbench.agent.v1.RejectH\x00R\x06rejectB\x05\n" +
 	"\x03msg\"\x9f\x02\n" +
 	"\x05Hello\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
@@ -1852,7 +1990,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\n" +
-	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\"\x89\x06\n" +
+	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\"\xd8\x06\n" +
 	"\fResultReport\x12\x1b\n" +
 	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x17\n" +
@@ -1875,7 +2013,11 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\x1a9\n" +
+	"finishedAt\x12\x16\n" +
+	"\x06reruns\x18\x11 \x01(\x05R\x06reruns\x12\x14\n" +
+	"\x05noisy\x18\x12 \x01(\bR\x05noisy\x12\x1f\n" +
+	"\vattempt_cvs\x18\x13 \x03(\x01R\n" +
+	"attemptCvs\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -1889,7 +2031,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x120\n" +
 	"\x14heartbeat_interval_s\x18\x02 \x01(\x05R\x12heartbeatIntervalS\x12%\n" +
-	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\x97\x02\n" +
+	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\xd1\x02\n" +
 	"\aRunItem\x12\x17\n" +
 	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x1b\n" +
 	"\tkernel_id\x18\x02 \x01(\tR\bkernelId\x12>\n" +
@@ -1897,7 +2039,10 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\vrepetitions\x18\x04 \x01(\x05R\vrepetitions\x12\x1c\n" +
 	"\n" +
 	"min_time_s\x18\x05 \x01(\x01R\bminTimeS\x12\x1b\n" +
-	"\ttimeout_s\x18\x06 \x01(\x01R\btimeoutS\x1a9\n" +
+	"\ttimeout_s\x18\x06 \x01(\x01R\btimeoutS\x12\x19\n" +
+	"\brerun_cv\x18\a \x01(\x01R\arerunCv\x12\x1d\n" +
+	"\n" +
+	"max_reruns\x18\b \x01(\x05R\tmaxReruns\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"S\n" +
@@ -1905,7 +2050,12 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
 	"\x05items\x18\x02 \x03(\v2\x1a.ctxbench.agent.v1.RunItemR\x05items\"\"\n" +
 	"\tCancelRun\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"(\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"j\n" +
+	"\x06Reject\x12\x1b\n" +
+	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"(\n" +
 	"\tResultAck\x12\x1b\n" +
 	"\tresult_id\x18\x01 \x01(\tR\bresultId*\x94\x01\n" +
 	"\tParamType\x12\x1a\n" +
@@ -1944,7 +2094,7 @@ func file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxbench_agent_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(ParamType)(0),                // 0: ctxbench.agent.v1.ParamType
 	(ItemState)(0),                // 1: ctxbench.agent.v1.ItemState
@@ -1964,15 +2114,16 @@ var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(*RunItem)(nil),               // 15: ctxbench.agent.v1.RunItem
 	(*StartRun)(nil),              // 16: ctxbench.agent.v1.StartRun
 	(*CancelRun)(nil),             // 17: ctxbench.agent.v1.CancelRun
-	(*ResultAck)(nil),             // 18: ctxbench.agent.v1.ResultAck
-	nil,                           // 19: ctxbench.agent.v1.MachineFacts.CachesEntry
-	nil,                           // 20: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	nil,                           // 21: ctxbench.agent.v1.MachineFacts.ExtraEntry
-	nil,                           // 22: ctxbench.agent.v1.SeedReference.ParamsEntry
-	nil,                           // 23: ctxbench.agent.v1.ResultReport.ParamsEntry
-	nil,                           // 24: ctxbench.agent.v1.ResultReport.CountersEntry
-	nil,                           // 25: ctxbench.agent.v1.RunItem.ParamsEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*Reject)(nil),                // 18: ctxbench.agent.v1.Reject
+	(*ResultAck)(nil),             // 19: ctxbench.agent.v1.ResultAck
+	nil,                           // 20: ctxbench.agent.v1.MachineFacts.CachesEntry
+	nil,                           // 21: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	nil,                           // 22: ctxbench.agent.v1.MachineFacts.ExtraEntry
+	nil,                           // 23: ctxbench.agent.v1.SeedReference.ParamsEntry
+	nil,                           // 24: ctxbench.agent.v1.ResultReport.ParamsEntry
+	nil,                           // 25: ctxbench.agent.v1.ResultReport.CountersEntry
+	nil,                           // 26: ctxbench.agent.v1.RunItem.ParamsEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
 }
 var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	5,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
@@ -1982,33 +2133,34 @@ var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	14, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
 	16, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
 	17, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
-	18, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
-	6,  // 8: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
-	9,  // 9: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
-	19, // 10: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
-	20, // 11: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	21, // 12: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
-	0,  // 13: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
-	22, // 14: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
-	7,  // 15: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
-	8,  // 16: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
-	1,  // 17: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
-	2,  // 18: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
-	23, // 19: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
-	24, // 20: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
-	11, // 21: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
-	26, // 22: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
-	26, // 23: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
-	26, // 24: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
-	25, // 25: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
-	15, // 26: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
-	3,  // 27: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
-	4,  // 28: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
-	28, // [28:29] is the sub-list for method output_type
-	27, // [27:28] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	19, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
+	18, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
+	6,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
+	9,  // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
+	20, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
+	21, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	22, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
+	0,  // 14: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
+	23, // 15: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
+	7,  // 16: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
+	8,  // 17: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
+	1,  // 18: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
+	2,  // 19: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
+	24, // 20: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
+	25, // 21: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
+	11, // 22: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
+	27, // 23: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
+	27, // 24: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
+	27, // 25: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
+	26, // 26: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
+	15, // 27: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
+	3,  // 28: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
+	4,  // 29: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
+	29, // [29:30] is the sub-list for method output_type
+	28, // [28:29] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_ctxbench_agent_v1_agent_service_proto_init() }
@@ -2027,6 +2179,7 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 		(*ConnectResponse_StartRun)(nil),
 		(*ConnectResponse_CancelRun)(nil),
 		(*ConnectResponse_ResultAck)(nil),
+		(*ConnectResponse_Reject)(nil),
 	}
 	file_ctxbench_agent_v1_agent_service_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
@@ -2035,7 +2188,7 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxbench_agent_v1_agent_service_proto_rawDesc), len(file_ctxbench_agent_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
