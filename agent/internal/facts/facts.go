@@ -53,6 +53,9 @@ func gatherFrom(root string) *agentv1.MachineFacts {
 	f.CpuModel = cpu.model
 	f.LogicalCpus = int32(cpu.logical)
 	f.PhysicalCores = int32(cpu.cores)
+	if f.PhysicalCores == 0 { // no "core id" in cpuinfo (arm64, some VMs): ask sysfs topology
+		f.PhysicalCores = int32(topologyCores(root))
+	}
 	if n := countCPUList(r.line("sys/devices/system/cpu/online")); n > 0 {
 		f.LogicalCpus = int32(n)
 	}
@@ -215,6 +218,20 @@ func parseCPUInfo(s string) cpuInfo {
 	flush()
 	c.cores = len(cores)
 	return c
+}
+
+// topologyCores counts distinct (package, core) pairs in /sys/devices/system/cpu/cpu*/topology.
+func topologyCores(root string) int {
+	dirs, _ := filepath.Glob(filepath.Join(root, "sys/devices/system/cpu/cpu[0-9]*/topology"))
+	cores := map[[2]string]bool{}
+	for _, d := range dirs {
+		core := readLine(filepath.Join(d, "core_id"))
+		if core == "" {
+			continue
+		}
+		cores[[2]string{readLine(filepath.Join(d, "physical_package_id")), core}] = true
+	}
+	return len(cores)
 }
 
 // countCPUList counts the CPUs in a list like "0-3,8,10-11".

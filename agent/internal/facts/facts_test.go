@@ -98,3 +98,17 @@ func TestGatherFromEmptyTreeNeverFails(t *testing.T) {
 		t.Errorf("facts from nothing = %v", f)
 	}
 }
+
+func TestPhysicalCoresFromTopologyWhenCpuinfoHasNone(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50\n\nprocessor\t: 1\n\nprocessor\t: 2\n\nprocessor\t: 3\n")
+	for cpu, core := range []string{"0", "0", "1", "1"} {
+		d := "sys/devices/system/cpu/cpu" + string(rune('0'+cpu)) + "/topology/"
+		write(t, root, d+"core_id", core+"\n")
+		write(t, root, d+"physical_package_id", "0\n")
+	}
+	f := gatherFrom(root)
+	if f.GetLogicalCpus() != 4 || f.GetPhysicalCores() != 2 || !f.GetSmtActive() {
+		t.Errorf("logical %d physical %d smt %v", f.GetLogicalCpus(), f.GetPhysicalCores(), f.GetSmtActive())
+	}
+}
