@@ -3,6 +3,7 @@
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -65,3 +66,24 @@ def test_placeholder_token_refused(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "placeholder" in proc.stderr
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = str(s.getsockname()[1])
+        for flag in ("--grpc-port", "--http-port"):
+            other = "--http-port" if flag == "--grpc-port" else "--grpc-port"
+            proc = subprocess.run(
+                [str(SERVER), "--data-dir", str(tmp_path), flag, port, other, "0", "--log-level", "warning"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert proc.returncode == 1, proc.stderr
+            assert (
+                f"cannot listen for {'gRPC' if flag == '--grpc-port' else 'HTTP'} on 127.0.0.1:{port}"
+                in proc.stderr
+            )
+            assert "Traceback" not in proc.stderr

@@ -76,9 +76,12 @@ class CtxbenchServer:
             AgentService(self.token, self.hub, self.dispatcher, self.sessionmaker, s.heartbeat_interval_s),
             self.grpc,
         )
-        self.grpc_port = self.grpc.add_insecure_port(f"{_hostport(s.grpc_host, s.grpc_port)}")
+        try:
+            self.grpc_port = self.grpc.add_insecure_port(_hostport(s.grpc_host, s.grpc_port))
+        except RuntimeError:
+            self.grpc_port = 0
         if self.grpc_port == 0:
-            raise OSError(f"cannot listen for gRPC on {s.grpc_host}:{s.grpc_port}")
+            raise OSError(f"cannot listen for gRPC on {_hostport(s.grpc_host, s.grpc_port)} (in use?)")
         await self.grpc.start()
         announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
 
@@ -86,7 +89,13 @@ class CtxbenchServer:
         family = socket.AF_INET6 if ":" in s.http_host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((s.http_host, s.http_port))
+        try:
+            sock.bind((s.http_host, s.http_port))
+        except OSError as e:
+            sock.close()
+            raise OSError(
+                f"cannot listen for HTTP on {_hostport(s.http_host, s.http_port)}: {e.strerror}"
+            ) from e
         sock.set_inheritable(True)
         self.http_port = sock.getsockname()[1]
         config = uvicorn.Config(
