@@ -26,6 +26,7 @@ import (
 const (
 	DefaultItemTimeout = 600 * time.Second
 	DefaultGrace       = 2 * time.Second
+	maxItemTimeout     = 7 * 24 * time.Hour // keeps a huge timeout_s from overflowing a Duration
 )
 
 // Sender delivers a message to the server if a stream is up; false means it was not sent (results
@@ -233,8 +234,8 @@ func (r *Runner) runItem(ctx, runCtx context.Context, runID string, index int, i
 	rep.Params = params
 
 	timeout := r.opts.ItemTimeout
-	if item.GetTimeoutS() > 0 {
-		timeout = time.Duration(item.GetTimeoutS() * float64(time.Second))
+	if ts := item.GetTimeoutS(); ts > 0 {
+		timeout = time.Duration(min(ts, maxItemTimeout.Seconds()) * float64(time.Second))
 	}
 	path := filepath.Join(r.opts.KernelsDir, spec.GetExecutable())
 	args := kernelArgs(item, params)
