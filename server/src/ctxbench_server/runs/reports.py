@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
@@ -138,9 +138,15 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     finished = False
     if run.status not in FINISHED_RUN:
         await session.flush()
-        items = (await session.scalars(select(RunItem).where(RunItem.run_id == run.id))).all()
-        if all(it.result_id is not None for it in items):
-            measured = any(it.state == ItemState.SUCCEEDED for it in items)
+        open_items = await session.scalar(
+            select(func.count()).where(RunItem.run_id == run.id, RunItem.result_id.is_(None))
+        )
+        if open_items == 0:
+            measured = bool(
+                await session.scalar(
+                    select(func.count()).where(RunItem.run_id == run.id, RunItem.state == ItemState.SUCCEEDED)
+                )
+            )
             run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
             run.error = None if measured else "no item produced a measurement"
             run.finished_at = utcnow()
