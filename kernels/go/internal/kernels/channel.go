@@ -30,7 +30,9 @@ func chanPingPong() Kernel {
 				"receive and blocks for the reply, which comes back the same way. One op is one message " +
 				"delivered, which at procs=1 is exactly one goroutine switch (a round trip is 2 ops). " +
 				"topology=star is seed 002's benchmark (one driver, `goroutines` echo goroutines served in " +
-				"turn); topology=pairs runs `goroutines` independent pinger/echo pairs. Every reply is checked.",
+				"turn); topology=pairs runs `goroutines` independent pinger/echo pairs. Every reply is checked. " +
+				"Goroutine switches stay inside one OS thread, so the OS context-switch counters stay near zero " +
+				"at procs=1.",
 			Params: []spec.Param{
 				spec.IntParam("goroutines", 1, 1, 30000, []int64{1, 10, 100, 1000, 10000, 30000},
 					"echo goroutines (star) or pinger/echo pairs (pairs); seed 002 used 30000"),
