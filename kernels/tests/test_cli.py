@@ -301,3 +301,34 @@ def test_sigterm_leaves_no_child_behind(cpp_exe):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ---------------------------------------------------------------- process and thread kernels
+
+
+def test_fork_wait_counts_ops_per_child(cpp_exe):
+    res = run_exe(
+        "--run", "process.fork_wait", "--param", "batch=10", "--min-time", "0.01", "--repetitions", "2"
+    )
+    assert res.code == 0, res.stderr
+    result = res.json()
+    assert result["params"] == {"batch": 10, "touched_mb": 0}
+    assert all(i % 10 == 0 for i in result["iterations"])
+    # Each child must run to exit: about one switch per op, in the parent and children together.
+    counters = result["counters"]
+    assert counters["voluntary_ctxsw_per_op"] + counters["involuntary_ctxsw_per_op"] >= 0.5, counters
+
+
+def test_fork_exec_without_its_helper_exits_3(cpp_exe, tmp_path):
+    lonely = tmp_path / cpp_exe.name
+    shutil.copy2(cpp_exe, lonely)
+    res = run_exe("--run", "process.fork_exec", "--min-time", "0.01", exe=lonely)
+    assert res.code == 3, (res.code, res.stderr)
+    assert res.stderr.count("\n") == 1 and "ctxbench-exec-true" in res.stderr
+
+
+def test_exec_helper_is_out_of_the_catalog_scan(cpp_exe):
+    # The agent runs `--list` on every regular executable in build/kernels/; the helper hides in libexec/.
+    helper = cpp_exe.parent / "libexec" / "ctxbench-exec-true"
+    assert helper.is_file() and os.access(helper, os.X_OK)
+    assert subprocess.run([str(helper)], check=False).returncode == 0
