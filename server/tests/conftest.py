@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from ctxbench_server.config import Settings
+from ctxbench_server.db import create_engine
 from ctxbench_server.main import CtxbenchServer
 
 from .fake_agent import FakeAgent
@@ -23,7 +26,14 @@ def settings_overrides() -> dict[str, Any]:
     return {}
 
 
+# Set to e.g. postgresql+asyncpg://postgres@127.0.0.1:55432/ctxbench to run every server test on
+# PostgreSQL instead of a fresh SQLite file (the database is wiped before each server starts).
+TEST_DATABASE_URL = os.environ.get("CTXBENCH_TEST_DATABASE_URL", "")
+
+
 def test_settings(root: Path, **overrides: Any) -> Settings:
+    if TEST_DATABASE_URL:
+        overrides.setdefault("database_url", TEST_DATABASE_URL)
     kw: dict[str, Any] = {
         "http_port": 0,
         "grpc_port": 0,
@@ -42,12 +52,22 @@ test_settings.__test__ = False  # type: ignore[attr-defined]  # a helper, not a 
 @contextlib.asynccontextmanager
 async def running_server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
     """The real server in this event loop, on ephemeral ports, with a fresh migrated SQLite file."""
+    if not settings.db_url.startswith("sqlite"):
+        await wipe(settings.db_url)
     srv = CtxbenchServer(settings)
     await srv.start()
     try:
         yield srv
     finally:
         await srv.stop()
+
+
+async def wipe(url: str) -> None:
+    engine = create_engine(url)
+    async with engine.begin() as conn:
+        await conn.execute(text("DROP SCHEMA public CASCADE"))
+        await conn.execute(text("CREATE SCHEMA public"))
+    await engine.dispose()
 
 
 @pytest.fixture
