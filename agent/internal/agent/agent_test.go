@@ -280,3 +280,72 @@ func TestCancelKillsProcessGroupAndSkipsTheRest(t *testing.T) {
 		t.Errorf("runs finished in order %v", order)
 	}
 }
+
+func TestDynamicRerunsKeepTheQuietestAttempt(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	dir := t.TempDir()
+	noisy := func(id, quietAfter string, rerunCV float64, maxReruns int32) *agentv1.RunItem {
+		it := item(id, "fake.noisy", map[string]string{"counter": filepath.Join(dir, id), "quiet_after": quietAfter})
+		it.RerunCv, it.MaxReruns = rerunCV, maxReruns
+		return it
+	}
+	sc.startRun(t, "run-1",
+		noisy("settles", "2", 0.03, 5),  // attempts 1, 2 noisy, 3 quiet → 2 reruns, not noisy
+		noisy("stays", "100", 0.03, 2),  // 3 noisy attempts → kept the first (lowest CV), noisy
+		noisy("off", "100", 0, 5),       // reruns disabled
+		noisy("capped", "100", 0.03, 0), // no reruns allowed
+	)
+	l := sc.collect(t, true, "run-1")
+
+	s := l.results["settles"]
+	if s.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK || s.GetReruns() != 2 || s.GetNoisy() ||
+		len(s.GetAttemptCvs()) != 3 || s.GetAttemptCvs()[2] != 0 || s.GetParams()["attempt"] != "3" {
+		t.Errorf("settles: %v", s)
+	}
+	st := l.results["stays"]
+	if st.GetReruns() != 2 || !st.GetNoisy() || len(st.GetAttemptCvs()) != 3 || st.GetParams()["attempt"] != "1" ||
+		!(st.GetAttemptCvs()[0] < st.GetAttemptCvs()[1] && st.GetAttemptCvs()[1] < st.GetAttemptCvs()[2]) {
+		t.Errorf("stays: %v", st)
+	}
+	if off := l.results["off"]; off.GetReruns() != 0 || off.GetNoisy() || len(off.GetAttemptCvs()) != 0 {
+		t.Errorf("off: %v", off)
+	}
+	if c := l.results["capped"]; c.GetReruns() != 0 || !c.GetNoisy() || len(c.GetAttemptCvs()) != 1 {
+		t.Errorf("capped: %v", c)
+	}
+	running := 0
+	for _, u := range l.updates {
+		if u.GetItemId() == "settles" && u.GetState() == agentv1.ItemState_ITEM_STATE_RUNNING {
+			running++
+		}
+	}
+	if running != 3 {
+		t.Errorf("settles: %d RUNNING updates, want one per attempt (3)", running)
+	}
+}
+
+func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
+	spoolDir := t.TempDir()
+	srv := startServer(t, token, spoolDir)
+	a := startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	sc.startRun(t, "run-1", item("i1", "fake.ok", nil))
+	l := sc.collect(t, false, "run-1")
+	id := l.results["i1"].GetResultId()
+	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Reject{Reject: &agentv1.Reject{
+		ResultId: id, RunId: "run-1", Code: int32(codes.PermissionDenied), Message: "not this agent's run"}}})
+	waitFor(t, "the result to move to rejected/", func() bool {
+		_, err := os.Stat(filepath.Join(spoolDir, "rejected", id+".json"))
+		return err == nil && spoolCount(t, spoolDir) == 0
+	})
+	if log := a.log.String(); !strings.Contains(log, "server rejected a message") || !strings.Contains(log, "not this agent's run") {
+		t.Errorf("reject not logged:\n%s", log)
+	}
+	sc.end <- status.Error(codes.Unavailable, "bye")
+	if p := srv.accept(t).hello.GetPendingResultIds(); len(p) != 0 {
+		t.Errorf("rejected result still pending after reconnect: %v", p)
+	}
+}

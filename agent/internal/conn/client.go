@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
@@ -224,6 +225,17 @@ func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
 				c.log.Error("cannot delete acknowledged result from the spool", "result", id, "err", err)
 			} else {
 				c.log.Debug("result acknowledged", "result", id)
+			}
+		case *agentv1.ConnectResponse_Reject:
+			rj := x.Reject
+			c.log.Error("server rejected a message from this agent", "code", codes.Code(rj.GetCode()).String(),
+				"reason", rj.GetMessage(), "result", rj.GetResultId(), "run", rj.GetRunId())
+			if id := rj.GetResultId(); id != "" {
+				if err := c.o.Spool.Reject(id); err != nil {
+					c.log.Error("cannot set the rejected result aside; it will be re-sent", "result", id, "err", err)
+				} else {
+					c.log.Warn("rejected result moved to the spool's rejected/ directory; it will not be re-sent", "result", id)
+				}
 			}
 		case *agentv1.ConnectResponse_Welcome:
 			c.log.Debug("repeated Welcome ignored")

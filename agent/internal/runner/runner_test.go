@@ -75,3 +75,17 @@ func TestTailAndLimitBuffers(t *testing.T) {
 		t.Errorf("lastLine = %q", got)
 	}
 }
+
+func TestCoefficientOfVariation(t *testing.T) {
+	if cv := coefficientOfVariation([]float64{10, 10, 10}); cv != 0 {
+		t.Errorf("cv of constants = %v", cv)
+	}
+	if cv := coefficientOfVariation([]float64{5}); cv != 0 {
+		t.Errorf("cv of one sample = %v", cv)
+	}
+	// mean 11, sample stddev sqrt(4/3)... for {10, 12, 10, 12}: mean 11, ss 4, var 4/3
+	got := coefficientOfVariation([]float64{10, 12, 10, 12})
+	if want := 1.1547005383792515 / 11; got < want-1e-12 || got > want+1e-12 {
+		t.Errorf("cv = %v, want %v", got, want)
+	}
+}

@@ -22,6 +22,7 @@ import (
 const (
 	agentIDFile = "agent-id"
 	resultsDir  = "results"
+	rejectedDir = "rejected"
 	tmpPrefix   = ".tmp-"
 )
 
@@ -128,6 +129,31 @@ func (s *Spool) Delete(resultID string) error {
 	defer s.mu.Unlock()
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete result %s: %w", resultID, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Reject moves a result the server refused for good (Reject message) to rejected/<id>.json: kept for
+// a human to inspect, no longer re-sent. Unknown ids are not an error.
+func (s *Spool) Reject(resultID string) error {
+	path := s.ResultPath(resultID)
+	if path == "" {
+		return fmt.Errorf("reject result: result id %q is not a UUID", resultID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir := filepath.Join(s.dir, rejectedDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("reject result %s: %w", resultID, err)
+	}
+	if err := os.Rename(path, filepath.Join(dir, resultID+".json")); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("reject result %s: %w", resultID, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
 	}
 	return syncDir(filepath.Dir(path))
 }

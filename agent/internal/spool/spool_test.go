@@ -128,3 +128,23 @@ func TestLockIsExclusiveAndCleansTempFiles(t *testing.T) {
 	}
 	release2()
 }
+
+func TestRejectMovesResultAside(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	r := &agentv1.ResultReport{ResultId: uuid.NewString(), ItemId: "i"}
+	if err := s.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reject(r.GetResultId()); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.IDs(); len(ids) != 0 {
+		t.Errorf("rejected result still pending: %v", ids)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), "rejected", r.GetResultId()+".json")); err != nil {
+		t.Errorf("rejected result not kept: %v", err)
+	}
+	if err := s.Reject(r.GetResultId()); err != nil {
+		t.Errorf("repeated reject: %v", err)
+	}
+}

@@ -55,6 +55,9 @@ func list() {
    {"name": "verbose", "type": "bool", "default": false, "help": "a switch"},
    {"name": "label", "type": "string", "default": "x", "help": "free text"}],
   "seed_reference": {"seed": "000", "value": 49.47, "unit": "ns/op", "machine": "Pentium G2030", "params": {"n": 3}}},
+ {"id": "fake.noisy", "title": "noisy until attempt quiet_after+1", "family": "fake", "unit": "ns/op",
+  "params": [{"name": "counter", "type": "string", "default": ""},
+             {"name": "quiet_after", "type": "int", "default": 0, "min": 0, "max": 100}]},
  {"id": "fake.exit2", "title": "exit 2", "family": "fake", "unit": "ns/op"},
  {"id": "fake.exit3", "title": "exit 3", "family": "fake", "unit": "ns/op"},
  {"id": "fake.badjson", "title": "bad JSON", "family": "fake", "unit": "ns/op"},
@@ -118,6 +121,21 @@ func run(id string, rest []string) {
 		}
 		fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
 		_ = json.NewEncoder(os.Stdout).Encode(out)
+	case "fake.noisy":
+		// Attempt k (counted in the counter file) prints samples with spread k, so the first attempt
+		// has the lowest CV; attempts after quiet_after print identical samples (CV 0).
+		b, _ := os.ReadFile(params["counter"])
+		k, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		k++
+		_ = os.WriteFile(params["counter"], []byte(strconv.Itoa(k)), 0o600)
+		quietAfter, _ := strconv.Atoi(params["quiet_after"])
+		spread := float64(k)
+		if k > quietAfter {
+			spread = 0
+		}
+		samples := []float64{10, 10 + spread, 10, 10 + spread}
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ns/op", "samples": samples,
+			"params": map[string]any{"attempt": k}})
 	case "fake.exit2":
 		fmt.Fprintln(os.Stderr, "warming up")
 		fmt.Fprintln(os.Stderr, "bad argument: --param threads=0 is below 1")
