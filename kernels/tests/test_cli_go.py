@@ -36,6 +36,13 @@ SEEDS = {
     "go.chan_pingpong": ("002", 768.5),
     "go.mutex": ("000", 30),
 }
+# The counter each timed kernel derives from what it counted itself, and its exact per-op value.
+OWN_COUNTER = {
+    "go.goroutine_create": ("goroutines_run_per_op", 1),
+    "go.gosched": ("gosched_calls_per_op", 1),
+    "go.chan_pingpong": ("replies_per_op", 0.5),
+    "go.mutex": ("increments_per_op", 1),
+}
 SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
 PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
 SEED_KEYS = {"seed", "value", "unit", "machine"}
@@ -200,6 +207,9 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params, per_iter
         assert str(result["params"][name]) == value
     for i in result["iterations"]:
         assert i % per_iter == 0, (kid, i, per_iter)
+    if kid in OWN_COUNTER:
+        name, value = OWN_COUNTER[kid]
+        assert result["counters"][name] == value, result["counters"]
 
 
 def test_defaults_fill_params_and_five_repetitions(specs):

@@ -165,6 +165,15 @@ func (m *Meter) End(b *testing.B) {
 	m.ended = true
 }
 
+// Count records an event total the body counted itself over the timed loop (call it after End); the
+// result reports it per op as NAME_per_op, so it shows the op count adds up.
+func (m *Meter) Count(name string, total int64) {
+	if m.deltas == nil {
+		m.deltas = map[string]float64{}
+	}
+	m.deltas[name+"_per_op"] = float64(total)
+}
+
 // Fail records a self-check failure; the CLI exits 1 with it.
 func (m *Meter) Fail(format string, args ...any) {
 	if m.err == nil {

@@ -107,6 +107,7 @@ func pingPongStar(b *testing.B, m *harness.Meter, g int) {
 	}
 	m.End(b)
 	stopEchoes(ins, done)
+	m.Count("replies", replies)
 	if want := int64(b.N) * int64(g); replies != want {
 		m.Fail("go.chan_pingpong: %d correct replies, want %d", replies, want)
 	}
@@ -129,6 +130,7 @@ func pingPongPairs(b *testing.B, m *harness.Meter, g int) {
 	pinged.Wait()
 	m.End(b)
 	stopEchoes(ins, done)
+	m.Count("replies", replies.Load())
 	if got, want := replies.Load(), int64(b.N)*int64(g); got != want {
 		m.Fail("go.chan_pingpong: %d correct replies, want %d", got, want)
 	}

@@ -67,6 +67,7 @@ func goroutineCreate() Kernel {
 						wg.Wait()
 					}
 					m.End(b)
+					m.Count("goroutines_run", ran.Load())
 					if got, want := ran.Load(), int64(b.N)*batch; got != want {
 						m.Fail("go.goroutine_create: %d goroutines ran, want %d", got, want)
 					}

@@ -67,6 +67,7 @@ func mutex() Kernel {
 					mu.Lock()
 					got := counter
 					mu.Unlock()
+					m.Count("increments", got)
 					if want := int64(b.N) * g; got != want {
 						m.Fail("go.mutex: shared counter is %d after %d increments", got, want)
 					}

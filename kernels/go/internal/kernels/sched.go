@@ -65,6 +65,7 @@ func gosched() Kernel {
 					close(start)
 					done.Wait()
 					m.End(b)
+					m.Count("gosched_calls", calls.Load())
 					if got, want := calls.Load(), int64(b.N)*g; got != want {
 						m.Fail("go.gosched: %d Gosched calls, want %d", got, want)
 					}
