@@ -290,6 +290,10 @@ async def test_runs_listing(make_agent: MakeAgent, http: httpx.AsyncClient, serv
     only_a = (await http.get("/api/v1/runs", params={"machine_id": a.agent_id})).json()
     assert [r["id"] for r in only_a] == [ra["id"]]
     assert len((await http.get("/api/v1/runs", params={"limit": 1})).json()) == 1
+    running = (await http.get("/api/v1/runs", params={"status": "running"})).json()
+    assert {r["id"] for r in running} == {ra["id"], rb["id"]}
+    assert (await http.get("/api/v1/runs", params={"status": "queued"})).json() == []
+    assert (await http.get("/api/v1/runs", params={"status": "bogus"})).status_code == 422
 
 
 @pytest.mark.parametrize("settings_overrides", [{"heartbeat_interval_s": 1}])

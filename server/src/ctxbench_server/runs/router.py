@@ -7,6 +7,7 @@ from fastapi.responses import StreamingResponse
 
 from ctxbench_server.agents.deps import DispatcherDep
 from ctxbench_server.db import SessionDep
+from ctxbench_server.models import RunStatus
 from ctxbench_server.runs import events, service
 from ctxbench_server.runs.schemas import ResultOut, RunCreate, RunOut
 
@@ -32,10 +33,11 @@ async def create_run(
 async def list_runs(
     session: SessionDep,
     machine_id: str | None = None,
+    status: RunStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[RunOut]:
     """Newest first."""
-    return await service.list_runs(session, machine_id, limit)
+    return await service.list_runs(session, machine_id, limit, status)
 
 
 @router.get("/{run_id}", response_model=RunOut, responses={404: {"description": "unknown run"}})

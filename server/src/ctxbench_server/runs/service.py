@@ -161,10 +161,14 @@ def run_out(run: Run) -> RunOut:
     )
 
 
-async def list_runs(session: AsyncSession, machine_id: str | None, limit: int) -> list[RunOut]:
+async def list_runs(
+    session: AsyncSession, machine_id: str | None, limit: int, status: RunStatus | None = None
+) -> list[RunOut]:
     q = select(Run).options(selectinload(Run.items)).order_by(Run.created_at.desc(), Run.id).limit(limit)
     if machine_id:
         q = q.where(Run.machine_id == machine_id)
+    if status:
+        q = q.where(Run.status == status.value)
     return [run_out(r) for r in await session.scalars(q)]
 
 
