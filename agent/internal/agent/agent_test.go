@@ -335,13 +335,21 @@ func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
 	sc.startRun(t, "run-1", item("i1", "fake.ok", nil))
 	l := sc.collect(t, false, "run-1")
 	id := l.results["i1"].GetResultId()
+	// PERMISSION_DENIED may be the server's state: the result stays pending.
 	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Reject{Reject: &agentv1.Reject{
 		ResultId: id, RunId: "run-1", Code: int32(codes.PermissionDenied), Message: "not this agent's run"}}})
+	waitFor(t, "the reject in the log", func() bool { return strings.Contains(a.log.String(), "not this agent's run") })
+	if spoolCount(t, spoolDir) != 1 {
+		t.Fatal("result dropped on PERMISSION_DENIED")
+	}
+	// INVALID_ARGUMENT: it can never be stored; set aside, not re-sent.
+	sc.send(t, &agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Reject{Reject: &agentv1.Reject{
+		ResultId: id, RunId: "run-1", Code: int32(codes.InvalidArgument), Message: "non-finite sample"}}})
 	waitFor(t, "the result to move to rejected/", func() bool {
 		_, err := os.Stat(filepath.Join(spoolDir, "rejected", id+".json"))
 		return err == nil && spoolCount(t, spoolDir) == 0
 	})
-	if log := a.log.String(); !strings.Contains(log, "server rejected a message") || !strings.Contains(log, "not this agent's run") {
+	if log := a.log.String(); !strings.Contains(log, "server rejected a message") || !strings.Contains(log, "non-finite sample") {
 		t.Errorf("reject not logged:\n%s", log)
 	}
 	sc.end <- status.Error(codes.Unavailable, "bye")

@@ -230,11 +230,14 @@ func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
 			rj := x.Reject
 			c.log.Error("server rejected a message from this agent", "code", codes.Code(rj.GetCode()).String(),
 				"reason", rj.GetMessage(), "result", rj.GetResultId(), "run", rj.GetRunId())
-			if id := rj.GetResultId(); id != "" {
+			// INVALID_ARGUMENT: this result can never be stored, so stop re-sending it (a copy stays in
+			// rejected/). Anything else (PERMISSION_DENIED...) may be the server's state, not the
+			// result's: keep it and re-send after the next Hello.
+			if id := rj.GetResultId(); id != "" && codes.Code(rj.GetCode()) == codes.InvalidArgument {
 				if err := c.o.Spool.Reject(id); err != nil {
 					c.log.Error("cannot set the rejected result aside; it will be re-sent", "result", id, "err", err)
 				} else {
-					c.log.Warn("rejected result moved to the spool's rejected/ directory; it will not be re-sent", "result", id)
+					c.log.Warn("rejected result removed from the spool (a copy is in rejected/); it will not be re-sent", "result", id)
 				}
 			}
 		case *agentv1.ConnectResponse_Welcome:

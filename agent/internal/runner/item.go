@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
@@ -248,6 +249,15 @@ func kernelArgs(item *agentv1.RunItem, params map[string]string) []string {
 
 // finish spools the result (durably), then sends it and the item's final RunUpdate.
 func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) {
+	if n := proto.Size(rep); n > maxReportBytes {
+		// The server could never receive it: report the failure instead of the data.
+		*rep = agentv1.ResultReport{
+			ResultId: rep.GetResultId(), RunId: rep.GetRunId(), ItemId: rep.GetItemId(), KernelId: rep.GetKernelId(),
+			Params: rep.GetParams(), Status: agentv1.ResultStatus_RESULT_STATUS_FAILED, ExitCode: rep.GetExitCode(),
+			StartedAt: rep.GetStartedAt(), FinishedAt: rep.GetFinishedAt(),
+			Error: fmt.Sprintf("result is %d bytes, more than the %d a report may carry", n, maxReportBytes),
+		}
+	}
 	if err := r.opts.Spool.Put(rep); err != nil {
 		log.Error("cannot spool the result; sending it anyway (lost if this send fails)", "result", rep.GetResultId(), "err", err)
 	}

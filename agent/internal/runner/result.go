@@ -14,6 +14,12 @@ import (
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
 
+// MaxSamples is the most samples one result may carry (the server rejects more; docs/architecture.md).
+const MaxSamples = 100_000
+
+// maxReportBytes keeps a report well under gRPC's default 4 MiB message limit.
+const maxReportBytes = 3 << 20
+
 // kernelOutput is the one JSON object a kernel prints on `--run` (DESIGN 3.1).
 type kernelOutput struct {
 	Kernel     string                     `json:"kernel"`
@@ -45,6 +51,9 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 	}
 	if len(out.Samples) == 0 {
 		return errors.New("kernel result has no samples")
+	}
+	if len(out.Samples) > MaxSamples {
+		return fmt.Errorf("kernel result has %d samples, more than the %d a result may carry", len(out.Samples), MaxSamples)
 	}
 	for i, s := range out.Samples {
 		if math.IsNaN(s) || math.IsInf(s, 0) {

@@ -19,7 +19,7 @@ import (
 // Defaults for Options.
 const (
 	DefaultItemTimeout = 600 * time.Second
-	DefaultGrace       = 2 * time.Second
+	DefaultGrace       = time.Second        // docs/architecture.md: a cancelled kernel stops within 2 s
 	maxItemTimeout     = 7 * 24 * time.Hour // keeps a huge timeout_s from overflowing a Duration
 )
 

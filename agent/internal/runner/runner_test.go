@@ -89,3 +89,15 @@ func TestCoefficientOfVariation(t *testing.T) {
 		t.Errorf("cv = %v, want %v", got, want)
 	}
 }
+
+func TestTooManySamplesFail(t *testing.T) {
+	samples := make([]string, MaxSamples+1)
+	for i := range samples {
+		samples[i] = "1"
+	}
+	out := `{"kernel": "k", "samples": [` + strings.Join(samples, ",") + `]}`
+	err := fillFromOutput(&agentv1.ResultReport{}, spec(), nil, []byte(out))
+	if err == nil || !strings.Contains(err.Error(), "more than the 100000") {
+		t.Errorf("err = %v", err)
+	}
+}
