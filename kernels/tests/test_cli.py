@@ -332,3 +332,42 @@ def test_exec_helper_is_out_of_the_catalog_scan(cpp_exe):
     helper = cpp_exe.parent / "libexec" / "ctxbench-exec-true"
     assert helper.is_file() and os.access(helper, os.X_OK)
     assert subprocess.run([str(helper)], check=False).returncode == 0
+
+
+# ---------------------------------------------------------------- N-thread kernels
+
+
+def run_counters(kernel: str, *params: str) -> dict:
+    args = ["--run", kernel, "--min-time", "0.02", "--repetitions", "3"]
+    for p in params:
+        args += ["--param", p]
+    res = run_exe(*args)
+    assert res.code == 0, res.stderr
+    result = res.json()
+    threads = result["params"]["threads"]
+    assert all(i % threads == 0 for i in result["iterations"]), "ops are counted on every thread"
+    return result["counters"]
+
+
+def test_sched_yield_switches_only_with_company(cpp_exe):
+    assert run_counters("sched.yield", "threads=1")["ctxsw_per_op"] < 0.1
+    counters = run_counters("sched.yield", "threads=2", "placement=same_core")
+    assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
+
+
+def test_usleep0_blocks_and_reports_timer_slack(cpp_exe):
+    counters = run_counters("sleep.usleep0", "threads=4")
+    assert counters["timer_slack_ns"] >= 1
+    assert counters["voluntary_ctxsw_per_op"] >= 0.5, counters
+
+
+def test_pthread_mutex_under_contention(cpp_exe):
+    counters = run_counters("lock.pthread_mutex", "threads=8", "placement=unpinned")
+    assert counters["cpu"] == -1
+
+
+@pytest.mark.parametrize("value", ["0", "1025", "-1", "2.5", "", "0x10", " 4"])
+def test_threads_out_of_range_exit_2(cpp_exe, value):
+    res = run_exe("--run", "sched.yield", "--param", f"threads={value}")
+    assert res.code == 2, (value, res.stderr)
+    assert res.stderr.count("\n") == 1 and "threads" in res.stderr

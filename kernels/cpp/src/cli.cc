@@ -198,7 +198,13 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  if (!reporter.error().empty()) Fail(kExitFailed, kernel.spec.id + ": " + reporter.error());
+  if (!reporter.error().empty()) {
+    // Kernels flag "this host cannot do it" (e.g. too many threads) with an "unsupported: " prefix.
+    const std::string prefix = "unsupported: ";
+    const std::string& error = reporter.error();
+    if (error.rfind(prefix, 0) == 0) Fail(kExitUnsupported, kernel.spec.id + ": " + error.substr(prefix.size()));
+    Fail(kExitFailed, kernel.spec.id + ": " + error);
+  }
   const auto& reps = reporter.repetitions();
   if (static_cast<int>(reps.size()) != args.repetitions)
     Fail(kExitFailed, kernel.spec.id + ": expected " + std::to_string(args.repetitions) + " repetitions, got " +

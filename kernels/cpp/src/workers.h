@@ -1,0 +1,40 @@
+// A gang of worker threads released together, for kernels whose op runs on N threads at once
+// (sched.yield, sleep.usleep0, lock.pthread_mutex). Used with UseManualTime: one benchmark iteration
+// is one op on every worker, and the time is from the first worker's start to the last one's finish.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "host.h"
+#include "registry.h"
+
+namespace ctxbench {
+
+struct GangResult {
+  double seconds = 0;       // earliest worker start to latest worker finish
+  SwitchCounts switches;    // summed over the workers (RUSAGE_THREAD around each worker's loop)
+  std::string error;        // empty when every worker ran
+};
+
+// Starts `threads` workers (pinned to `cpu` unless it is -1), releases them together, and has each call
+// loop(worker_index, ops_per_worker) once.
+GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
+                   const std::function<void(int64_t, int64_t)>& loop);
+
+// The common body: runs the gang for state.max_iterations ops per worker, sets the manual time and the
+// switch counters (per op, op = one loop step on one worker). Returns false after SkipWithError.
+bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
+                      const std::function<void(int64_t, int64_t)>& loop);
+
+// "threads" (1..1024, swept 1, 2, 4, ..., 1024) and "placement" (same_core | unpinned) parameters.
+ParamSpec ThreadsParam();
+ParamSpec GangPlacementParam();
+// CPU for the gang's placement (-1 unpinned); empty return = ok, else why not (exit 3).
+std::string GangCpu(const Params& params, int* cpu);
+std::string GangUnsupported(const Params& params);
+
+}  // namespace ctxbench
