@@ -39,6 +39,12 @@ const (
 
 const program = "ctxbench-kernels-go"
 
+// The kernel registry; tests substitute kernels that fail on purpose.
+var (
+	allKernels = kernels.All
+	findKernel = kernels.Find
+)
+
 const usage = "usage: " + program + " --list | --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]"
 
 // Command is a parsed command line.
@@ -185,12 +191,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if c.List {
 		specs := []spec.Kernel{}
-		for _, k := range kernels.All() {
+		for _, k := range allKernels() {
 			specs = append(specs, k.Spec)
 		}
 		return writeJSON(stdout, stderr, specs)
 	}
-	k, ok := kernels.Find(c.Run)
+	k, ok := findKernel(c.Run)
 	if !ok {
 		return fail(ExitUsage, usageErrorf("unknown kernel %q", c.Run))
 	}

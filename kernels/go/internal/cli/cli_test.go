@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxbench/ctxbench/kernels/go/internal/harness"
 	"github.com/ctxbench/ctxbench/kernels/go/internal/kernels"
+	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
 )
 
 // TestMain lets go.goroutine_memory re-execute the test binary as its one-sample child.
@@ -168,6 +170,41 @@ func TestMainRunsEveryKernel(t *testing.T) {
 		}
 		if res.Kernel != args[1] || len(res.Samples) != 2 || len(res.Iterations) != 2 || res.Harness.Name != "go-testing" {
 			t.Errorf("%v: result %+v", args, res)
+		}
+	}
+}
+
+// withKernel makes the CLI see only k while the test runs.
+func withKernel(t *testing.T, k kernels.Kernel) {
+	t.Helper()
+	all, find := allKernels, findKernel
+	t.Cleanup(func() { allKernels, findKernel = all, find })
+	allKernels = func() []kernels.Kernel { return []kernels.Kernel{k} }
+	findKernel = func(id string) (kernels.Kernel, bool) { return k, id == k.Spec.ID }
+}
+
+func TestMainExitCodesOfFailingKernels(t *testing.T) {
+	cases := []struct {
+		name string
+		new  func(spec.Values) (*harness.Case, error)
+		code int
+	}{
+		{"unsupported", func(spec.Values) (*harness.Case, error) {
+			return nil, &kernels.UnsupportedError{Why: "no such primitive here"}
+		}, ExitUnsupported},
+		{"self-check", func(spec.Values) (*harness.Case, error) {
+			return &harness.Case{OpsPerIter: 1, Bench: func(b *testing.B, m *harness.Meter) {
+				m.Begin(b)
+				m.End(b)
+				m.Fail("counted %d, want %d", 0, b.N)
+			}}, nil
+		}, ExitCheckFailed},
+	}
+	for _, tc := range cases {
+		withKernel(t, kernels.Kernel{Spec: spec.Kernel{ID: "test.fail", Unit: "ns/op"}, New: tc.new})
+		code, stdout, stderr := run("--run", "test.fail", "--min-time", "0.001")
+		if code != tc.code || stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and one stderr line", tc.name, code, stdout, stderr, tc.code)
 		}
 	}
 }
