@@ -5,6 +5,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 )
 
@@ -133,7 +134,12 @@ func (k Kernel) Resolve(given map[string]string) (Values, error) {
 	for _, p := range k.Params {
 		known[p.Name] = true
 	}
+	names := make([]string, 0, len(given))
 	for name := range given {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the first unknown name in order, so the message is stable
+	for _, name := range names {
 		if !known[name] {
 			return nil, fmt.Errorf("kernel %s has no parameter %q", k.ID, name)
 		}
