@@ -147,7 +147,7 @@ def test_flag_equals_form_and_params_echo(cpp_specs):
     assert res.code == 0, res.stderr
     result = res.json()
     check_result(spec, result, 3, 0.01)
-    assert result["params"]["placement"] == "unpinned"
+    assert result["params"] == {"placement": "unpinned", "mode": "process", "policy": "other"}
 
 
 def test_call_and_syscall_make_no_context_switches():
@@ -171,7 +171,7 @@ def test_pipe_same_core_counts_one_switch_per_op():
     # one per switch on one CPU. Loose bounds: other load on the host only adds preemptions.
     assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
     assert counters["voluntary_ctxsw_per_op"] > 0.2, counters
-    assert counters["cpu_parent"] == counters["cpu_child"] >= 0
+    assert counters["cpu_main"] == counters["cpu_partner"] >= 0
     # A switch costs at least tens of nanoseconds and far less than a millisecond.
     assert all(10 < s < 1e6 for s in result["samples"])
 
@@ -182,7 +182,7 @@ def test_pipe_cross_core_uses_two_cpus():
     res = run_exe("--run", "ctxswitch.pipe", "--param", "placement=cross_core", "--min-time", "0.02")
     assert res.code == 0, res.stderr
     counters = res.json()["counters"]
-    assert counters["cpu_parent"] != counters["cpu_child"]
+    assert counters["cpu_main"] != counters["cpu_partner"]
     assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
 
 
@@ -252,7 +252,7 @@ def test_same_core_under_one_cpu_still_runs(cpp_exe):
         "--run", "ctxswitch.pipe", "--min-time", "0.01", "--repetitions", "2", prefix=(taskset, "-c", cpu)
     )
     assert res.code == 0, res.stderr
-    assert res.json()["counters"]["cpu_parent"] == int(cpu)
+    assert res.json()["counters"]["cpu_main"] == int(cpu)
 
 
 # ---------------------------------------------------------------- no orphans
@@ -278,9 +278,10 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_sigterm_leaves_no_child_behind(cpp_exe):
+@pytest.mark.parametrize("kernel", ["ctxswitch.pipe", "ctxswitch.futex"])
+def test_sigterm_leaves_no_child_behind(cpp_exe, kernel):
     proc = subprocess.Popen(
-        [str(CPP_EXE), "--run", "ctxswitch.pipe", "--min-time", "5", "--repetitions", "5"],
+        [str(CPP_EXE), "--run", kernel, "--min-time", "5", "--repetitions", "5"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -290,7 +291,7 @@ def test_sigterm_leaves_no_child_behind(cpp_exe):
         while not kids and time.monotonic() < deadline:
             time.sleep(0.05)
             kids = children_of(proc.pid)
-        assert kids, "the pipe kernel never forked its partner"
+        assert kids, "the kernel never forked its partner"
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 5
@@ -371,3 +372,41 @@ def test_threads_out_of_range_exit_2(cpp_exe, value):
     res = run_exe("--run", "sched.yield", "--param", f"threads={value}")
     assert res.code == 2, (value, res.stderr)
     assert res.stderr.count("\n") == 1 and "threads" in res.stderr
+
+
+# ---------------------------------------------------------------- ctxswitch modes and policies
+
+
+@pytest.mark.parametrize("kernel", ["ctxswitch.pipe", "ctxswitch.futex"])
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_switch_kernels_count_one_switch_per_op(cpp_exe, kernel, mode):
+    res = run_exe(
+        "--run", kernel, "--param", f"mode={mode}", "--param", "placement=same_core", "--min-time", "0.03"
+    )
+    assert res.code == 0, res.stderr
+    result = res.json()
+    assert result["params"]["mode"] == mode
+    counters = result["counters"]
+    assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
+    assert 0.5 <= counters["syscalls_per_op"] <= 2.5, counters
+
+
+def test_fifo_without_privilege_exits_3(cpp_exe):
+    setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
+    if not setpriv or not prlimit:
+        pytest.skip("setpriv/prlimit not installed")
+    drop = (setpriv, "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", prlimit, "--rtprio=0")
+    res = run_exe("--run", "ctxswitch.futex", "--param", "policy=fifo", prefix=drop)
+    if res.code == 0:
+        pytest.skip("SCHED_FIFO still allowed here")
+    assert res.code == 3, (res.code, res.stderr)
+    assert res.stderr.count("\n") == 1 and "fifo" in res.stderr
+
+
+def test_fifo_same_core_switches_are_voluntary(cpp_exe):
+    res = run_exe("--run", "ctxswitch.pipe", "--param", "policy=fifo", "--min-time", "0.03")
+    if res.code == 3:
+        pytest.skip(res.stderr.strip())
+    assert res.code == 0, res.stderr
+    # Equal SCHED_FIFO priorities never preempt each other at wakeup: the writer always blocks first.
+    assert res.json()["counters"]["voluntary_ctxsw_per_op"] >= 0.8

@@ -1,23 +1,41 @@
 // ctxswitch.* — the cost of one context switch between two tasks that hand a token back and forth.
 //
-// ctxswitch.pipe: two processes (fork) ping-pong one byte over two pipes. One round trip is: parent
-// writes, blocks in read; child wakes, reads, writes, blocks in read; parent wakes. That is 2 context
-// switches and 4 syscalls (2 write + 2 read); one op = one switch = half a round trip, so the figure
-// includes two syscalls' worth of pipe work per switch. Switches are counted in both processes with
-// getrusage (the child sends its counts back over the pipe), and a same-core run whose voluntary
-// switches do not add up fails its self-check. Seed 003 (lmbench-style pipe token passing between two
-// SCHED_FIFO processes, 10000 round trips timed with rdtsc, 2.8 GHz CPU, Linux 2.6.21, ~2010) measured
-// 4283 ns per switch; the seed did not pin the processes.
+// ctxswitch.pipe: two tasks ping-pong one byte over two pipes. One round trip is: main writes, blocks
+// in read; partner wakes, reads, writes, blocks in read; main wakes. That is 2 context switches and 4
+// syscalls (2 write + 2 read); one op = one switch = half a round trip, so the figure includes one
+// write and one read per switch.
+// ctxswitch.futex: the same ping-pong on one shared futex word, the method of tsuna/contextswitch
+// (timectxsw.c, timetctxsw.c) without its sched_yield calls: each side flips the word, FUTEX_WAKEs the
+// other and FUTEX_WAITs until it is flipped back. Per switch 1 wake + at most 1 wait syscall (counted).
+//
+// Both: `mode` process (fork; the child dies with the parent via PR_SET_PDEATHSIG and is reaped on
+// every path) or thread (two threads of one process, no address-space switch); `placement` same_core,
+// cross_core or unpinned; `policy` other (SCHED_OTHER) or fifo (SCHED_FIFO priority 1 for both, exit 3
+// without the privilege). Switches are counted in both tasks with getrusage and reported per op;
+// ctxsw_per_op (voluntary + involuntary) is about 1, and a same_core run counting fewer than 0.5 fails
+// its self-check. Seed 003 (pipe token between two processes, 10000 round trips timed with rdtsc,
+// 2.8 GHz CPU, Linux 2.6.21, ~2010) measured 4283 ns per switch; it meant to run them SCHED_FIFO but
+// passed priority 0, which sched_setscheduler rejects (EINVAL), so they ran SCHED_OTHER, unpinned.
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "host.h"
 #include "registry.h"
@@ -27,134 +45,297 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the partner sends back after its share of the ping-pong.
-struct PartnerReport {
-  int64_t voluntary = 0;
-  int64_t involuntary = 0;
-  int32_t ok = 0;  // 1: it pinned itself and completed every round trip
+// Lives in a MAP_SHARED page so a forked partner and the main task see the same memory.
+struct Shared {
+  std::atomic<uint32_t> turn{1};  // futex word: 1 = partner's turn, 0 = main's turn
+  std::atomic<uint32_t> abort{0};  // main gave up: the partner must return
+  // Written by the partner before it returns; read by main after waitpid / pthread_join.
+  int32_t partner_ok = 0;          // pinned, right policy, every round trip done
+  int32_t partner_setup_ok = 0;    // pinned and right policy (set before the ready token)
+  int64_t partner_voluntary = 0;
+  int64_t partner_involuntary = 0;
+  int64_t partner_syscalls = 0;
 };
 
-// Two pipes: to the partner and back.
-struct PipePair {
+struct Options {
+  bool futex = false;
+  bool thread = false;
+  bool fifo = false;
+  Placement placement;
+};
+
+// ---- transports: MainSend/MainRecv on the main side, PartnerRecv/PartnerSend on the partner side.
+
+struct PipeTransport {
   int to_partner[2] = {-1, -1};
   int to_main[2] = {-1, -1};
-  bool Open() { return pipe2(to_partner, O_CLOEXEC) == 0 && pipe2(to_main, O_CLOEXEC) == 0; }
-  void Close() {
+  int64_t* syscalls = nullptr;  // unused: exactly one syscall per call
+
+  bool Open(Shared*, bool) { return pipe2(to_partner, O_CLOEXEC) == 0 && pipe2(to_main, O_CLOEXEC) == 0; }
+  void CloseAll() {
     for (int* fd : {&to_partner[0], &to_partner[1], &to_main[0], &to_main[1]})
       if (*fd >= 0) close(*fd), *fd = -1;
   }
+  // After fork: each process keeps only its own ends.
+  void KeepMainEnds() {
+    close(to_partner[0]), to_partner[0] = -1;
+    close(to_main[1]), to_main[1] = -1;
+  }
+  void KeepPartnerEnds() {
+    close(to_partner[1]), to_partner[1] = -1;
+    close(to_main[0]), to_main[0] = -1;
+  }
+  // Main gives up: closing its ends makes the partner's read return EOF.
+  void Abort() {
+    if (to_partner[1] >= 0) close(to_partner[1]), to_partner[1] = -1;
+  }
+  bool MainSend(int64_t&) { return WriteFull(to_partner[1], &token_, 1); }
+  bool MainRecv(int64_t&, const std::function<bool()>&) { return ReadFull(to_main[0], &token_, 1); }
+  bool PartnerRecv(int64_t&) { return ReadFull(to_partner[0], &ptoken_, 1); }
+  bool PartnerSend(int64_t&) { return WriteFull(to_main[1], &ptoken_, 1); }
+  static constexpr int kFixedSyscallsPerSwitch = 2;
+
+ private:
+  char token_ = 't', ptoken_ = 't';
 };
 
-// The partner's side: announce readiness, echo `round_trips` tokens, report its switch counts.
-PartnerReport PartnerLoop(int in_fd, int out_fd, int64_t round_trips, int cpu, int rusage_who) {
-  PartnerReport report;
-  bool pinned = PinSelfTo(cpu);
-  char token = pinned ? 'r' : 'x';
-  if (!WriteFull(out_fd, &token, 1) || !pinned) return report;
-  SwitchCounts before = SwitchesNow(rusage_who);
-  for (int64_t i = 0; i < round_trips; ++i) {
-    if (!ReadFull(in_fd, &token, 1) || !WriteFull(out_fd, &token, 1)) return report;
-  }
-  SwitchCounts d = SwitchesNow(rusage_who) - before;
-  report.voluntary = d.voluntary;
-  report.involuntary = d.involuntary;
-  report.ok = 1;
-  return report;
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const struct timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
 }
 
-void PipeProcesses(benchmark::State& state, const Params& params) {
-  Placement placement;
-  std::string why = ChoosePlacement(GetString(params, "placement"), &placement);
-  if (!why.empty()) return state.SkipWithError(why.c_str());
+struct FutexTransport {
+  Shared* shared = nullptr;
+  int wait_op = FUTEX_WAIT, wake_op = FUTEX_WAKE;
+
+  bool Open(Shared* s, bool private_futex) {
+    shared = s;
+    if (private_futex) wait_op = FUTEX_WAIT_PRIVATE, wake_op = FUTEX_WAKE_PRIVATE;
+    return true;
+  }
+  void CloseAll() {}
+  void KeepMainEnds() {}
+  void KeepPartnerEnds() {}
+  // Main gives up: the partner sees the abort flag as soon as its wait returns.
+  void Abort() {
+    shared->abort.store(1);
+    shared->turn.store(1);
+    Futex(&shared->turn, wake_op, 1, nullptr);
+  }
+  bool MainSend(int64_t& syscalls) { return Flip(1, syscalls); }
+  // Waits until the partner hands the turn back; every 200 ms asks `alive` whether it still can.
+  bool MainRecv(int64_t& syscalls, const std::function<bool()>& alive) {
+    const struct timespec tick = {0, 200 * 1000 * 1000};
+    while (shared->turn.load(std::memory_order_acquire) != 0) {
+      ++syscalls;
+      if (Futex(&shared->turn, wait_op, 1, &tick) != 0 && errno == ETIMEDOUT && !alive()) return false;
+    }
+    return true;
+  }
+  bool PartnerRecv(int64_t& syscalls) {
+    while (shared->turn.load(std::memory_order_acquire) != 1) {
+      if (shared->abort.load()) return false;
+      ++syscalls;
+      Futex(&shared->turn, wait_op, 0, nullptr);
+    }
+    return !shared->abort.load();
+  }
+  bool PartnerSend(int64_t& syscalls) { return Flip(0, syscalls); }
+  static constexpr int kFixedSyscallsPerSwitch = 0;  // counted as they happen
+
+ private:
+  bool Flip(uint32_t to, int64_t& syscalls) {
+    shared->turn.store(to, std::memory_order_release);
+    ++syscalls;
+    return Futex(&shared->turn, wake_op, 1, nullptr) >= 0;
+  }
+};
+
+bool IsFifo() {
+  return sched_getscheduler(0) == SCHED_FIFO;
+}
+
+bool SetPolicy(bool fifo) {
+  struct sched_param sp {};
+  sp.sched_priority = fifo ? 1 : 0;
+  return sched_setscheduler(0, fifo ? SCHED_FIFO : SCHED_OTHER, &sp) == 0;
+}
+
+// The partner: pin, check the policy it inherited, announce readiness, echo, record its counts.
+template <typename Transport>
+void PartnerMain(Transport& t, Shared* shared, const Options& o, int64_t round_trips) {
+  const int who = o.thread ? RUSAGE_THREAD : RUSAGE_SELF;
+  int64_t syscalls = 0;
+  shared->partner_setup_ok = PinSelfTo(o.placement.cpu_b) && IsFifo() == o.fifo;
+  if (!t.PartnerSend(syscalls) || !shared->partner_setup_ok) return;  // the ready token
+  syscalls = 0;
+  SwitchCounts before = SwitchesNow(who);
+  for (int64_t i = 0; i < round_trips; ++i)
+    if (!t.PartnerRecv(syscalls) || !t.PartnerSend(syscalls)) return;
+  SwitchCounts d = SwitchesNow(who) - before;
+  shared->partner_voluntary = d.voluntary;
+  shared->partner_involuntary = d.involuntary;
+  shared->partner_syscalls = syscalls;
+  shared->partner_ok = 1;
+}
+
+template <typename Transport>
+struct ThreadArgs {
+  Transport* t;
+  Shared* shared;
+  const Options* o;
+  int64_t round_trips;
+};
+
+template <typename Transport>
+void* PartnerThread(void* p) {
+  auto* a = static_cast<ThreadArgs<Transport>*>(p);
+  PartnerMain(*a->t, a->shared, *a->o, a->round_trips);
+  return nullptr;
+}
+
+template <typename Transport>
+void PingPong(benchmark::State& state, const Options& o, const char* id) {
   const int64_t round_trips = state.max_iterations;
+  auto fail = [&](const std::string& why) { state.SkipWithError((std::string(id) + ": " + why).c_str()); };
 
-  PipePair pipes;
-  if (!pipes.Open()) return state.SkipWithError("pipe2 failed");
-  if (!PinSelfTo(placement.cpu_a)) {
-    pipes.Close();
-    return state.SkipWithError("cannot pin the parent process");
+  void* page = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return fail("mmap failed");
+  Shared* shared = new (page) Shared();
+  Transport t;
+  if (!t.Open(shared, o.thread)) {
+    munmap(page, sizeof(Shared));
+    return fail("cannot create the channel");
   }
-  const pid_t parent = getpid();
-  const pid_t child = fork();
-  if (child < 0) {
-    pipes.Close();
+  if (!PinSelfTo(o.placement.cpu_a) || (o.fifo && !SetPolicy(true))) {
+    t.CloseAll();
     RestoreAffinity();
-    return state.SkipWithError("fork failed");
+    munmap(page, sizeof(Shared));
+    return fail("cannot pin or set the policy of the main task");
   }
-  if (child == 0) {
-    // Die with the parent (e.g. the agent SIGTERMs it) instead of lingering as an orphan.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    close(pipes.to_partner[1]);
-    close(pipes.to_main[0]);
-    PartnerReport r = PartnerLoop(pipes.to_partner[0], pipes.to_main[1], round_trips, placement.cpu_b, RUSAGE_SELF);
-    WriteFull(pipes.to_main[1], &r, sizeof r);
-    _exit(r.ok ? 0 : 1);  // _exit: no atexit handlers, no stdio flush in the child
-  }
-  close(pipes.to_partner[0]), pipes.to_partner[0] = -1;
-  close(pipes.to_main[1]), pipes.to_main[1] = -1;
-  const int out_fd = pipes.to_partner[1], in_fd = pipes.to_main[0];
 
-  std::string error;
-  char token = 0;
-  if (!ReadFull(in_fd, &token, 1) || token != 'r') error = "the child process could not pin itself or start";
+  // Start the partner.
+  pid_t child = -1;
+  pthread_t partner_thread{};
+  bool started = false;
+  ThreadArgs<Transport> args{&t, shared, &o, round_trips};
+  if (o.thread) {
+    started = pthread_create(&partner_thread, nullptr, PartnerThread<Transport>, &args) == 0;
+  } else {
+    const pid_t parent = getpid();
+    child = fork();
+    if (child == 0) {
+      // Die with the parent (e.g. the agent SIGTERMs it) instead of lingering as an orphan.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);
+      t.KeepPartnerEnds();
+      PartnerMain(t, shared, o, round_trips);
+      _exit(shared->partner_ok ? 0 : 1);  // _exit: no atexit handlers, no stdio flush in the child
+    }
+    started = child > 0;
+    if (started) t.KeepMainEnds();
+  }
+
+  const std::function<bool()> partner_alive = [&]() -> bool {
+    if (o.thread) return true;  // a thread cannot vanish without taking the process with it
+    siginfo_t info{};
+    return waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+  };
+
+  std::string error = started ? "" : "cannot start the partner";
+  int64_t syscalls = 0;
+  if (error.empty() && (!t.MainRecv(syscalls, partner_alive) || !shared->partner_setup_ok))
+    error = "the partner could not pin itself or did not get the same policy";
 
   SwitchCounts mine;
+  const int who = o.thread ? RUSAGE_THREAD : RUSAGE_SELF;
+  syscalls = 0;
   while (state.KeepRunningBatch(round_trips)) {  // one batch: exactly round_trips iterations
     if (!error.empty()) continue;
-    SwitchCounts before = SwitchesNow(RUSAGE_SELF);
+    SwitchCounts before = SwitchesNow(who);
     auto t0 = Clock::now();
     for (int64_t i = 0; i < round_trips; ++i) {
-      if (!WriteFull(out_fd, &token, 1) || !ReadFull(in_fd, &token, 1)) {
-        error = "the child process stopped answering";
+      if (!t.MainSend(syscalls) || !t.MainRecv(syscalls, partner_alive)) {
+        error = "the partner stopped answering";
         break;
       }
     }
     auto t1 = Clock::now();
-    mine = SwitchesNow(RUSAGE_SELF) - before;
+    mine = SwitchesNow(who) - before;
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
   }
 
-  PartnerReport theirs;
-  if (error.empty() && (!ReadFull(in_fd, &theirs, sizeof theirs) || !theirs.ok))
-    error = "the child process did not report its switch counts";
-  if (!error.empty()) kill(child, SIGKILL);
-  pipes.Close();
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  // Stop and reap the partner on every path.
+  if (!error.empty()) t.Abort();
+  if (o.thread) {
+    if (started) pthread_join(partner_thread, nullptr);
+  } else if (started) {
+    if (!error.empty()) kill(child, SIGKILL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the partner process failed";
   }
+  t.CloseAll();
+  if (o.fifo) SetPolicy(false);
   RestoreAffinity();
-  if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the child process failed";
-  if (!error.empty()) return state.SkipWithError(("ctxswitch.pipe: " + error).c_str());
+  if (error.empty() && !shared->partner_ok) error = "the partner did not finish its round trips";
+  const int64_t partner_voluntary = shared->partner_voluntary, partner_involuntary = shared->partner_involuntary,
+                partner_syscalls = shared->partner_syscalls;
+  shared->~Shared();
+  munmap(page, sizeof(Shared));
+  if (!error.empty()) return fail(error);
 
   const double switches = 2.0 * static_cast<double>(round_trips);
-  const double voluntary = static_cast<double>(mine.voluntary + theirs.voluntary) / switches;
-  const double involuntary = static_cast<double>(mine.involuntary + theirs.involuntary) / switches;
+  const double voluntary = static_cast<double>(mine.voluntary + partner_voluntary) / switches;
+  const double involuntary = static_cast<double>(mine.involuntary + partner_involuntary) / switches;
   state.counters["voluntary_ctxsw_per_op"] = voluntary;
   state.counters["involuntary_ctxsw_per_op"] = involuntary;
   state.counters["ctxsw_per_op"] = voluntary + involuntary;
-  state.counters["syscalls_per_op"] = 2;
-  state.counters["cpu_parent"] = placement.cpu_a;
-  state.counters["cpu_child"] = placement.cpu_b;
-  if (placement.name == "cross_core") state.counters["cross_core_smt_siblings"] = placement.smt_siblings;
+  state.counters["syscalls_per_op"] = Transport::kFixedSyscallsPerSwitch > 0
+                                          ? Transport::kFixedSyscallsPerSwitch
+                                          : static_cast<double>(syscalls + partner_syscalls) / switches;
+  state.counters["cpu_main"] = o.placement.cpu_a;
+  state.counters["cpu_partner"] = o.placement.cpu_b;
+  if (o.placement.name == "cross_core") state.counters["cross_core_smt_siblings"] = o.placement.smt_siblings;
 
-  // Self-check: on one CPU every half round trip must switch to the other process, so both processes
-  // together must count about one switch per op. The switch is voluntary when the writer then blocks in
-  // read, and involuntary when the woken reader preempts the writer first (wakeup preemption; on Linux
-  // 6.x about 40 % of them), so the check is on the sum. Far fewer means the op is not what this kernel
-  // claims. Short calibration batches are skipped: the start-up handshake dominates them.
-  if (placement.name == "same_core" && round_trips >= 1000 && voluntary + involuntary < 0.5) {
-    std::string msg = "ctxswitch.pipe: self-check failed: same_core counted " +
-                      std::to_string(voluntary + involuntary) + " context switches per switch, expected about 1";
-    state.SkipWithError(msg.c_str());
-  }
+  // Self-check: on one CPU every half round trip must switch to the other task, so both together must
+  // count about one switch per op. It is voluntary when the waker then blocks, and involuntary when the
+  // woken task preempts the waker first (wakeup preemption; on Linux 6.x SCHED_OTHER about 40 % of
+  // them), so the check is on the sum. Short calibration batches are skipped: the start-up handshake
+  // dominates them.
+  if (o.placement.name == "same_core" && round_trips >= 1000 && voluntary + involuntary < 0.5)
+    fail("self-check failed: same_core counted " + std::to_string(voluntary + involuntary) +
+         " context switches per switch, expected about 1");
 }
 
-std::string PipeUnsupported(const Params& params) {
-  Placement placement;
-  std::string why = ChoosePlacement(GetString(params, "placement"), &placement);
+Options ReadOptions(const Params& params, bool futex, std::string* why) {
+  Options o;
+  o.futex = futex;
+  o.thread = GetString(params, "mode") == "thread";
+  o.fifo = GetString(params, "policy") == "fifo";
+  *why = ChoosePlacement(GetString(params, "placement"), &o.placement);
+  return o;
+}
+
+void PipeSwitch(benchmark::State& state, const Params& params) {
+  std::string why;
+  Options o = ReadOptions(params, false, &why);
+  if (!why.empty()) return state.SkipWithError(why.c_str());
+  PingPong<PipeTransport>(state, o, "ctxswitch.pipe");
+}
+
+void FutexSwitch(benchmark::State& state, const Params& params) {
+  std::string why;
+  Options o = ReadOptions(params, true, &why);
+  if (!why.empty()) return state.SkipWithError(why.c_str());
+  PingPong<FutexTransport>(state, o, "ctxswitch.futex");
+}
+
+std::string SwitchUnsupported(const Params& params) {
+  std::string why;
+  Options o = ReadOptions(params, false, &why);
   if (!why.empty()) return why;
-  for (int cpu : {placement.cpu_a, placement.cpu_b}) {
+  for (int cpu : {o.placement.cpu_a, o.placement.cpu_b}) {
     if (cpu >= 0 && !PinSelfTo(cpu)) {
       std::string msg = "cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno);
       RestoreAffinity();
@@ -162,44 +343,81 @@ std::string PipeUnsupported(const Params& params) {
     }
   }
   RestoreAffinity();
+  if (o.fifo) {
+    if (!SetPolicy(true)) {
+      int err = errno;
+      return std::string("policy fifo needs CAP_SYS_NICE or RLIMIT_RTPRIO >= 1 (sched_setscheduler: ") +
+             std::strerror(err) + ")";
+    }
+    SetPolicy(false);
+  }
   return "";
 }
 
-ParamSpec PlacementParam() {
-  return ChoiceParam("placement", "same_core", {"same_core", "cross_core", "unpinned"},
-                     "same_core: both tasks pinned to one CPU; cross_core: pinned to two different CPUs "
-                     "(different physical cores when possible); unpinned: the scheduler decides");
+std::vector<ParamSpec> SwitchParams() {
+  return {
+      ChoiceParam("placement", "same_core", {"same_core", "cross_core", "unpinned"},
+                  "same_core: both tasks pinned to one CPU; cross_core: pinned to two different CPUs "
+                  "(different physical cores when possible); unpinned: the scheduler decides"),
+      ChoiceParam("mode", "process", {"process", "thread"},
+                  "process: a forked partner (switches change address space); thread: a partner thread"),
+      ChoiceParam("policy", "other", {"other", "fifo"},
+                  "other: SCHED_OTHER; fifo: SCHED_FIFO priority 1 for both tasks (needs CAP_SYS_NICE)"),
+  };
 }
 
 KernelRegistrar pipe_switch({
     .spec =
         {
             .id = "ctxswitch.pipe",
-            .title = "Context switch: pipe ping-pong between two processes",
+            .title = "Context switch: pipe ping-pong",
             .family = "ctxswitch",
             .unit = "ns/op",
             .description =
-                "Two processes (fork) pass a one-byte token back and forth over two pipes; each blocks in "
-                "read until the other writes. One op is one context switch, i.e. half a round trip: per op "
-                "1 switch, 1 write and 1 read. Voluntary and involuntary switches of both processes are "
-                "counted with getrusage and reported per op; ctxsw_per_op (voluntary + involuntary) is about 1 "
-                "and a same_core run that counts fewer than 0.5 fails its self-check.",
-            .params = {PlacementParam()},
+                "Two tasks (processes or threads) pass a one-byte token back and forth over two pipes; each "
+                "blocks in read until the other writes. One op is one context switch, i.e. half a round trip: "
+                "per op 1 switch, 1 write and 1 read. Both tasks count their switches with getrusage; "
+                "ctxsw_per_op (voluntary + involuntary) is about 1 and a same_core run that counts fewer than "
+                "0.5 fails its self-check.",
+            .params = SwitchParams(),
             .seed_reference =
                 SeedReference{
                     .seed = "003",
                     .value = 4283,
                     .unit = "ns/op",
                     .machine = "2.8 GHz CPU, Linux 2.6.21, 2010s",
-                    .params = {},
-                    .note = "two SCHED_FIFO processes, pipe token, 10000 round trips timed with rdtsc, not "
-                            "pinned (20000 switches in 85.7 ms)",
+                    .params = {{"placement", "unpinned"}, {"mode", "process"}, {"policy", "other"}},
+                    .note = "pipe token between two processes, 10000 round trips timed with rdtsc (20000 "
+                            "switches in 85.7 ms); meant as SCHED_FIFO, but priority 0 makes "
+                            "sched_setscheduler fail, so SCHED_OTHER",
                 },
         },
-    .body = PipeProcesses,
+    .body = PipeSwitch,
     .manual_time = true,
     .ops_per_iteration = [](const Params&) { return 2.0; },
-    .unsupported = PipeUnsupported,
+    .unsupported = SwitchUnsupported,
+});
+
+KernelRegistrar futex_switch({
+    .spec =
+        {
+            .id = "ctxswitch.futex",
+            .title = "Context switch: futex ping-pong",
+            .family = "ctxswitch",
+            .unit = "ns/op",
+            .description =
+                "Two tasks (processes sharing a page, or threads) hand a turn back and forth on one futex word: "
+                "flip it, FUTEX_WAKE the other, FUTEX_WAIT until it is flipped back (tsuna/contextswitch's "
+                "method without its sched_yield calls). One op is one context switch, half a round trip: 1 "
+                "switch, 1 wake and at most 1 wait syscall (syscalls_per_op counts them). Switch counters and "
+                "self-check as ctxswitch.pipe.",
+            .params = SwitchParams(),
+            .seed_reference = std::nullopt,
+        },
+    .body = FutexSwitch,
+    .manual_time = true,
+    .ops_per_iteration = [](const Params&) { return 2.0; },
+    .unsupported = SwitchUnsupported,
 });
 
 }  // namespace
