@@ -37,8 +37,10 @@ frontend/node_modules/.installed: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 	@touch $@
 
-proto/node_modules/.installed: proto/package-lock.json
-	cd proto && npm ci --no-audit --no-fund --silent
+# `npm install`, not `npm ci`: npm 11 records only this platform's optional buf binary in the lock file
+# and `npm ci` then refuses it. The version is pinned exactly in package.json and the lock file.
+proto/node_modules/.installed: proto/package.json proto/package-lock.json
+	cd proto && npm install --no-audit --no-fund --silent
 	@touch $@
 
 # ---------------------------------------------------------------- build
