@@ -57,10 +57,10 @@ kernels-cpp:
 	cmake --build $(BUILD)/cmake/kernels-cpp -j2
 
 kernels-go:
-	@if [ -f kernels/go/go.mod ]; then cd kernels/go && go build -trimpath -o $(BUILD)/kernels/ctxbench-kernels-go ./cmd/ctxbench-kernels-go; fi
+	cd kernels/go && go build -trimpath -o $(BUILD)/kernels/ctxbench-kernels-go ./cmd/ctxbench-kernels-go
 
 kernels-py:
-	@if [ -f kernels/python/build.sh ]; then bash kernels/python/build.sh $(BUILD); fi
+	bash kernels/python/build.sh $(BUILD)
 
 frontend: frontend/node_modules/.installed
 	cd frontend && npm run build
@@ -87,6 +87,7 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	$(VENV)/bin/ruff format --check server tests kernels scripts
 	cd server && $(VENV)/bin/mypy src
 	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
+	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
 
 test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e
@@ -99,6 +100,7 @@ test-agent:
 	cd agent && go test -race -count=1 ./...
 
 test-kernels: venv kernels
+	cd kernels/go && go test -count=1 ./...
 	$(PY) -m pytest -q kernels/tests
 
 test-frontend: frontend/node_modules/.installed
