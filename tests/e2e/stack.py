@@ -96,18 +96,31 @@ def base_env(**extra: str) -> dict[str, str]:
 
 
 class Server(Process):
-    def __init__(self, data_dir: Path, frontend_dir: Path | None = None) -> None:
+    """The real server. Ports 0 pick free ones; pass fixed ports to restart on the same address."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        http_port: int = 0,
+        grpc_port: int = 0,
+        grpc_host: str = "127.0.0.1",
+        **settings: str,
+    ) -> None:
         env = base_env(
             CTXBENCH_DATA_DIR=str(data_dir),
-            CTXBENCH_HTTP_PORT="0",
-            CTXBENCH_GRPC_PORT="0",
-            CTXBENCH_FRONTEND_DIR=str(frontend_dir or ROOT / "build" / "frontend"),
+            CTXBENCH_HTTP_PORT=str(http_port),
+            CTXBENCH_GRPC_HOST=grpc_host,
+            CTXBENCH_GRPC_PORT=str(grpc_port),
+            CTXBENCH_FRONTEND_DIR=str(ROOT / "build" / "frontend"),
+            **{f"CTXBENCH_{k.upper()}": v for k, v in settings.items()},
         )
         super().__init__("server", [str(SERVER_BIN)], env, data_dir)
         self.data_dir = data_dir
         http = self.wait_for_line(_HTTP_RE, 60)
         grpc = self.wait_for_line(_GRPC_RE, 10)
         self.base_url = f"http://{http.group(1)}:{http.group(2)}"
+        self.http_port, self.grpc_port = int(http.group(2)), int(grpc.group(2))
         self.grpc_target = f"{grpc.group(1)}:{grpc.group(2)}"
         self.http = httpx.Client(base_url=self.base_url + "/api/v1", timeout=10)
 
@@ -121,17 +134,29 @@ class Server(Process):
 
 
 class Agent(Process):
+    """The real agent. `target` overrides the server address (e.g. over a veth link) and `wrap` prefixes
+    the command (e.g. `ip netns exec NS`, which execs, so signals reach the agent itself)."""
+
     def __init__(
-        self, server: Server, spool: Path, name: str = "e2e-agent", token_file: Path | None = None
+        self,
+        server: Server,
+        spool: Path,
+        name: str = "e2e-agent",
+        token_file: Path | None = None,
+        *,
+        target: str | None = None,
+        kernels: Path = KERNELS_DIR,
+        wrap: list[str] | None = None,
     ) -> None:
         argv = [
+            *(wrap or []),
             str(AGENT_BIN),
             "--server",
-            server.grpc_target,
+            target or server.grpc_target,
             "--token-file",
             str(token_file or server.token_file),
             "--kernels",
-            str(KERNELS_DIR),
+            str(kernels),
             "--spool",
             str(spool),
             "--name",

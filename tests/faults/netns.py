@@ -1,0 +1,80 @@
+"""Simulated hosts: one network namespace per agent, joined to the host by a veth pair.
+
+Host side 10.231.<k>.1/30, namespace side 10.231.<k>.2/30. Only these addresses ever carry traffic.
+Requires root (CI and the developers' machines run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+@dataclass
+class Host:
+    ns: str
+    host_if: str
+    host_addr: str
+    ns_addr: str
+
+    @property
+    def wrap(self) -> list[str]:
+        return ["ip", "netns", "exec", self.ns]
+
+    def cut(self) -> None:
+        _ip("link", "set", self.host_if, "down")
+
+    def restore(self) -> None:
+        _ip("link", "set", self.host_if, "up")
+
+
+def available() -> str | None:
+    """None when namespaces can be made here, else why not."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    probe = f"ctxb-probe-{os.getpid()}"
+    try:
+        _ip("netns", "add", probe)
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f"cannot create a network namespace: {e}"
+    _ip("netns", "del", probe)
+    return None
+
+
+class Hosts:
+    """Creates `count` hosts; `close()` removes every namespace and link it made."""
+
+    def __init__(self, count: int, tag: str) -> None:
+        self.hosts: list[Host] = []
+        try:
+            for k in range(1, count + 1):
+                h = Host(
+                    ns=f"ctxb-{tag}-{k}",
+                    host_if=f"cb{tag[:6]}{k}h",
+                    host_addr=f"10.231.{k}.1",
+                    ns_addr=f"10.231.{k}.2",
+                )
+                peer = h.host_if[:-1] + "n"
+                _ip("netns", "add", h.ns)
+                self.hosts.append(h)
+                _ip("link", "add", h.host_if, "type", "veth", "peer", "name", peer)
+                _ip("link", "set", peer, "netns", h.ns)
+                _ip("addr", "add", f"{h.host_addr}/30", "dev", h.host_if)
+                _ip("link", "set", h.host_if, "up")
+                _ip("netns", "exec", h.ns, "ip", "addr", "add", f"{h.ns_addr}/30", "dev", peer)
+                _ip("netns", "exec", h.ns, "ip", "link", "set", peer, "up")
+                _ip("netns", "exec", h.ns, "ip", "link", "set", "lo", "up")
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for h in self.hosts:
+            subprocess.run(["ip", "link", "del", h.host_if], capture_output=True, check=False)
+            subprocess.run(["ip", "netns", "del", h.ns], capture_output=True, check=False)
+        self.hosts = []

@@ -1,0 +1,251 @@
+"""Nothing lost, nothing doubled: agents and servers killed, links cut, results re-delivered.
+
+Every test drives the real server and real agent processes over real sockets; the network-cut test puts
+each agent in its own network namespace, reaching the server over a veth link.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.stack import KERNELS_DIR, Agent, Server, wait_until
+from tests.faults import netns
+
+TERMINAL = {"succeeded", "failed", "cancelled"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post_run(server: Server, machine_id: str, items: list[dict], **extra: object) -> dict:
+    r = server.http.post("/runs", json={"machine_id": machine_id, "items": items, **extra})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def get_run(server: Server, run_id: str) -> dict:
+    return server.http.get(f"/runs/{run_id}").json()
+
+
+def results(server: Server, run_id: str) -> list[dict]:
+    return server.http.get(f"/runs/{run_id}/results").json()
+
+
+def wait_finished(server: Server, run_id: str, timeout: float) -> dict:
+    return wait_until(
+        f"run {run_id} to finish",
+        lambda: (r := get_run(server, run_id))["status"] in TERMINAL and r,
+        timeout,
+        interval=0.2,
+    )
+
+
+def online_machine(server: Server, name: str, timeout: float = 30) -> dict:
+    def find() -> dict | None:
+        machines = server.http.get("/machines").json()
+        return next((m for m in machines if m["name"] == name and m["online"]), None)
+
+    return wait_until(f"machine {name} online", find, timeout)
+
+
+def spooled(agent: Agent) -> set[str]:
+    return {p.stem for p in (agent.spool / "results").glob("*.json")}
+
+
+def assert_exactly_once(server: Server, run: dict) -> list[dict]:
+    """Every item has exactly one stored result and no result id is stored twice."""
+    res = results(server, run["id"])
+    item_ids = [r["item_id"] for r in res]
+    assert len(set(item_ids)) == len(item_ids), f"an item has two results: {item_ids}"
+    assert sorted(item_ids) == sorted(i["id"] for i in run["items"]), "an item has no result"
+    assert len({r["id"] for r in res}) == len(res)
+    return res
+
+
+def getppid_items(n: int) -> list[dict]:
+    return [{"kernel": "syscall.getppid"} for _ in range(n)]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+def test_agent_killed_mid_item_loses_nothing(data: Path, tmp_path: Path) -> None:
+    server = Server(data)
+    agent = Agent(server, tmp_path / "spool", name="victim")
+    try:
+        machine = online_machine(server, "victim")
+        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
+        wait_until("two results to land", lambda: len(results(server, run["id"])) >= 2, 60)
+        agent.signal(signal.SIGKILL)
+        agent.proc.wait(10)
+        measured_before_kill = {r["id"] for r in results(server, run["id"])} | spooled(agent)
+
+        agent = Agent(server, agent.spool, name="victim")
+        run = wait_finished(server, run["id"], 90)
+        assert run["status"] == "succeeded", run
+        res = assert_exactly_once(server, run)
+        assert measured_before_kill <= {r["id"] for r in res}, "a result measured before the kill was lost"
+        wait_until("the spool to drain", lambda: not spooled(agent), 10)
+    finally:
+        agent.stop()
+        server.stop()
+
+
+def test_server_killed_mid_run_and_restarted(data: Path, tmp_path: Path) -> None:
+    ports = {"http_port": free_port(), "grpc_port": free_port()}
+    server = Server(data, **ports)
+    agent = Agent(server, tmp_path / "spool", name="survivor")
+    try:
+        machine = online_machine(server, "survivor")
+        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
+        wait_until("a first result", lambda: len(results(server, run["id"])) >= 1, 60)
+        server.signal(signal.SIGKILL)
+        server.proc.wait(10)
+        time.sleep(3)  # the agent measures on, spooling what it cannot deliver
+
+        server = Server(data, **ports)
+        run = wait_finished(server, run["id"], 120)
+        assert run["status"] == "succeeded", run
+        assert_exactly_once(server, run)
+        wait_until("the spool to drain", lambda: not spooled(agent), 30)
+    finally:
+        agent.stop()
+        server.stop()
+
+
+def test_result_delivered_twice_is_stored_once(data: Path, tmp_path: Path) -> None:
+    server = Server(data)
+    agent = Agent(server, tmp_path / "spool", name="echo")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    try:
+        machine = online_machine(server, "echo")
+        run = post_run(server, machine["id"], getppid_items(2), repetitions=5, min_time_s=0.2)
+        wait_until(
+            "the first item to run",
+            lambda: any(i["state"] == "running" for i in get_run(server, run["id"])["items"]),
+            30,
+        )
+        # Freeze the server: the agent's first result reaches the spool but no ack can come back.
+        server.signal(signal.SIGSTOP)
+        try:
+            first = wait_until("a spooled result", lambda: sorted(agent.spool.glob("results/*.json")), 30)
+            shutil.copy(first[0], kept / first[0].name)
+        finally:
+            server.signal(signal.SIGCONT)
+        run = wait_finished(server, run["id"], 60)
+        assert run["status"] == "succeeded"
+        before = assert_exactly_once(server, run)
+        wait_until("the spool to drain", lambda: not spooled(agent), 10)
+        assert agent.stop() == 0
+
+        # The ack was "lost": the agent still holds the result and sends it again after a restart.
+        shutil.copy(kept / first[0].name, agent.spool / "results" / first[0].name)
+        agent = Agent(server, agent.spool, name="echo")
+        wait_until("the re-sent result to be acknowledged", lambda: not spooled(agent), 30)
+        after = assert_exactly_once(server, get_run(server, run["id"]))
+        assert sorted(r["id"] for r in after) == sorted(r["id"] for r in before)
+        assert first[0].stem in {r["id"] for r in after}
+    finally:
+        agent.stop()
+        server.signal(signal.SIGCONT)
+        server.stop()
+
+
+@pytest.fixture
+def hosts() -> Iterator[list[netns.Host]]:
+    why = netns.available()
+    if why:
+        pytest.fail(f"the network-cut test needs network namespaces: {why}")
+    made = netns.Hosts(3, tag=str(os.getpid())[-6:])
+    try:
+        yield made.hosts
+    finally:
+        made.close()
+
+
+def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[netns.Host]) -> None:
+    # Agents reach the server only over their veth links; heartbeats every 2 s make silence show fast.
+    server = Server(data, grpc_host="0.0.0.0", heartbeat_interval_s="2")
+    agents = [
+        Agent(
+            server,
+            tmp_path / f"spool-{k}",
+            name=f"netns-{k}",
+            target=f"{h.host_addr}:{server.grpc_port}",
+            wrap=h.wrap,
+        )
+        for k, h in enumerate(hosts)
+    ]
+    try:
+        machines = [online_machine(server, f"netns-{k}") for k in range(len(hosts))]
+        for m in machines:
+            assert m["online"]
+        runs = [post_run(server, m["id"], getppid_items(8), repetitions=5, min_time_s=0.2) for m in machines]
+        cut, others = runs[0], runs[1:]
+        wait_until("a first result from the cut host", lambda: results(server, cut["id"]), 60)
+        hosts[0].cut()
+        cut_at = time.monotonic()
+        try:
+            for r in others:  # the other two are unaffected: they finish while the link is down
+                done = wait_finished(server, r["id"], 30)
+                assert done["status"] == "succeeded", done
+            time.sleep(max(0.0, 30 - (time.monotonic() - cut_at)))
+            assert get_run(server, cut["id"])["status"] == "running"
+        finally:
+            hosts[0].restore()
+        cut_done = wait_finished(server, cut["id"], 150)
+        assert cut_done["status"] == "succeeded", cut_done
+        for r in runs:
+            assert_exactly_once(server, get_run(server, r["id"]))
+        for a in agents:
+            wait_until("every spool to drain", lambda a=a: not spooled(a), 30)
+    finally:
+        for a in agents:
+            a.stop()
+        server.stop()
+
+
+def test_fifty_agents_at_once(data: Path, tmp_path: Path) -> None:
+    kernels = tmp_path / "kernels"  # the C++ kernels only: fifty catalogs load fast
+    kernels.mkdir()
+    (kernels / "ctxbench-kernels-cpp").symlink_to(KERNELS_DIR / "ctxbench-kernels-cpp")
+    server = Server(data)
+    fleet: list[Agent] = []
+    try:
+        for k in range(50):
+            fleet.append(Agent(server, tmp_path / f"spool-{k:02}", name=f"fleet-{k:02}", kernels=kernels))
+        wait_until(
+            "fifty machines online",
+            lambda: sum(m["online"] for m in server.http.get("/machines").json()) == 50,
+            120,
+            interval=0.5,
+        )
+        machines = server.http.get("/machines").json()
+        runs = [
+            post_run(server, m["id"], [{"kernel": "call.function"}], repetitions=5, min_time_s=0.01)
+            for m in machines
+        ]
+        for r in runs:
+            done = wait_finished(server, r["id"], 240)
+            assert done["status"] == "succeeded", done
+            assert len(assert_exactly_once(server, done)) == 1
+    finally:
+        for a in fleet:
+            a.stop()
+        server.stop()
