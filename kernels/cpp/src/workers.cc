@@ -99,6 +99,7 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
     first = std::min(first, w.start);
     last = std::max(last, w.end);
     result.switches = result.switches + w.switches;
+    result.busy_seconds += std::chrono::duration<double>(w.end - w.start).count();
   }
   result.seconds = std::chrono::duration<double>(last - first).count();
   return result;
@@ -122,6 +123,7 @@ bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
   state.counters["involuntary_ctxsw_per_op"] = static_cast<double>(r.switches.involuntary) / ops;
   state.counters["ctxsw_per_op"] = static_cast<double>(r.switches.voluntary + r.switches.involuntary) / ops;
   state.counters["cpu"] = cpu;
+  state.counters["overlap"] = r.seconds > 0 ? r.busy_seconds / r.seconds : 0.0;
   return true;
 }
 

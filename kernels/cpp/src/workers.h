@@ -16,6 +16,7 @@ namespace ctxbench {
 
 struct GangResult {
   double seconds = 0;       // earliest worker start to latest worker finish
+  double busy_seconds = 0;  // sum of each worker's own start-to-finish time
   SwitchCounts switches;    // summed over the workers (RUSAGE_THREAD around each worker's loop)
   std::string error;        // empty when every worker ran
 };
@@ -26,7 +27,9 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
                    const std::function<void(int64_t, int64_t)>& loop);
 
 // The common body: runs the gang for state.max_iterations ops per worker, sets the manual time and the
-// switch counters (per op, op = one loop step on one worker). Returns false after SkipWithError.
+// switch counters (per op, op = one loop step on one worker) and `overlap`: the workers' summed
+// start-to-finish time over the wall time (about `threads` when all ran side by side, 1 when they ran
+// one after another). Returns false after SkipWithError.
 bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
                       const std::function<void(int64_t, int64_t)>& loop);
 
