@@ -32,8 +32,8 @@ void PthreadMutex(benchmark::State& state, const Params& params) {
   });
   pthread_mutex_destroy(&mutex);
   if (!ran) return;
-  // Every invocation runs one gang of threads x max_iterations; the counter must hold exactly that.
-  if (shared != threads * state.max_iterations)
+  // Every invocation runs one gang of threads x max_iterations x kGangOpsPerIteration pairs.
+  if (shared != threads * state.max_iterations * kGangOpsPerIteration)
     state.SkipWithError("lock.pthread_mutex: the shared counter lost increments");
 }
 
@@ -54,7 +54,7 @@ KernelRegistrar pthread_mutex_kernel({
         },
     .body = PthreadMutex,
     .manual_time = true,
-    .ops_per_iteration = [](const Params& p) { return static_cast<double>(GetInt(p, "threads")); },
+    .ops_per_iteration = GangOpsPerIteration,
     .unsupported = GangUnsupported,
 });
 

@@ -51,7 +51,7 @@ KernelRegistrar sched_yield_kernel({
         },
     .body = SchedYield,
     .manual_time = true,
-    .ops_per_iteration = [](const Params& p) { return static_cast<double>(GetInt(p, "threads")); },
+    .ops_per_iteration = GangOpsPerIteration,
     .unsupported = GangUnsupported,
 });
 

@@ -56,7 +56,7 @@ KernelRegistrar usleep0_kernel({
         },
     .body = Usleep0,
     .manual_time = true,
-    .ops_per_iteration = [](const Params& p) { return static_cast<double>(GetInt(p, "threads")); },
+    .ops_per_iteration = GangOpsPerIteration,
     .unsupported = GangUnsupported,
 });
 

@@ -1,13 +1,18 @@
 #include "workers.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
+#include <atomic>
+#include <climits>
+#include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 namespace ctxbench {
@@ -15,15 +20,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+long FutexOp(std::atomic<uint32_t>* word, int op, uint32_t val) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, nullptr, nullptr, 0);
+}
+
 struct Gang {
   const std::function<void(int64_t, int64_t)>* loop = nullptr;
   int cpu = -1;
   int64_t ops = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  int64_t ready = 0;
-  bool go = false;
-  bool abort = false;
+  int64_t total = 0;                 // workers started
+  std::atomic<int64_t> ready{0};     // parked, waiting for the release
+  std::atomic<int64_t> arrived{0};   // released and running
+  std::atomic<uint32_t> release{0};  // futex word: 0 parked, 1 go, 2 abort
 };
 
 struct Worker {
@@ -38,13 +46,13 @@ void* WorkerMain(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   Gang& g = *w->gang;
   w->pinned = g.cpu < 0 || PinSelfTo(g.cpu);
-  {
-    std::unique_lock<std::mutex> lock(g.mu);
-    ++g.ready;
-    g.cv.notify_all();
-    g.cv.wait(lock, [&] { return g.go || g.abort; });
-    if (g.abort || !w->pinned) return nullptr;
-  }
+  g.ready.fetch_add(1);
+  while (g.release.load() == 0) FutexOp(&g.release, FUTEX_WAIT_PRIVATE, 0);
+  if (g.release.load() != 1 || !w->pinned) return nullptr;
+  // Start together: nobody begins until every worker has been woken and scheduled once, so the first
+  // ones do not run alone while the rest are still being woken.
+  g.arrived.fetch_add(1);
+  while (g.arrived.load() < g.total) sched_yield();
   SwitchCounts before = SwitchesNow(RUSAGE_THREAD);
   w->start = Clock::now();
   (*g.loop)(w->index, g.ops);
@@ -80,22 +88,18 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
     tids.push_back(t);
   }
   pthread_attr_destroy(&attr);
-  {
-    std::unique_lock<std::mutex> lock(gang.mu);
-    gang.cv.wait(lock, [&] { return gang.ready == static_cast<int64_t>(tids.size()); });
-    if (result.error.empty()) gang.go = true;
-    else gang.abort = true;
-  }
-  gang.cv.notify_all();
+  gang.total = static_cast<int64_t>(tids.size());
+  while (gang.ready.load() < gang.total) usleep(100);  // all parked (outside any timing)
+  for (const Worker& w : workers)
+    if (w.gang && !w.pinned && result.error.empty() && &w - workers.data() < gang.total)
+      result.error = "unsupported: cannot pin a thread to CPU " + std::to_string(cpu);
+  gang.release.store(result.error.empty() ? 1 : 2);
+  FutexOp(&gang.release, FUTEX_WAKE_PRIVATE, INT32_MAX);
   for (pthread_t t : tids) pthread_join(t, nullptr);
   if (!result.error.empty()) return result;
 
   Clock::time_point first = workers[0].start, last = workers[0].end;
   for (const Worker& w : workers) {
-    if (!w.pinned) {
-      result.error = "unsupported: cannot pin a thread to CPU " + std::to_string(cpu);
-      return result;
-    }
     first = std::min(first, w.start);
     last = std::max(last, w.end);
     result.switches = result.switches + w.switches;
@@ -107,9 +111,9 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
 
 bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
                       const std::function<void(int64_t, int64_t)>& loop) {
-  const int64_t ops_per_worker = state.max_iterations;
+  const int64_t ops_per_worker = state.max_iterations * kGangOpsPerIteration;
   GangResult r;
-  while (state.KeepRunningBatch(ops_per_worker)) {  // one batch of exactly max_iterations
+  while (state.KeepRunningBatch(state.max_iterations)) {  // one batch of exactly max_iterations
     r = RunGang(threads, cpu, ops_per_worker, loop);
     if (!r.error.empty()) {
       state.SkipWithError(r.error.c_str());
@@ -125,6 +129,10 @@ bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
   state.counters["cpu"] = cpu;
   state.counters["overlap"] = r.seconds > 0 ? r.busy_seconds / r.seconds : 0.0;
   return true;
+}
+
+double GangOpsPerIteration(const Params& params) {
+  return static_cast<double>(GetInt(params, "threads") * kGangOpsPerIteration);
 }
 
 ParamSpec ThreadsParam() {

@@ -1,6 +1,7 @@
 // A gang of worker threads released together, for kernels whose op runs on N threads at once
 // (sched.yield, sleep.usleep0, lock.pthread_mutex). Used with UseManualTime: one benchmark iteration
-// is one op on every worker, and the time is from the first worker's start to the last one's finish.
+// is kGangOpsPerIteration ops on every worker, and the time is from the first worker's start to the
+// last one's finish.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -14,6 +15,13 @@
 
 namespace ctxbench {
 
+// Ops each worker does per benchmark iteration: a floor under the work per worker, so the start and
+// finish skew of many threads stays small even when Google Benchmark settles on a few iterations.
+constexpr int64_t kGangOpsPerIteration = 16;
+
+// Ops in one benchmark iteration of a gang kernel (for Kernel::ops_per_iteration).
+double GangOpsPerIteration(const Params& params);
+
 struct GangResult {
   double seconds = 0;       // earliest worker start to latest worker finish
   double busy_seconds = 0;  // sum of each worker's own start-to-finish time
@@ -26,7 +34,7 @@ struct GangResult {
 GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
                    const std::function<void(int64_t, int64_t)>& loop);
 
-// The common body: runs the gang for state.max_iterations ops per worker, sets the manual time and the
+// The common body: runs the gang for state.max_iterations * kGangOpsPerIteration ops per worker, sets the manual time and the
 // switch counters (per op, op = one loop step on one worker) and `overlap`: the workers' summed
 // start-to-finish time over the wall time (about `threads` when all ran side by side, 1 when they ran
 // one after another). Returns false after SkipWithError.
