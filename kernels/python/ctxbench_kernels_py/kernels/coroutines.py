@@ -11,7 +11,6 @@ asyncio.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import time
 from typing import Any
 
@@ -20,10 +19,14 @@ from ctxbench_kernels_py.spec import Kernel, SeedReference, SelfCheckError, Tall
 
 
 def _require_greenlet() -> None:
-    if importlib.util.find_spec("greenlet") is None:
+    try:
+        import greenlet  # noqa: F401
+    except ModuleNotFoundError:
         raise Unsupported(
             "greenlet is not installed for this Python; py.greenlet needs it (pip install greenlet)"
-        )
+        ) from None
+    except ImportError as exc:
+        raise Unsupported(f"greenlet is installed but cannot be imported: {exc}") from None
 
 
 # py.greenlet: one op = one greenlet.switch(), two per round trip; seed 000: 535.3 ns per round trip
