@@ -9,7 +9,7 @@ BUILD := $(ROOT)/build
 export GOFLAGS := -mod=mod
 
 .PHONY: help run build deps deps-test deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
-        test-server test-agent test-kernels test-frontend test-e2e bench clean
+        test-server test-agent test-kernels test-frontend test-e2e test-faults bench clean
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -90,7 +90,7 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
 
-test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e
+test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults
 	@echo "make test: all suites passed"
 
 test-server: venv
@@ -109,6 +109,10 @@ test-frontend: frontend/node_modules/.installed
 test-e2e: venv agent kernels frontend
 	$(PY) -m pytest -q tests/e2e
 	cd frontend && npm run e2e
+
+# Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
+test-faults: venv agent kernels
+	$(PY) -m pytest -q tests/faults
 
 bench: deps-bench build
 	$(PY) scripts/bench.py
