@@ -234,25 +234,56 @@ async def test_redispatch_unfinished_items_after_restart(
     assert (await get_run(http, run["id"]))["status"] == "succeeded"
 
 
-async def test_refused_reports_do_not_break_the_stream(
-    make_agent: MakeAgent, http: httpx.AsyncClient
-) -> None:
+async def test_rejected_messages_keep_the_stream_open(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
     owner, other = make_agent(), make_agent()
     await owner.connect()
     await other.connect()
-    run = await post_run(http, owner.agent_id, [{"kernel": "ctxsw.pipe"}])
-    item = (await owner.expect("start_run")).start_run.items[0]
+    run = await post_run(http, owner.agent_id, [{"kernel": "ctxsw.pipe"}] * 2)
+    start = (await owner.expect("start_run")).start_run
+    item = start.items[0]
 
-    await other.send(other.result(run["id"], item))  # someone else's run
-    await other.send(other.result("no-such-run", item))
-    await other.send(other.result(run["id"], pb.RunItem(item_id="no-such-item", kernel_id="ctxsw.pipe")))
-    await other.send(
-        pb.ConnectRequest(run_update=pb.RunUpdate(run_id="nope", state=pb.ITEM_STATE_RUNNING, item_id="x"))
+    async def rejected(req: pb.ConnectRequest, agent: FakeAgent, code: int) -> pb.Reject:
+        await agent.send(req)
+        reject = (await agent.expect("reject")).reject
+        assert reject.code == code, reject
+        if req.WhichOneof("msg") == "result_report":
+            assert reject.result_id == req.result_report.result_id
+        return reject
+
+    # not this agent's run (7), unknown run or item (3)
+    r = await rejected(other.result(run["id"], item), other, 7)
+    assert r.run_id == run["id"] and "not this agent's" in r.message
+    await rejected(other.result("no-such-run", item), other, 3)
+    await rejected(
+        owner.result(run["id"], pb.RunItem(item_id="no-such-item", kernel_id="ctxsw.pipe")), owner, 3
     )
-    await other.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id="")))
-    await other.expect_nothing()  # no acks for refused reports, and the stream is still open
+    await rejected(
+        pb.ConnectRequest(run_update=pb.RunUpdate(run_id="nope", state=pb.ITEM_STATE_RUNNING, item_id="x")),
+        other,
+        3,
+    )
+    await rejected(
+        pb.ConnectRequest(run_update=pb.RunUpdate(run_id=run["id"], state=pb.ITEM_STATE_ACCEPTED)), other, 7
+    )
+    # malformed reports (3)
+    for bad in ("", "not-a-uuid", "0" * 36):
+        req = owner.result(run["id"], item)
+        req.result_report.result_id = bad
+        await rejected(req, owner, 3)
+    await rejected(owner.result(run["id"], item, samples=[1.0, float("nan")]), owner, 3)
+    await rejected(owner.result(run["id"], item, samples=[1.0, float("inf")]), owner, 3)
+    await rejected(owner.result(run["id"], item, samples=[1.0] * 100_001), owner, 3)
+    mismatch = owner.result(run["id"], item)
+    del mismatch.result_report.iterations[-1]
+    await rejected(mismatch, owner, 3)
+    # a result id another agent already stored is not this agent's (7)
+    rid = await owner.report(run["id"], item)
+    await rejected(other.result(run["id"], item, result_id=rid), other, 7)
 
-    await owner.report(run["id"], item)
+    # both streams still work: a valid report is stored and acknowledged, heartbeats pass
+    await other.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id="")))
+    await other.expect_nothing()
+    await owner.report(run["id"], start.items[1])
     assert (await get_run(http, run["id"]))["status"] == "succeeded"
     machines = {m["id"]: m["online"] for m in (await http.get("/api/v1/machines")).json()}
     assert machines == {owner.agent_id: True, other.agent_id: True}

@@ -140,7 +140,16 @@ async def test_all_item_errors_reported_at_once(http: httpx.AsyncClient, machine
 @pytest.mark.parametrize(
     ("body", "loc"),
     [
-        ({"items": [{"kernel": "ctxsw.pipe"}]}, ["body", "machine_id"]),
+        ({"items": [{"kernel": "ctxsw.pipe"}]}, ["body"]),  # neither machine_id nor machine_ids
+        ({"machine_id": "m", "machine_ids": ["m"], "items": [{"kernel": "ctxsw.pipe"}]}, ["body"]),
+        ({"machine_ids": [], "items": [{"kernel": "ctxsw.pipe"}]}, ["body", "machine_ids"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "profile": "slow"}, ["body", "profile"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "rerun_cv": -1}, ["body", "rerun_cv"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "max_reruns": 99}, ["body", "max_reruns"]),
+        (
+            {"machine_id": "m", "items": [{"kernel": "ctxsw.pipe", "sweep": {"x": "all"}}]},
+            ["body", "items", 0, "sweep", "x", "list[any]"],
+        ),
         ({"machine_id": "m", "items": []}, ["body", "items"]),
         ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "repetitions": 0}, ["body", "repetitions"]),
         (

@@ -25,10 +25,15 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
             assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
             assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
             assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
-            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0001"
+            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0002"
             indexes = {
                 r[1] for r in await conn.execute(text("SELECT * FROM sqlite_master WHERE type = 'index'"))
             }
-            assert {"ix_runs_machine_status_created", "ix_results_kernel_machine_params"} <= indexes
+            assert {
+                "ix_runs_machine_status_created",
+                "ix_runs_machine_status_queued",
+                "ix_runs_batch_id",
+                "ix_results_kernel_machine_params",
+            } <= indexes
     finally:
         await engine.dispose()

@@ -1,4 +1,4 @@
-"""Server-Sent Events of a run: progress, each result as it lands, end."""
+"""Server-Sent Events of a run: `run` at once and on each change, each `result` as it lands, `end`."""
 
 import asyncio
 import json
@@ -35,22 +35,26 @@ async def test_run_events(make_agent: Callable[..., FakeAgent], http: httpx.Asyn
         assert resp.headers["content-type"].startswith("text/event-stream")
         events = read_events(resp)
         kind, data = await anext(events)
-        assert (kind, data["status"], data["progress"]["done"]) == ("progress", "running", 0)
+        assert (kind, data["status"], data["progress"]["done"]) == ("run", "running", 0)
         await agent.report(run["id"], start.items[0])
         async for kind, data in events:
             seen.append(kind)
             if kind == "result":
                 assert data["item_id"] in {it.item_id for it in start.items}
-                if len(seen) == 1:
+                assert data["status"] == "ok" and data["median"] is not None
+                if seen.count("result") == 1:
                     await agent.report(run["id"], start.items[1])
+            if kind == "run":
+                assert data["id"] == run["id"]
             if kind == "end":
                 assert data["status"] == "succeeded" and data["progress"]["done"] == 2
-                break
+        # the server closes the stream after `end`
     assert seen.count("result") == 2 and seen[-1] == "end"
-    # a finished run's stream replays its results and ends at once
+    assert seen.index("result") < seen.index("run")  # progress follows the result that made it
+    # a finished run's stream: the Run, its results, end, and the stream closes
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
         kinds = [k async for k, _ in read_events(resp)]
-    assert kinds == ["result", "result", "end"]
+    assert kinds == ["run", "result", "result", "end"]
     assert (await http.get("/api/v1/runs/nope/events")).status_code == 404
 
 
@@ -67,7 +71,7 @@ async def test_stop_ends_open_streams(
     await agent.expect("start_run")
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
         events = read_events(resp)
-        assert (await anext(events))[0] == "progress"
+        assert (await anext(events))[0] == "run"
         await asyncio.wait_for(server.stop(), 5)  # neither the SSE stream nor the agent stream holds it up
     with pytest.raises(EOFError):
         await agent.next(wait_s=5)

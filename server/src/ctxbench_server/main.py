@@ -32,7 +32,8 @@ GRPC_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
     ("grpc.http2.max_pings_without_data", 0),
-    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+    # Agents keep reports far below this (at most 100 000 samples, 3 MiB); gRPC refuses bigger ones.
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
 
 
@@ -114,8 +115,13 @@ class CtxbenchServer:
                 raise RuntimeError("the HTTP server stopped during start-up")
             await asyncio.sleep(0.01)
         announce(f"http listening on http://{_hostport(s.http_host, self.http_port)}")
+        self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
 
     async def stop(self) -> None:
+        if hasattr(self, "_lost_task"):
+            self._lost_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lost_task
         if hasattr(self, "dispatcher"):
             self.dispatcher.events.close()  # end SSE streams so HTTP can drain
         if hasattr(self, "http"):

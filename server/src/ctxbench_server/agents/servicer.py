@@ -126,7 +126,23 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 try:
                     await self._handle(conn, req)
                 except reports.Refused as e:
-                    log.warning("agent %s: refused %s: %s", conn.machine_id, req.WhichOneof("msg"), e)
+                    log.warning(
+                        "agent %s: rejected %s (code %d): %s",
+                        conn.machine_id,
+                        req.WhichOneof("msg"),
+                        e.code,
+                        e.message,
+                    )
+                    conn.send(
+                        pb.ConnectResponse(
+                            reject=pb.Reject(
+                                result_id=e.result_id[:64],
+                                run_id=e.run_id[:64],
+                                code=e.code,
+                                message=e.message[:1024],
+                            )
+                        )
+                    )
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -154,5 +170,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             elif kind == "run_update":
                 await reports.record_update(session, conn.machine_id, req.run_update)
                 self.dispatcher.events.notify(req.run_update.run_id)
+            elif kind == "heartbeat":
+                if not req.heartbeat.current_run_id:
+                    await self.dispatcher.on_idle_heartbeat(conn, self.heartbeat_interval_s)
             elif kind == "hello":
                 log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)

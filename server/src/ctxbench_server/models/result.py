@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ctxbench_server.models.base import Base, UTCDateTime, utcnow
@@ -42,6 +42,13 @@ class Result(Base):
     ci_low: Mapped[float | None] = mapped_column(Float, default=None)
     ci_high: Mapped[float | None] = mapped_column(Float, default=None)
     ci_method: Mapped[str | None] = mapped_column(String(128), default=None)
+    # The item's attempt this result belongs to (see RunItem.attempt).
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    # Dynamic reruns: how many, whether the kept attempt was still noisy, every attempt's CV (None when
+    # the agent sent a non-finite one).
+    reruns: Mapped[int] = mapped_column(Integer, default=0)
+    noisy: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempt_cvs: Mapped[list[float | None]] = mapped_column(JSON, default=list)
     exit_code: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     stderr_tail: Mapped[str | None] = mapped_column(Text, default=None)

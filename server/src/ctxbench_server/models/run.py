@@ -30,14 +30,24 @@ FINISHED_RUN = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
 class Run(Base):
-    """A batch of items for one machine, run one at a time by its agent."""
+    """A list of items for one machine, run one at a time by its agent."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_machine_status_created", "machine_id", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_runs_machine_status_created", "machine_id", "status", "created_at"),
+        # The per-machine FIFO: oldest queued_at first (a retried run queues again at the back).
+        Index("ix_runs_machine_status_queued", "machine_id", "status", "queued_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     machine_id: Mapped[str] = mapped_column(ForeignKey("machines.id", ondelete="CASCADE"))
+    # Runs posted together (machine_ids) share it; a run posted alone is its own batch (batch_id == id).
+    batch_id: Mapped[str] = mapped_column(String(36), index=True)
     status: Mapped[str] = mapped_column(String(16), default=RunStatus.QUEUED)
+    profile: Mapped[str] = mapped_column(String(16), default="default")
+    # Dynamic reruns sent on every RunItem (None on runs stored before they existed: no reruns).
+    rerun_cv: Mapped[float | None] = mapped_column(Float, default=None)
+    max_reruns: Mapped[int | None] = mapped_column(Integer, default=None)
     # The request as posted (items with their sweeps, repetitions, min_time_s).
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     # The machine's facts when the run started.
@@ -45,6 +55,8 @@ class Run(Base):
     repetitions: Mapped[int | None] = mapped_column(Integer, default=None)
     min_time_s: Mapped[float | None] = mapped_column(Float, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    # When it last joined its machine's queue: created_at, or the time of its last retry.
+    queued_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
@@ -70,5 +82,7 @@ class RunItem(Base):
     error: Mapped[str | None] = mapped_column(Text, default=None)
     result_id: Mapped[str | None] = mapped_column(String(36), default=None)
     timeout_s: Mapped[float] = mapped_column(Float, default=0.0)
+    # 1, then one more per retry; results of earlier attempts stay in `results` as history.
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
 
     run: Mapped[Run] = relationship(back_populates="items", lazy="raise")

@@ -1,8 +1,11 @@
-"""Dispatch: push StartRun to a connected, idle agent the moment there is work. Nothing polls."""
+"""Dispatch: push StartRun to a connected, idle agent the moment there is work; cancel, retry, and fail
+runs whose agent stays away. Nothing polls the agents; one timer task looks for lost ones."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -19,6 +22,8 @@ from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.service import load_run
 
 log = logging.getLogger(__name__)
+
+AGENT_LOST = "agent lost"
 
 
 class Dispatcher:
@@ -57,6 +62,25 @@ class Dispatcher:
                         "re-dispatched run %s to %s: %d unfinished items", running.id, conn.machine_id, sent
                     )
 
+    async def on_idle_heartbeat(self, conn: AgentConnection, interval_s: float) -> None:
+        """The agent says it runs nothing, yet the machine has a run `running` since well before: the
+        StartRun was lost or ignored (e.g. a retry sent while the agent still wound the run down), so
+        its unfinished items go out again. The agent ignores a StartRun for a run it already holds."""
+        async with self.hub.locks[conn.machine_id]:
+            async with self.sessionmaker() as session:
+                running = await self._running(session, conn.machine_id)
+                if running is None or running.started_at is None:
+                    return
+                if utcnow() - running.started_at < timedelta(seconds=2 * interval_s):
+                    return  # the StartRun may still be on its way
+                sent = await self._send_start(session, conn, running)
+                log.warning(
+                    "agent %s idle while run %s is running: re-sent %d unfinished items",
+                    conn.machine_id,
+                    running.id,
+                    sent,
+                )
+
     async def cancel(self, run_id: str) -> Run:
         async with self.sessionmaker() as session:
             machine_id = (await load_run(session, run_id)).machine_id
@@ -81,6 +105,75 @@ class Dispatcher:
                     await self._start_next(session, conn)
                 return run
 
+    async def retry(self, run_id: str) -> Run:
+        """Queues a finished run's unfinished items again (attempt + 1) and the run at the queue's back."""
+        async with self.sessionmaker() as session:
+            machine_id = (await load_run(session, run_id)).machine_id
+        async with self.hub.locks[machine_id]:
+            async with self.sessionmaker() as session:
+                run = await load_run(session, run_id)
+                if run.status not in FINISHED_RUN:
+                    raise Conflict(f"run {run_id!r} is {run.status}: only a finished run can be retried")
+                unfinished = [it for it in run.items if it.state != ItemState.SUCCEEDED]
+                if not unfinished:
+                    raise Conflict(f"run {run_id!r} has no unfinished items to retry")
+                for it in unfinished:
+                    # the earlier result (failed or cancelled) stays in `results` as history
+                    it.state = ItemState.QUEUED
+                    it.attempt += 1
+                    it.result_id = None
+                    it.error = None
+                run.status = RunStatus.QUEUED
+                run.queued_at = utcnow()
+                run.started_at = None
+                run.finished_at = None
+                run.error = None
+                await session.commit()
+                log.info("run %s retried: %d items queued again", run_id, len(unfinished))
+                self.events.notify(run_id)
+                conn = self.hub.get(machine_id)
+                if conn is not None and await self._running(session, machine_id) is None:
+                    await self._start_next(session, conn)
+                return run
+
+    async def watch_lost(self, grace_s: float) -> None:
+        """The one timer: fails `running` runs whose machine has been offline for longer than grace_s."""
+        every = min(5.0, max(0.1, grace_s / 4))
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.fail_lost(grace_s)
+            except Exception:  # keep watching; the next round tries again
+                log.exception("looking for lost agents failed")
+
+    async def fail_lost(self, grace_s: float) -> None:
+        cutoff = utcnow() - timedelta(seconds=grace_s)
+        async with self.sessionmaker() as session:
+            q = (
+                select(Run.id, Run.machine_id)
+                .join(Machine, Machine.id == Run.machine_id)
+                .where(Run.status == RunStatus.RUNNING, Machine.last_seen < cutoff)
+            )
+            candidates = [(rid, mid) for rid, mid in await session.execute(q) if not self.hub.is_online(mid)]
+        for run_id, machine_id in candidates:
+            async with self.hub.locks[machine_id]:
+                if self.hub.is_online(machine_id):
+                    continue  # it came back meanwhile: on_hello re-sent the unfinished items
+                async with self.sessionmaker() as session:
+                    run = await load_run(session, run_id)
+                    if run.status != RunStatus.RUNNING:
+                        continue
+                    run.status = RunStatus.FAILED
+                    run.error = AGENT_LOST
+                    run.finished_at = utcnow()
+                    for it in run.items:
+                        if it.result_id is None:
+                            it.state = ItemState.FAILED
+                            it.error = AGENT_LOST
+                    await session.commit()
+            log.warning("run %s failed: agent %s offline for over %.0f s", run_id, machine_id, grace_s)
+            self.events.notify(run_id)
+
     async def _running(self, session: AsyncSession, machine_id: str) -> Run | None:
         q = (
             select(Run)
@@ -94,7 +187,7 @@ class Dispatcher:
         q = (
             select(Run)
             .where(Run.machine_id == conn.machine_id, Run.status == RunStatus.QUEUED)
-            .order_by(Run.created_at, Run.id)
+            .order_by(Run.queued_at, Run.created_at, Run.id)
             .limit(1)
         )
         run = (await session.scalars(q)).first()
@@ -124,6 +217,8 @@ class Dispatcher:
                     repetitions=run.repetitions or 0,
                     min_time_s=run.min_time_s or 0.0,
                     timeout_s=it.timeout_s,
+                    rerun_cv=run.rerun_cv or 0.0,
+                    max_reruns=run.max_reruns or 0,
                 )
             )
         conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=items)))

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from ctxbench_server.models import FINISHED_RUN
 from ctxbench_server.runs import service
 
-KEEPALIVE_S = 15.0
+KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
 
 
 class RunEvents:
@@ -55,7 +55,8 @@ def sse(event: str, data: object) -> str:
 async def stream(
     events: RunEvents, sessionmaker: async_sessionmaker[AsyncSession], run_id: str
 ) -> AsyncIterator[str]:
-    """`progress` (the Run) whenever it changes, `result` per measured result, `end` (the Run) last."""
+    """`run` (the Run) at once and whenever it changes, `result` per measured result (those already
+    stored first), `end` (the final Run) when it finishes, then the stream ends."""
     seen: set[str] = set()
     last = ""
     with events.subscribe(run_id) as changed:
@@ -64,19 +65,22 @@ async def stream(
             async with sessionmaker() as session:
                 run = service.run_out(await service.load_run(session, run_id))
                 results = await service.list_results(session, run_id)
+            snapshot = run.model_dump(mode="json")
+            text = json.dumps(snapshot, sort_keys=True)
+            if not last:  # on connect the Run comes first
+                last = text
+                yield sse("run", snapshot)
             for r in results:
                 if r.id not in seen:
                     seen.add(r.id)
                     yield sse("result", r.model_dump(mode="json"))
-            snapshot = run.model_dump(mode="json")
+            if text != last:
+                last = text
+                yield sse("run", snapshot)
             if run.status in FINISHED_RUN:
                 yield sse("end", snapshot)
                 return
-            text = json.dumps(snapshot, sort_keys=True)
-            if text != last:
-                last = text
-                yield sse("progress", snapshot)
             try:
                 await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
             except TimeoutError:
-                yield ": keep-alive\n\n"
+                yield ": keepalive\n\n"

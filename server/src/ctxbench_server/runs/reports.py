@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -33,8 +35,23 @@ ITEM_STATE_FOR = {
 }
 
 
+MAX_SAMPLES = 100_000
+MAX_ATTEMPT_CVS = 1000
+INVALID_ARGUMENT = 3  # google.rpc.Code: malformed; the agent drops it from its spool
+PERMISSION_DENIED = 7  # google.rpc.Code: a run or result that is not this agent's
+
+
 class Refused(Exception):
-    """A report the server will not store (unknown run or item, or another machine's run)."""
+    """A message the server will not act on; answered with Reject on the same stream, which stays open."""
+
+    def __init__(
+        self, message: str, code: int = INVALID_ARGUMENT, run_id: str = "", result_id: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.run_id = run_id
+        self.result_id = result_id
 
 
 @dataclass
@@ -47,49 +64,102 @@ def _ts(t: Timestamp, present: bool) -> datetime | None:
     return t.ToDatetime(tzinfo=UTC) if present else None
 
 
-async def _own_item(session: AsyncSession, machine_id: str, run_id: str, item_id: str) -> tuple[Run, RunItem]:
-    run = await session.get(Run, run_id)
+async def _own_run(session: AsyncSession, machine_id: str, run_id: str) -> Run:
+    run = await session.get(Run, run_id) if run_id else None
     if run is None:
-        raise Refused(f"unknown run {run_id!r}")
+        raise Refused(f"unknown run {run_id!r}", run_id=run_id)
     if run.machine_id != machine_id:
-        raise Refused(f"run {run_id!r} belongs to machine {run.machine_id!r}")
-    item = await session.get(RunItem, item_id)
+        raise Refused(f"run {run_id!r} is not this agent's", PERMISSION_DENIED, run_id=run_id)
+    return run
+
+
+async def _own_item(session: AsyncSession, machine_id: str, run_id: str, item_id: str) -> tuple[Run, RunItem]:
+    run = await _own_run(session, machine_id, run_id)
+    item = await session.get(RunItem, item_id) if item_id else None
     if item is None or item.run_id != run_id:
-        raise Refused(f"unknown item {item_id!r} in run {run_id!r}")
+        raise Refused(f"unknown item {item_id!r} in run {run_id!r}", run_id=run_id)
     return run, item
 
 
 async def record_update(session: AsyncSession, machine_id: str, u: pb.RunUpdate) -> None:
-    """RUNNING marks the item (and a queued run) running; the rest is advisory and only logged."""
+    """RUNNING marks the item (and a queued run) running; the rest is advisory and only logged.
+    Raises Refused for a run (or item) that is unknown or not this agent's."""
     if u.state != pb.ITEM_STATE_RUNNING or not u.item_id:
+        await _own_run(session, machine_id, u.run_id)
         log.debug("run %s: %s %s", u.run_id, pb.ItemState.Name(u.state), u.message)
         return
     run, item = await _own_item(session, machine_id, u.run_id, u.item_id)
-    if run.status in FINISHED_RUN:
-        return
+    if run.status in FINISHED_RUN or run.status == RunStatus.QUEUED:
+        return  # a late update of a finished (or finished and retried) run
     if item.state == ItemState.QUEUED:
         item.state = ItemState.RUNNING
-    if run.status == RunStatus.QUEUED:
-        run.status = RunStatus.RUNNING
     if run.started_at is None:
         run.started_at = utcnow()
     await session.commit()
 
 
-async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultReport) -> Stored:
-    """Stores a result once (by result_id); a repeat is just acknowledged again. Raises Refused."""
-    if not r.result_id or len(r.result_id) > 36:
-        raise Refused(f"bad result id {r.result_id!r}")
-    if await session.get(Result, r.result_id) is not None:
-        return Stored(ack=True)
-    run, item = await _own_item(session, machine_id, r.run_id, r.item_id)
-    if item.result_id is not None:
-        log.warning(
-            "item %s already has result %s; dropping second result %s", item.id, item.result_id, r.result_id
-        )
-        return Stored(ack=True)
+def check_report(r: pb.ResultReport) -> None:
+    """Rules a report must meet before anything is looked up. Raises Refused (INVALID_ARGUMENT)."""
 
+    def refuse(why: str) -> Refused:
+        return Refused(why, run_id=r.run_id, result_id=r.result_id)
+
+    try:
+        if len(r.result_id) != 36:
+            raise ValueError
+        uuid.UUID(r.result_id)
+    except ValueError:
+        raise refuse(f"result_id {r.result_id[:64]!r} is not a UUID") from None
+    if len(r.samples) > MAX_SAMPLES:
+        raise refuse(f"{len(r.samples)} samples, more than {MAX_SAMPLES}")
+    if len(r.iterations) != len(r.samples):
+        raise refuse(f"{len(r.samples)} samples but {len(r.iterations)} iteration counts")
+    if not all(math.isfinite(x) for x in r.samples):
+        raise refuse("samples are not all finite numbers")
+    if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
+        raise refuse(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultReport) -> Stored:
+    """Stores a result once (by result_id); a repeat is just acknowledged again. Raises Refused.
+
+    The result becomes its item's current result unless the item already has one, or it is a stale
+    report of an earlier attempt (the run was retried: it is queued, or a CANCELLED report arrives for
+    a run nobody cancelled); those are stored as history only.
+    """
+    check_report(r)
+    existing = await session.get(Result, r.result_id)
+    if existing is not None:
+        if existing.machine_id != machine_id:
+            raise Refused(
+                f"result {r.result_id!r} is not this agent's", PERMISSION_DENIED, r.run_id, r.result_id
+            )
+        return Stored(ack=True)
+    try:
+        run, item = await _own_item(session, machine_id, r.run_id, r.item_id)
+    except Refused as e:
+        e.result_id = r.result_id
+        raise
     status = RESULT_STATUS.get(r.status, "failed")
+    current = item.result_id is None
+    attempt = item.attempt
+    if current and (
+        run.status == RunStatus.QUEUED or (status == "cancelled" and run.status == RunStatus.RUNNING)
+    ):
+        current, attempt = False, max(1, item.attempt - 1)
+        log.info("result %s of item %s is from an earlier attempt; kept as history", r.result_id, item.id)
+    elif not current:
+        log.warning(
+            "item %s already has result %s; second result %s kept as history only",
+            item.id,
+            item.result_id,
+            r.result_id,
+        )
+
     error = r.error or None
     samples = list(r.samples)
     if r.kernel_id and r.kernel_id != item.kernel_id:
@@ -109,10 +179,19 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         unit=r.unit,
         samples=[],
         iterations=list(r.iterations),
-        counters=dict(r.counters),
-        harness={"name": r.harness.name, "version": r.harness.version, "min_time_s": r.harness.min_time_s}
+        # JSON has no NaN or infinity: such counters are dropped, not the measurement
+        counters={k: v for k, v in r.counters.items() if math.isfinite(v)},
+        harness={
+            "name": r.harness.name,
+            "version": r.harness.version,
+            "min_time_s": _finite(r.harness.min_time_s),
+        }
         if r.HasField("harness")
         else {},
+        attempt=attempt,
+        reruns=max(0, r.reruns),
+        noisy=r.noisy,
+        attempt_cvs=[_finite(x) for x in r.attempt_cvs],
         exit_code=r.exit_code,
         stderr_tail=r.stderr_tail or None,
         started_at=_ts(r.started_at, r.HasField("started_at")),
@@ -121,9 +200,8 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     if status == "ok":
         try:
             s = stats.compute(samples)
-        except ValueError as e:  # no samples, NaN or inf: not a measurement
+        except ValueError as e:  # no samples: not a measurement
             status, error = "failed", f"result has no usable samples: {e}"
-            result.samples = [x for x in samples if x == x and abs(x) != float("inf")]
         else:
             result.samples = samples
             for k, v in s.as_dict().items():
@@ -131,6 +209,9 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     result.status = status
     result.error = error
     session.add(result)
+    if not current:
+        await session.commit()
+        return Stored(ack=True)
 
     item.result_id = result.id
     item.state = ITEM_STATE_FOR[status]

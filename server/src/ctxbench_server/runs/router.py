@@ -9,7 +9,7 @@ from ctxbench_server.agents.deps import DispatcherDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
 from ctxbench_server.runs import events, service
-from ctxbench_server.runs.schemas import ResultOut, RunCreate, RunOut
+from ctxbench_server.runs.schemas import BatchOut, ResultOut, RunCreate, RunOut
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -17,16 +17,25 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 @router.post(
     "",
     status_code=201,
-    response_model=RunOut,
-    responses={404: {"description": "unknown machine"}, 422: {"description": "a field does not validate"}},
+    response_model=RunOut | BatchOut,
+    responses={
+        201: {"description": "`machine_id`: the Run; `machine_ids`: {batch_id, runs}"},
+        404: {"description": "unknown machine_id"},
+        422: {"description": "a field does not validate (an unknown id in machine_ids included)"},
+    },
 )
 async def create_run(
     body: RunCreate, request: Request, session: SessionDep, dispatcher: DispatcherDep
-) -> RunOut:
-    """Validates against the machine's catalog, stores the run, and starts it at once if the agent is idle."""
-    run = await service.create_run(session, body, request.app.state.settings.item_timeout_s)
-    await dispatcher.kick(run.machine_id)
-    return service.run_out(await service.load_run(session, run.id))
+) -> RunOut | BatchOut:
+    """Validates against every machine's catalog, stores one run per machine, and starts each at once
+    if its agent is idle (else it waits in that machine's queue)."""
+    batch_id, runs = await service.create_runs(session, body, request.app.state.settings)
+    for run in runs:
+        await dispatcher.kick(run.machine_id)
+    out = [service.run_out(await service.load_run(session, run.id)) for run in runs]
+    if body.machine_ids is None:
+        return out[0]
+    return BatchOut(batch_id=batch_id, runs=out)
 
 
 @router.get("", response_model=list[RunOut])
@@ -34,10 +43,11 @@ async def list_runs(
     session: SessionDep,
     machine_id: str | None = None,
     status: RunStatus | None = None,
+    batch_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[RunOut]:
     """Newest first."""
-    return await service.list_runs(session, machine_id, limit, status)
+    return await service.list_runs(session, machine_id, limit, status, batch_id)
 
 
 @router.get("/{run_id}", response_model=RunOut, responses={404: {"description": "unknown run"}})
@@ -51,12 +61,27 @@ async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep
     return service.run_out(await service.load_run(session, run_id))
 
 
+@router.post(
+    "/{run_id}/retry",
+    response_model=RunOut,
+    responses={
+        404: {"description": "unknown run"},
+        409: {"description": "not finished, or nothing to retry"},
+    },
+)
+async def retry_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep) -> RunOut:
+    """Queues a finished run's unfinished items (failed, cancelled, never run) again, attempt + 1."""
+    await dispatcher.retry(run_id)
+    return service.run_out(await service.load_run(session, run_id))
+
+
 @router.get(
     "/{run_id}/results", response_model=list[ResultOut], responses={404: {"description": "unknown run"}}
 )
-async def list_results(run_id: str, session: SessionDep) -> list[ResultOut]:
-    """Measured items only; failed items carry their error on the run's items."""
-    return await service.list_results(session, run_id)
+async def list_results(run_id: str, session: SessionDep, history: bool = False) -> list[ResultOut]:
+    """Each item's current result, measured ones only (failed items carry their error on the run's
+    items); `history=true`: every result of every attempt, failed ones included."""
+    return await service.list_results(session, run_id, history)
 
 
 @router.get(
@@ -67,7 +92,8 @@ async def list_results(run_id: str, session: SessionDep) -> list[ResultOut]:
 async def run_events(
     run_id: str, request: Request, session: SessionDep, dispatcher: DispatcherDep
 ) -> StreamingResponse:
-    """Server-Sent Events: `progress` (the Run) on every change, `result` per measured result, `end` last."""
+    """Server-Sent Events: `run` (the Run) at once and on every change, `result` per measured result,
+    `end` (the final Run) last; `: keepalive` every 15 s."""
     await service.load_run(session, run_id)  # 404 before the stream starts
     await session.close()
     return StreamingResponse(

@@ -1,11 +1,27 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_ITEMS = 1000
+MAX_BATCH = 100
+
+Profile = Literal["quick", "default", "thorough"]
+
+
+class ProfileSettings(NamedTuple):
+    min_time_s: float | None  # None: the kernel's own default (0 on the wire)
+    repetitions: int
+    thin_sweeps: bool  # `"default"` sweeps keep every other point (first and last kept)
+
+
+PROFILES: dict[str, ProfileSettings] = {
+    "quick": ProfileSettings(min_time_s=0.05, repetitions=5, thin_sweeps=True),
+    "default": ProfileSettings(min_time_s=None, repetitions=5, thin_sweeps=False),
+    "thorough": ProfileSettings(min_time_s=1.0, repetitions=10, thin_sweeps=False),
+}
 
 
 class RunItemIn(BaseModel):
@@ -13,18 +29,34 @@ class RunItemIn(BaseModel):
 
     kernel: str = Field(min_length=1, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict, description="typed values; omitted ones default")
-    sweep: dict[str, list[Any]] | None = Field(
-        default=None, description="param -> values; items expand to the cartesian product"
+    sweep: dict[str, list[Any] | Literal["default"]] | None = Field(
+        default=None,
+        description='param -> values, or "default" for the kernel\'s default sweep (thinned by the quick '
+        "profile); items expand to the cartesian product",
     )
 
 
 class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    machine_id: str = Field(min_length=1, max_length=64)
+    machine_id: str | None = Field(default=None, min_length=1, max_length=64)
+    machine_ids: list[str] | None = Field(
+        default=None, min_length=1, max_length=MAX_BATCH, description="one run per machine, one batch"
+    )
     items: list[RunItemIn] = Field(min_length=1, max_length=MAX_ITEMS)
-    repetitions: int | None = Field(default=None, ge=1, le=1000)
-    min_time_s: float | None = Field(default=None, ge=0.001, le=60)
+    profile: Profile = "default"
+    repetitions: int | None = Field(default=None, ge=1, le=1000, description="overrides the profile")
+    min_time_s: float | None = Field(default=None, ge=0.001, le=60, description="overrides the profile")
+    rerun_cv: float | None = Field(
+        default=None, ge=0, le=10, description="rerun an item whose CV exceeds this; 0 = never"
+    )
+    max_reruns: int | None = Field(default=None, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> RunCreate:
+        if (self.machine_id is None) == (self.machine_ids is None):
+            raise ValueError("give exactly one of machine_id and machine_ids")
+        return self
 
 
 class RunItemOut(BaseModel):
@@ -36,6 +68,7 @@ class RunItemOut(BaseModel):
     error: str | None
     result_id: str | None
     timeout_s: float
+    attempt: int
 
 
 class Progress(BaseModel):
@@ -48,16 +81,26 @@ class Progress(BaseModel):
 class RunOut(BaseModel):
     id: str
     machine_id: str
+    batch_id: str
     status: str
+    profile: str
     created_at: datetime
+    queued_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
     error: str | None
     repetitions: int | None
     min_time_s: float | None
+    rerun_cv: float | None
+    max_reruns: int | None
     facts: dict[str, Any] | None
     items: list[RunItemOut]
     progress: Progress
+
+
+class BatchOut(BaseModel):
+    batch_id: str
+    runs: list[RunOut]
 
 
 class ResultOut(BaseModel):
@@ -84,6 +127,12 @@ class ResultOut(BaseModel):
     iterations: list[int]
     counters: dict[str, float]
     harness: dict[str, Any]
+    attempt: int
+    reruns: int
+    noisy: bool
+    attempt_cvs: list[float | None]
+    exit_code: int
+    error: str | None
     started_at: datetime | None
     finished_at: datetime | None
     created_at: datetime

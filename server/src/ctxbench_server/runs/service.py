@@ -9,11 +9,21 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from ctxbench_server.config import Settings
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
-from ctxbench_server.runs.schemas import MAX_ITEMS, Progress, ResultOut, RunCreate, RunItemOut, RunOut
+from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.runs.schemas import (
+    MAX_ITEMS,
+    PROFILES,
+    Progress,
+    ResultOut,
+    RunCreate,
+    RunItemOut,
+    RunOut,
+)
 
 # Kernels' own defaults when a run leaves these unset (used only to size the item timeout).
 ASSUMED_REPETITIONS = 10
@@ -27,9 +37,20 @@ def item_timeout_s(repetitions: int | None, min_time_s: float | None, floor_s: f
     return float(max(floor_s, 20 * reps * mt + 60))
 
 
-def expand(body: RunCreate, machine_catalog: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def thin(points: list[Any]) -> list[Any]:
+    """Every other point, the first and the last kept (the quick profile's sweeps)."""
+    kept = points[::2]
+    if points and kept[-1] != points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
+def expand(
+    body: RunCreate, machine_id: str, machine_catalog: dict[str, dict[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
     """(kernel id, typed params with defaults) per item, sweeps expanded. Raises ValidationFailed."""
     errors: list[dict[str, Any]] = []
+    thin_sweeps = PROFILES[body.profile].thin_sweeps
     out: list[tuple[str, dict[str, Any]]] = []
     for i, item in enumerate(body.items):
         base: list[str | int] = ["body", "items", i]
@@ -38,7 +59,7 @@ def expand(body: RunCreate, machine_catalog: dict[str, dict[str, Any]]) -> list[
             errors.append(
                 field_error(
                     [*base, "kernel"],
-                    f"unknown kernel {item.kernel!r}: not in the catalog of machine {body.machine_id!r}",
+                    f"unknown kernel {item.kernel!r}: not in the catalog of machine {machine_id!r}",
                     "unknown_kernel",
                 )
             )
@@ -59,6 +80,20 @@ def expand(body: RunCreate, machine_catalog: dict[str, dict[str, Any]]) -> list[
             if name not in by_name:
                 errors.append(_unknown_param(loc, item.kernel, by_name))
                 continue
+            if values == "default":
+                values = list(by_name[name].get("sweep") or [])
+                if not values:
+                    errors.append(
+                        field_error(
+                            loc,
+                            f"parameter {name!r} of kernel {item.kernel!r} has no default sweep "
+                            f"on machine {machine_id!r}",
+                            "no_default_sweep",
+                        )
+                    )
+                    continue
+                if thin_sweeps:
+                    values = thin(values)
             if not values:
                 errors.append(field_error(loc, "a sweep needs at least one value", "too_short"))
                 continue
@@ -98,25 +133,71 @@ def _unknown_param(loc: list[str | int], kernel: str, by_name: dict[str, Any]) -
     return field_error(loc, f"unknown parameter for kernel {kernel!r} (known: {known})", "unknown_param")
 
 
-async def create_run(session: AsyncSession, body: RunCreate, timeout_floor_s: float) -> Run:
-    if await session.get(Machine, body.machine_id) is None:
-        raise NotFound(f"machine {body.machine_id!r} not found")
-    expanded = expand(body, await catalog(session, body.machine_id))
-    timeout = item_timeout_s(body.repetitions, body.min_time_s, timeout_floor_s)
-    run = Run(
-        machine_id=body.machine_id,
-        status=RunStatus.QUEUED,
-        spec=body.model_dump(mode="json"),
-        repetitions=body.repetitions,
-        min_time_s=body.min_time_s,
-    )
-    run.items = [
-        RunItem(index=i, kernel_id=k, params=p, state=ItemState.QUEUED, timeout_s=timeout)
-        for i, (k, p) in enumerate(expanded)
-    ]
-    session.add(run)
+async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> tuple[str, list[Run]]:
+    """One run per machine, all in one batch, validated against every catalog first: all or nothing.
+
+    Unknown `machine_id` -> NotFound; unknown or repeated ids in `machine_ids` -> ValidationFailed.
+    """
+    if body.machine_ids is None:
+        assert body.machine_id is not None  # RunCreate allows exactly one of the two
+        if await session.get(Machine, body.machine_id) is None:
+            raise NotFound(f"machine {body.machine_id!r} not found")
+        machine_ids = [body.machine_id]
+    else:
+        machine_ids = body.machine_ids
+        known = set(await session.scalars(select(Machine.id).where(Machine.id.in_(set(machine_ids)))))
+        errors: list[dict[str, Any]] = []
+        for i, mid in enumerate(machine_ids):
+            loc: list[str | int] = ["body", "machine_ids", i]
+            if mid not in known:
+                errors.append(field_error(loc, f"unknown machine {mid!r}", "unknown_machine"))
+            elif mid in machine_ids[:i]:
+                errors.append(field_error(loc, f"machine {mid!r} given twice", "duplicate_machine"))
+        if errors:
+            raise ValidationFailed(errors)
+
+    expanded: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    item_errors: list[dict[str, Any]] = []
+    for mid in machine_ids:
+        try:
+            expanded[mid] = expand(body, mid, await catalog(session, mid))
+        except ValidationFailed as failed:
+            item_errors.extend(err for err in failed.errors if err not in item_errors)
+    if item_errors:
+        raise ValidationFailed(item_errors)
+
+    profile = PROFILES[body.profile]
+    repetitions = body.repetitions if body.repetitions is not None else profile.repetitions
+    min_time_s = body.min_time_s if body.min_time_s is not None else profile.min_time_s
+    timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
+    single = body.machine_ids is None
+    batch_id = new_id()
+    now = utcnow()
+    runs = []
+    for mid in machine_ids:
+        run_id = batch_id if single else new_id()
+        run = Run(
+            id=run_id,
+            machine_id=mid,
+            batch_id=batch_id,
+            status=RunStatus.QUEUED,
+            profile=body.profile,
+            spec=body.model_dump(mode="json", exclude_none=True),
+            repetitions=repetitions,
+            min_time_s=min_time_s,
+            rerun_cv=body.rerun_cv if body.rerun_cv is not None else settings.rerun_cv,
+            max_reruns=body.max_reruns if body.max_reruns is not None else settings.max_reruns,
+            created_at=now,
+            queued_at=now,
+        )
+        run.items = [
+            RunItem(index=i, kernel_id=k, params=p, state=ItemState.QUEUED, timeout_s=timeout, attempt=1)
+            for i, (k, p) in enumerate(expanded[mid])
+        ]
+        runs.append(run)
+    session.add_all(runs)
     await session.commit()
-    return run
+    return batch_id, runs
 
 
 async def load_run(session: AsyncSession, run_id: str) -> Run:
@@ -137,19 +218,25 @@ def run_out(run: Run) -> RunOut:
             error=it.error,
             result_id=it.result_id,
             timeout_s=it.timeout_s,
+            attempt=it.attempt,
         )
         for it in sorted(run.items, key=lambda it: it.index)
     ]
     return RunOut(
         id=run.id,
         machine_id=run.machine_id,
+        batch_id=run.batch_id,
         status=run.status,
+        profile=run.profile,
         created_at=run.created_at,
+        queued_at=run.queued_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
         error=run.error,
         repetitions=run.repetitions,
         min_time_s=run.min_time_s,
+        rerun_cv=run.rerun_cv,
+        max_reruns=run.max_reruns,
         facts=run.facts,
         items=items,
         progress=Progress(
@@ -162,25 +249,40 @@ def run_out(run: Run) -> RunOut:
 
 
 async def list_runs(
-    session: AsyncSession, machine_id: str | None, limit: int, status: RunStatus | None = None
+    session: AsyncSession,
+    machine_id: str | None,
+    limit: int,
+    status: RunStatus | None = None,
+    batch_id: str | None = None,
 ) -> list[RunOut]:
     q = select(Run).options(selectinload(Run.items)).order_by(Run.created_at.desc(), Run.id).limit(limit)
     if machine_id:
         q = q.where(Run.machine_id == machine_id)
+    if batch_id:
+        q = q.where(Run.batch_id == batch_id)
     if status:
         q = q.where(Run.status == status.value)
     return [run_out(r) for r in await session.scalars(q)]
 
 
-async def list_results(session: AsyncSession, run_id: str) -> list[ResultOut]:
+async def list_results(session: AsyncSession, run_id: str, history: bool = False) -> list[ResultOut]:
+    """Each item's current result when it measured; with history, every result of every attempt."""
     if await session.get(Run, run_id) is None:
         raise NotFound(f"run {run_id!r} not found")
-    q = (
-        select(Result)
-        .join(RunItem, RunItem.id == Result.item_id)
-        .where(Result.run_id == run_id, Result.status == "ok")
-        .order_by(RunItem.index, Result.created_at)
-    )
+    if history:
+        q = (
+            select(Result)
+            .join(RunItem, RunItem.id == Result.item_id)
+            .where(Result.run_id == run_id)
+            .order_by(RunItem.index, Result.attempt, Result.created_at)
+        )
+    else:
+        q = (
+            select(Result)
+            .join(RunItem, RunItem.result_id == Result.id)
+            .where(RunItem.run_id == run_id, Result.status == "ok")
+            .order_by(RunItem.index)
+        )
     return [result_out(r) for r in await session.scalars(q)]
 
 
@@ -209,6 +311,12 @@ def result_out(r: Result) -> ResultOut:
         iterations=r.iterations,
         counters=r.counters,
         harness=r.harness,
+        attempt=r.attempt,
+        reruns=r.reruns,
+        noisy=r.noisy,
+        attempt_cvs=r.attempt_cvs,
+        exit_code=r.exit_code,
+        error=r.error,
         started_at=r.started_at,
         finished_at=r.finished_at,
         created_at=r.created_at,

@@ -1,0 +1,68 @@
+"""orchestration: batches, profiles, queue order, dynamic reruns, item attempts
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-22 03:00:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("batch_id", sa.String(length=36), nullable=True))
+        batch_op.add_column(
+            sa.Column("profile", sa.String(length=16), server_default="default", nullable=False)
+        )
+        batch_op.add_column(sa.Column("rerun_cv", sa.Float(), nullable=True))
+        batch_op.add_column(sa.Column("max_reruns", sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column("queued_at", sa.DateTime(timezone=True), nullable=True))
+    # Runs stored before batches are their own batch and joined the queue when created.
+    op.execute("UPDATE runs SET batch_id = id, queued_at = created_at")
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.alter_column("batch_id", existing_type=sa.String(length=36), nullable=False)
+        batch_op.alter_column("queued_at", existing_type=sa.DateTime(timezone=True), nullable=False)
+        batch_op.create_index(batch_op.f("ix_runs_batch_id"), ["batch_id"], unique=False)
+        batch_op.create_index(
+            "ix_runs_machine_status_queued", ["machine_id", "status", "queued_at"], unique=False
+        )
+
+    with op.batch_alter_table("run_items", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("attempt", sa.Integer(), server_default="1", nullable=False))
+
+    with op.batch_alter_table("results", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("attempt", sa.Integer(), server_default="1", nullable=False))
+        batch_op.add_column(sa.Column("reruns", sa.Integer(), server_default="0", nullable=False))
+        batch_op.add_column(sa.Column("noisy", sa.Boolean(), server_default=sa.false(), nullable=False))
+        batch_op.add_column(sa.Column("attempt_cvs", sa.JSON(), nullable=True))
+    op.execute("UPDATE results SET attempt_cvs = '[]'")
+    with op.batch_alter_table("results", schema=None) as batch_op:
+        batch_op.alter_column("attempt_cvs", existing_type=sa.JSON(), nullable=False)
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("results", schema=None) as batch_op:
+        batch_op.drop_column("attempt_cvs")
+        batch_op.drop_column("noisy")
+        batch_op.drop_column("reruns")
+        batch_op.drop_column("attempt")
+
+    with op.batch_alter_table("run_items", schema=None) as batch_op:
+        batch_op.drop_column("attempt")
+
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_index("ix_runs_machine_status_queued")
+        batch_op.drop_index(batch_op.f("ix_runs_batch_id"))
+        batch_op.drop_column("queued_at")
+        batch_op.drop_column("max_reruns")
+        batch_op.drop_column("rerun_cv")
+        batch_op.drop_column("profile")
+        batch_op.drop_column("batch_id")
