@@ -28,7 +28,7 @@ test('the machines page shows the local agent online', async ({ page }) => {
 test('a getppid run launched from the browser succeeds and shows its median', async ({ page }) => {
   const row = await onlineMachineRow(page);
   await row.getByRole('link', { name: /New run/ }).click();
-  await expect(page).toHaveURL(/\/runs\/new\?machine=/);
+  await expect(page).toHaveURL(/\/runs\/new\?machines=/);
 
   await page.getByRole('checkbox', { name: /syscall\.getppid/ }).check();
   await page.getByLabel('Repetitions').fill('5');

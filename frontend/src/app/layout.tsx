@@ -1,5 +1,6 @@
+import { Suspense } from 'react';
 import { NavLink, Outlet, useLocation, useRouteError } from 'react-router';
-import { ErrorMessage } from '@/components/Feedback';
+import { ErrorMessage, Loading } from '@/components/Feedback';
 
 function Header() {
   const cls = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
@@ -33,7 +34,9 @@ export function Layout() {
     <>
       <Header />
       <main className="main">
-        <Outlet />
+        <Suspense fallback={<Loading what="the page" />}>
+          <Outlet />
+        </Suspense>
       </main>
     </>
   );

@@ -1,10 +1,14 @@
+import { lazy } from 'react';
 import { createBrowserRouter, RouterProvider } from 'react-router';
 import { Layout, RouteError } from './layout';
-import { MachinesPage } from './routes/machines';
-import { NewRunPage } from './routes/new-run';
-import { NotFoundPage } from './routes/not-found';
-import { RunPage } from './routes/run';
-import { RunsPage } from './routes/runs';
+
+// Each page is its own chunk: the first page loads only what it shows.
+const MachinesPage = lazy(() => import('./routes/machines'));
+const NewRunPage = lazy(() => import('./routes/new-run'));
+const NotFoundPage = lazy(() => import('./routes/not-found'));
+const RunPage = lazy(() => import('./routes/run'));
+const RunsPage = lazy(() => import('./routes/runs'));
+const BatchPage = lazy(() => import('./routes/batch'));
 
 const router = createBrowserRouter([
   {
@@ -16,6 +20,7 @@ const router = createBrowserRouter([
       { path: 'runs', element: <RunsPage /> },
       { path: 'runs/new', element: <NewRunPage /> },
       { path: 'runs/:id', element: <RunPage /> },
+      { path: 'batches/:batchId', element: <BatchPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

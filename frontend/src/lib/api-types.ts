@@ -81,11 +81,18 @@ export interface RunItem {
   error: string | null;
   result_id: string | null;
   timeout_s?: number;
+  /** 1 for the first try; grows by one with each retry. */
+  attempt?: number;
 }
+
+export type Profile = 'quick' | 'default' | 'thorough';
 
 export interface Run {
   id: string;
   machine_id: string;
+  /** The batch this run belongs to (its own id when started alone); absent on older servers. */
+  batch_id?: string | null;
+  profile?: Profile | null;
   status: RunStatus;
   created_at: string;
   started_at: string | null;
@@ -97,17 +104,29 @@ export interface Run {
   progress: { total: number; done: number; failed: number; running?: number };
 }
 
+/** A swept parameter: explicit values, or "default" for the kernel's own sweep (thinned by profile). */
+export type SweepSpec = ParamValue[] | 'default';
+
 export interface RunItemRequest {
   kernel: string;
   params: Record<string, ParamValue>;
-  sweep?: Record<string, ParamValue[]>;
+  sweep?: Record<string, SweepSpec>;
 }
 
+/** POST /runs: `machine_id` for one run, or `machine_ids` for a batch (one run per machine). */
 export interface RunRequest {
-  machine_id: string;
+  machine_id?: string;
+  machine_ids?: string[];
   items: RunItemRequest[];
+  profile?: Profile;
   repetitions?: number;
   min_time_s?: number;
+}
+
+/** POST /runs with `machine_ids` answers with the batch and its runs. */
+export interface BatchCreated {
+  batch_id: string;
+  runs: Run[];
 }
 
 export interface Result {
@@ -134,6 +153,10 @@ export interface Result {
   iterations?: number[];
   counters: Record<string, number>;
   harness?: Record<string, unknown>;
+  /** Dynamic reruns: how many extra attempts ran, each attempt's CV, still noisy after the last. */
+  reruns?: number;
+  noisy?: boolean;
+  attempt_cvs?: number[];
   started_at?: string | null;
   finished_at?: string | null;
   created_at?: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Kernel, ParamSpec, RunRequest } from './api-types';
-import { buildRunRequest, coerceParam, coerceParams, formErrorsFromServer, initialFormValue } from './params';
+import type { ParamSpec } from './api-types';
+import { coerceParam, coerceParams, initialFormValue } from './params';
 
 const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096 };
 const ratio: ParamSpec = { name: 'ratio', type: 'float', default: 0.5, min: 0, max: 1 };
@@ -13,17 +13,6 @@ const placement: ParamSpec = {
 const pin: ParamSpec = { name: 'pin', type: 'bool', default: false };
 const dir: ParamSpec = { name: 'dir', type: 'string', default: '/tmp' };
 
-const pipe: Kernel = {
-  id: 'ctxswitch.pipe',
-  title: 'Pipe ping-pong',
-  family: 'ctxswitch',
-  unit: 'ns/op',
-  description: '',
-  params: [placement, threads],
-  seed_reference: null,
-  machines: ['m1'],
-};
-const getppid: Kernel = { ...pipe, id: 'syscall.getppid', family: 'syscall', params: [] };
 
 describe('initialFormValue', () => {
   it('prefills defaults as the controls hold them', () => {
@@ -84,91 +73,5 @@ describe('coerceParams', () => {
       ok: false,
       errors: { threads: 'threads must be a whole number', ratio: 'ratio must be between 0 and 1' },
     });
-  });
-});
-
-describe('buildRunRequest', () => {
-  it('builds the POST /runs body', () => {
-    const built = buildRunRequest({
-      machineId: 'm1',
-      items: [
-        { kernel: getppid, values: {} },
-        { kernel: pipe, values: { placement: 'cross_core', threads: '2' } },
-      ],
-      repetitions: '5',
-      minTime: '0.05',
-    });
-    expect(built).toEqual({
-      ok: true,
-      request: {
-        machine_id: 'm1',
-        items: [
-          { kernel: 'syscall.getppid', params: {} },
-          { kernel: 'ctxswitch.pipe', params: { placement: 'cross_core', threads: 2 } },
-        ],
-        repetitions: 5,
-        min_time_s: 0.05,
-      },
-    });
-  });
-
-  it('leaves out an empty min time (the kernel default applies)', () => {
-    const built = buildRunRequest({ machineId: 'm1', items: [{ kernel: getppid, values: {} }], repetitions: '5', minTime: '' });
-    expect(built.ok && built.request).toEqual({
-      machine_id: 'm1',
-      items: [{ kernel: 'syscall.getppid', params: {} }],
-      repetitions: 5,
-    });
-  });
-
-  it('reports every problem keyed like the form', () => {
-    const built = buildRunRequest({
-      machineId: '',
-      items: [],
-      repetitions: '0',
-      minTime: 'soon',
-    });
-    expect(built).toEqual({
-      ok: false,
-      errors: {
-        machine: 'Choose a machine.',
-        items: 'Choose at least one kernel.',
-        repetitions: 'Repetitions must be between 1 and 1000',
-        min_time_s: 'Min time must be a number',
-      },
-    });
-    const bad = buildRunRequest({
-      machineId: 'm1',
-      items: [{ kernel: pipe, values: { placement: 'moon', threads: '1' } }],
-      repetitions: '5',
-      minTime: '',
-    });
-    expect(bad).toEqual({
-      ok: false,
-      errors: { 'ctxswitch.pipe.placement': 'placement must be one of same_core, cross_core, unpinned' },
-    });
-  });
-});
-
-describe('formErrorsFromServer', () => {
-  it('puts server field errors beside their controls', () => {
-    const request: RunRequest = {
-      machine_id: 'm1',
-      items: [
-        { kernel: 'syscall.getppid', params: {} },
-        { kernel: 'ctxswitch.pipe', params: { placement: 'moon' } },
-      ],
-    };
-    expect(
-      formErrorsFromServer(
-        [
-          { field: 'items[1].params.placement', message: 'bad placement' },
-          { field: 'repetitions', message: 'too many' },
-          { field: 'machine_id', message: 'unknown machine' },
-          { field: 'items[0].kernel', message: 'ignored here' },
-        ],
-        request,
-      ),
-    ).toEqual({ 'ctxswitch.pipe.placement': 'bad placement', repetitions: 'too many', machine: 'unknown machine' });
   });
 });

@@ -1,6 +1,6 @@
 // Kernel parameters between the form and the API: form controls hold strings (and booleans for
 // checkboxes); the API wants typed JSON values checked against the kernel's spec.
-import type { Kernel, ParamSpec, ParamValue, RunRequest } from './api-types';
+import type { ParamSpec, ParamValue } from './api-types';
 
 export type FormValue = string | boolean;
 
@@ -88,67 +88,4 @@ export function coerceParams(
     else if (c.value !== undefined) params[spec.name] = c.value;
   }
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, params };
-}
-
-export interface RunFormState {
-  machineId: string;
-  /** Chosen kernels in the order they will run, each with its form values by parameter name. */
-  items: { kernel: Kernel; values: Record<string, FormValue> }[];
-  repetitions: string;
-  /** Empty: each kernel's own default. */
-  minTime: string;
-}
-
-/** Errors keyed like the form: "machine", "items", "repetitions", "min_time_s", "<kernel id>.<param>". */
-export type FormErrors = Record<string, string>;
-
-/** The POST /runs body for a filled-in form, or the form's errors. */
-export function buildRunRequest(
-  form: RunFormState,
-): { ok: true; request: RunRequest } | { ok: false; errors: FormErrors } {
-  const errors: FormErrors = {};
-  if (!form.machineId) errors.machine = 'Choose a machine.';
-  if (form.items.length === 0) errors.items = 'Choose at least one kernel.';
-
-  const request: RunRequest = { machine_id: form.machineId, items: [] };
-
-  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: 1, max: 1000 }, form.repetitions);
-  if (!reps.ok) errors.repetitions = reps.error;
-  else if (reps.value !== undefined) request.repetitions = reps.value as number;
-
-  const minTime = coerceParam({ name: 'Min time', type: 'float', min: 0.001, max: 60 }, form.minTime);
-  if (!minTime.ok) errors.min_time_s = minTime.error;
-  else if (minTime.value !== undefined) request.min_time_s = minTime.value as number;
-
-  for (const { kernel, values } of form.items) {
-    const c = coerceParams(kernel.params, values);
-    if (!c.ok) {
-      for (const [name, msg] of Object.entries(c.errors)) errors[`${kernel.id}.${name}`] = msg;
-    } else {
-      request.items.push({ kernel: kernel.id, params: c.params });
-    }
-  }
-  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, request };
-}
-
-/**
- * Server field errors (FastAPI locs like "items[0].params.placement", "repetitions") keyed like the
- * form, so each shows beside its control; errors that match no control are left to the form's summary.
- */
-export function formErrorsFromServer(
-  fieldErrors: { field: string; message: string }[],
-  request: RunRequest,
-): FormErrors {
-  const out: FormErrors = {};
-  for (const { field, message } of fieldErrors) {
-    const item = /^items\[(\d+)\]\.params\.([^.[\]]+)/.exec(field);
-    if (item) {
-      const kernel = request.items[Number(item[1])]?.kernel;
-      if (kernel) out[`${kernel}.${item[2]}`] = message;
-      continue;
-    }
-    if (field === 'repetitions' || field === 'min_time_s') out[field] = message;
-    else if (field === 'machine_id') out.machine = message;
-  }
-  return out;
 }

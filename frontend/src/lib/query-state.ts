@@ -1,5 +1,6 @@
 // The URL is the state of every shareable view: these functions are the only place that reads or
 // writes a view's query string, so links stay stable and decoding stays forgiving.
+import type { RunStatus } from './api-types';
 
 function toParams(search: string | URLSearchParams): URLSearchParams {
   return typeof search === 'string' ? new URLSearchParams(search) : search;
@@ -22,26 +23,37 @@ function list(params: URLSearchParams, key: string): string[] {
   return [...seen];
 }
 
+/** A list as one readable "a,b" value (commas kept, each part escaped); decoded by `list`. */
+function commaList(values: string[]): string {
+  return values.map((v) => encodeURIComponent(v)).join(',');
+}
+
+function join(parts: string[]): string {
+  return parts.filter(Boolean).join('&');
+}
+
 // ------------------------------------------------------------------ /runs/new
 
 export interface NewRunQuery {
-  /** The machine to run on (its id). */
-  machine: string | null;
+  /** The machines to run on (their ids), in the order chosen; one run per machine. */
+  machines: string[];
   /** Kernel ids ticked in advance (e.g. from a "run this again" link). */
   kernels: string[];
 }
 
+/** `?machines=a,b` (and the older `?machine=a`, kept working for existing links). */
 export function decodeNewRunQuery(search: string | URLSearchParams): NewRunQuery {
   const params = toParams(search);
-  return { machine: nonEmpty(params.get('machine')), kernels: list(params, 'kernel') };
+  const machines = [...new Set([...list(params, 'machines'), ...list(params, 'machine')])];
+  return { machines, kernels: list(params, 'kernel') };
 }
 
 /** The query string (without "?") for a new-run view; empty parts are left out. */
 export function encodeNewRunQuery(query: Partial<NewRunQuery>): string {
-  const params = new URLSearchParams();
-  if (query.machine) params.set('machine', query.machine);
-  for (const k of query.kernels ?? []) params.append('kernel', k);
-  return params.toString();
+  const machines = [...new Set((query.machines ?? []).filter(Boolean))];
+  const kernels = new URLSearchParams();
+  for (const k of query.kernels ?? []) kernels.append('kernel', k);
+  return join([machines.length > 0 ? `machines=${commaList(machines)}` : '', kernels.toString()]);
 }
 
 export function newRunPath(query: Partial<NewRunQuery> = {}): string {
@@ -51,25 +63,47 @@ export function newRunPath(query: Partial<NewRunQuery> = {}): string {
 
 // ------------------------------------------------------------------ /runs
 
+export const RUN_STATUS_FILTERS: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
 export interface RunsQuery {
   /** Only runs on this machine. */
   machine: string | null;
+  /** Only runs in this state. */
+  status: RunStatus | null;
 }
 
 export function decodeRunsQuery(search: string | URLSearchParams): RunsQuery {
-  return { machine: nonEmpty(toParams(search).get('machine')) };
+  const params = toParams(search);
+  const status = nonEmpty(params.get('status'));
+  return {
+    machine: nonEmpty(params.get('machine')),
+    status: status && (RUN_STATUS_FILTERS as readonly string[]).includes(status) ? (status as RunStatus) : null,
+  };
 }
 
 export function encodeRunsQuery(query: Partial<RunsQuery>): string {
   const params = new URLSearchParams();
   if (query.machine) params.set('machine', query.machine);
+  if (query.status) params.set('status', query.status);
   return params.toString();
 }
 
 /** The REST query string for GET /runs matching a runs view. */
-export function runsApiQuery(query: RunsQuery, limit = 100): string {
+export function runsApiQuery(query: Partial<RunsQuery> & { batch?: string | null }, limit = 100): string {
   const params = new URLSearchParams();
   if (query.machine) params.set('machine_id', query.machine);
+  if (query.status) params.set('status', query.status);
+  if (query.batch) params.set('batch_id', query.batch);
   params.set('limit', String(limit));
   return params.toString();
+}
+
+// ------------------------------------------------------------------ /runs/:id, /batches/:id
+
+export function runPath(id: string): string {
+  return `/runs/${encodeURIComponent(id)}`;
+}
+
+export function batchPath(batchId: string): string {
+  return `/batches/${encodeURIComponent(batchId)}`;
 }

@@ -17,3 +17,5 @@ export function MachinesPage() {
     </>
   );
 }
+
+export default MachinesPage;

@@ -20,3 +20,5 @@ export function NewRunPage() {
     </>
   );
 }
+
+export default NewRunPage;

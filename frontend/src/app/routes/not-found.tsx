@@ -13,3 +13,5 @@ export function NotFoundPage() {
     </>
   );
 }
+
+export default NotFoundPage;

@@ -1,6 +1,7 @@
 import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useMachines } from '@/features/machines/api/machines';
+import { useRunEvents } from '@/features/runs/api/run-events';
 import { useRun, useRunResults } from '@/features/runs/api/runs';
 import { ResultsTable } from '@/features/runs/components/ResultsTable';
 import { RunItemsTable } from '@/features/runs/components/RunItemsTable';
@@ -12,8 +13,10 @@ import { useDocumentTitle } from './title';
 export function RunPage() {
   const { id = '' } = useParams();
   useDocumentTitle(`Run ${id.slice(0, 8)}`);
-  const run = useRun(id);
-  const results = useRunResults(id, run.data);
+  // The event stream keeps the run and its results current; polling only when it cannot be had.
+  const live = useRunEvents(id);
+  const run = useRun(id, { poll: live === 'polling' });
+  const results = useRunResults(id, { enabled: run.isSuccess, poll: live === 'polling' && !isTerminal(run.data?.status) });
   const machines = useMachines();
   const machine = machines.data?.find((m) => m.id === run.data?.machine_id);
 
@@ -38,7 +41,7 @@ export function RunPage() {
       <h1>
         Run <code className="run-id">{r.id}</code>
       </h1>
-      <RunSummary run={r} machine={machine} />
+      <RunSummary run={r} machine={machine} live={live} />
 
       <h2>Results</h2>
       {results.isError && <ErrorMessage title="Could not load results:" error={results.error} />}
@@ -53,3 +56,5 @@ export function RunPage() {
     </>
   );
 }
+
+export default RunPage;

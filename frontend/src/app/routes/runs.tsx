@@ -4,7 +4,8 @@ import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useMachines } from '@/features/machines/api/machines';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
-import { decodeRunsQuery, encodeRunsQuery, newRunPath } from '@/lib/query-state';
+import type { RunStatus } from '@/lib/api-types';
+import { decodeRunsQuery, encodeRunsQuery, newRunPath, RUN_STATUS_FILTERS } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 
 export function RunsPage() {
@@ -14,6 +15,8 @@ export function RunsPage() {
   const runs = useRuns(query);
   const machines = useMachines();
   const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
+  const filtered = query.machine !== null || query.status !== null;
+  const newRun = newRunPath({ machines: query.machine ? [query.machine] : [] });
 
   return (
     <>
@@ -23,7 +26,7 @@ export function RunsPage() {
         <select
           id="runs-machine"
           value={query.machine ?? ''}
-          onChange={(e) => setSearchParams(encodeRunsQuery({ machine: e.target.value || null }))}
+          onChange={(e) => setSearchParams(encodeRunsQuery({ ...query, machine: e.target.value || null }))}
         >
           <option value="">All machines</option>
           {(machines.data ?? []).map((m) => (
@@ -32,7 +35,20 @@ export function RunsPage() {
             </option>
           ))}
         </select>
-        <Link className="button" to={newRunPath({ machine: query.machine })}>
+        <label htmlFor="runs-status">Status</label>
+        <select
+          id="runs-status"
+          value={query.status ?? ''}
+          onChange={(e) => setSearchParams(encodeRunsQuery({ ...query, status: (e.target.value || null) as RunStatus | null }))}
+        >
+          <option value="">Any status</option>
+          {RUN_STATUS_FILTERS.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        <Link className="button" to={newRun}>
           New run
         </Link>
       </div>
@@ -40,15 +56,25 @@ export function RunsPage() {
       {runs.isError && <ErrorMessage title="Could not load runs:" error={runs.error} />}
       {runs.data &&
         (runs.data.length === 0 ? (
-          <EmptyState title="No runs yet">
-            <p>
-              Start one from <Link to={newRunPath({ machine: query.machine })}>New run</Link>, or with the API:{' '}
-              <code>POST /api/v1/runs</code> (see the <a href="/docs">API docs</a>).
-            </p>
-          </EmptyState>
+          filtered ? (
+            <EmptyState title="No runs match">
+              <p>
+                No run matches these filters. <Link to="/runs">Show all runs</Link>.
+              </p>
+            </EmptyState>
+          ) : (
+            <EmptyState title="No runs yet">
+              <p>
+                Start one from <Link to={newRun}>New run</Link>, or with the API: <code>POST /api/v1/runs</code> (see the{' '}
+                <a href="/docs">API docs</a>).
+              </p>
+            </EmptyState>
+          )
         ) : (
           <RunsTable runs={runs.data} machines={byId} />
         ))}
     </>
   );
 }
+
+export default RunsPage;

@@ -43,7 +43,7 @@ export function MachinesTable({ machines }: { machines: Machine[] }) {
               </td>
               <td className="num">{m.kernels.length}</td>
               <td>
-                <Link className="button" to={newRunPath({ machine: m.id })} aria-label={`New run on ${m.name}`}>
+                <Link className="button" to={newRunPath({ machines: [m.id] })} aria-label={`New run on ${m.name}`}>
                   New run
                 </Link>
               </td>

@@ -1,10 +1,10 @@
-import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, apiGet, apiPost } from '@/lib/api-client';
-import { isTerminal, type Result, type Run, type RunRequest } from '@/lib/api-types';
+import { isTerminal, type BatchCreated, type Result, type Run, type RunRequest } from '@/lib/api-types';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
-/** A run page polls its run this often until the run ends (server-sent events come later). */
-export const RUN_POLL_MS = 1000;
+/** Polling, when the live stream cannot be had: a run and its results every 2 s until it ends. */
+export const RUN_POLL_MS = 2000;
 export const RUNS_POLL_MS = 3000;
 
 export const runQuery = (id: string) =>
@@ -13,34 +13,55 @@ export const runQuery = (id: string) =>
     queryFn: ({ signal }) => apiGet<Run>(`/runs/${encodeURIComponent(id)}`, signal),
   });
 
+export const runResultsQuery = (id: string) =>
+  queryOptions({
+    queryKey: ['runs', id, 'results'],
+    queryFn: ({ signal }) => apiGet<Result[]>(`/runs/${encodeURIComponent(id)}/results`, signal),
+  });
+
 export const runsQuery = (query: RunsQuery) =>
   queryOptions({
     queryKey: ['runs', 'list', query],
     queryFn: ({ signal }) => apiGet<Run[]>(`/runs?${runsApiQuery(query)}`, signal),
   });
 
-export function useRun(id: string) {
+export const batchRunsQuery = (batchId: string) =>
+  queryOptions({
+    queryKey: ['runs', 'batch', batchId],
+    queryFn: async ({ signal }) => {
+      const runs = await apiGet<Run[]>(`/runs?${runsApiQuery({ batch: batchId }, 500)}`, signal);
+      // A server that does not know the filter answers with every run: keep this batch's only.
+      return runs.filter((r) => r.batch_id === batchId);
+    },
+  });
+
+function stopOn4xx(error: unknown): boolean {
+  return error instanceof ApiError && error.status >= 400 && error.status < 500;
+}
+
+/**
+ * One run. Live updates come from `useRunEvents`, which writes into this query's cache; with `poll`
+ * (the stream cannot be had) it refetches every RUN_POLL_MS until the run ends or a 4xx says it never will.
+ */
+export function useRun(id: string, options: { poll?: boolean; initialData?: Run } = {}) {
+  const { poll = false, initialData } = options;
   return useQuery({
     ...runQuery(id),
-    // Poll while the run can still change; stop once it has ended or the server says it cannot be had
-    // (404 and other 4xx). A network blip or 5xx keeps polling, so the page recovers by itself.
+    initialData,
     refetchInterval: (q) => {
-      const e = q.state.error;
-      if (e instanceof ApiError && e.status >= 400 && e.status < 500) return false;
+      if (!poll || stopOn4xx(q.state.error)) return false;
       return isTerminal(q.state.data?.status) ? false : RUN_POLL_MS;
     },
   });
 }
 
-/** Results of a run: refetched with each progress step while it runs, once more when it ends. */
-export function useRunResults(id: string, run: Run | undefined) {
-  const done = run?.progress.done ?? 0;
-  const status = run?.status ?? 'unknown';
+/** A run's measured results; `useRunEvents` adds each as it lands, polling refetches them. */
+export function useRunResults(id: string, options: { enabled?: boolean; poll?: boolean } = {}) {
+  const { enabled = true, poll = false } = options;
   return useQuery({
-    queryKey: ['runs', id, 'results', { done, status }],
-    queryFn: ({ signal }) => apiGet<Result[]>(`/runs/${encodeURIComponent(id)}/results`, signal),
-    enabled: run !== undefined,
-    placeholderData: (previous) => previous,
+    ...runResultsQuery(id),
+    enabled,
+    refetchInterval: (q) => (poll && !stopOn4xx(q.state.error) ? RUN_POLL_MS : false),
   });
 }
 
@@ -48,13 +69,31 @@ export function useRuns(query: RunsQuery) {
   return useQuery({ ...runsQuery(query), refetchInterval: RUNS_POLL_MS });
 }
 
+/** The runs of a batch; each run's own progress comes live, so the list itself refreshes slowly. */
+export function useBatchRuns(batchId: string) {
+  return useQuery({ ...batchRunsQuery(batchId), refetchInterval: 10_000 });
+}
+
+/** Puts a run the server just sent into the cache, and marks lists as out of date. */
+function storeRun(client: QueryClient, run: Run) {
+  client.setQueryData(runQuery(run.id).queryKey, run);
+  void client.invalidateQueries({ queryKey: ['runs', 'list'] });
+  void client.invalidateQueries({ queryKey: ['runs', 'batch'] });
+}
+
+export type CreatedRuns = { kind: 'run'; run: Run } | { kind: 'batch'; batch: BatchCreated };
+
 export function useCreateRun() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (request: RunRequest) => apiPost<Run>('/runs', request),
-    onSuccess: (run) => {
-      client.setQueryData(runQuery(run.id).queryKey, run);
-      void client.invalidateQueries({ queryKey: ['runs', 'list'] });
+    mutationFn: async (request: RunRequest): Promise<CreatedRuns> => {
+      const body = await apiPost<Run | BatchCreated>('/runs', request);
+      return 'batch_id' in body && 'runs' in body && Array.isArray(body.runs)
+        ? { kind: 'batch', batch: body }
+        : { kind: 'run', run: body as Run };
+    },
+    onSuccess: (created) => {
+      for (const run of created.kind === 'batch' ? created.batch.runs : [created.run]) storeRun(client, run);
     },
   });
 }
@@ -63,9 +102,15 @@ export function useCancelRun(id: string) {
   const client = useQueryClient();
   return useMutation({
     mutationFn: () => apiPost<Run>(`/runs/${encodeURIComponent(id)}/cancel`, {}),
-    onSuccess: (run) => {
-      client.setQueryData(runQuery(run.id).queryKey, run);
-      void client.invalidateQueries({ queryKey: ['runs'] });
-    },
+    onSuccess: (run) => storeRun(client, run),
+  });
+}
+
+/** Queues a finished run's failed, cancelled and never-run items again; the run page follows it live. */
+export function useRetryRun(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiPost<Run>(`/runs/${encodeURIComponent(id)}/retry`, {}),
+    onSuccess: (run) => storeRun(client, run),
   });
 }

@@ -1,15 +1,20 @@
-import type { Kernel } from '@/lib/api-types';
+import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { formatMeasure } from '@/lib/format';
-import type { FormErrors, FormValue } from '@/lib/params';
+import type { FormValue } from '@/lib/params';
+import type { FormErrors } from '@/lib/run-request';
+import { kernelItemCount, type SweepChoice } from '@/lib/sweep';
 import { ParamInput } from './ParamInput';
 
 interface Props {
   groups: [string, Kernel[]][];
   selected: Set<string>;
   values: (kernel: Kernel) => Record<string, FormValue>;
+  sweeps: (kernel: Kernel) => Record<string, SweepChoice>;
+  profile: Profile;
   errors: FormErrors;
   onToggle: (kernelId: string, on: boolean) => void;
   onParam: (kernelId: string, name: string, value: FormValue) => void;
+  onSweep: (kernelId: string, name: string, choice: SweepChoice | null) => void;
 }
 
 function SeedFigure({ kernel }: { kernel: Kernel }) {
@@ -23,8 +28,8 @@ function SeedFigure({ kernel }: { kernel: Kernel }) {
   );
 }
 
-/** The machine's kernels by family, each with a checkbox; a chosen kernel shows its parameters. */
-export function KernelPicker({ groups, selected, values, errors, onToggle, onParam }: Props) {
+/** The kernels every chosen machine has, by family, each with a checkbox; a chosen kernel shows its parameters. */
+export function KernelPicker({ groups, selected, values, sweeps, profile, errors, onToggle, onParam, onSweep }: Props) {
   return (
     <div className="kernel-groups">
       {groups.map(([family, kernels]) => (
@@ -34,19 +39,20 @@ export function KernelPicker({ groups, selected, values, errors, onToggle, onPar
             const checked = selected.has(k.id);
             const boxId = `kernel-${k.id}`;
             const v = values(k);
+            const s = sweeps(k);
+            const count = checked ? kernelItemCount(k.params, s, profile) : null;
             return (
               <div key={k.id} className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
                 <div className="kernel-head">
-                  <input
-                    id={boxId}
-                    type="checkbox"
-                    checked={checked}
-                    onChange={(e) => onToggle(k.id, e.target.checked)}
-                  />
+                  <input id={boxId} type="checkbox" checked={checked} onChange={(e) => onToggle(k.id, e.target.checked)} />
                   <label htmlFor={boxId}>
-                    <span className="strong">{k.title}</span> <code>{k.id}</code>{' '}
-                    <span className="muted small">{k.unit}</span>
+                    <span className="strong">{k.title}</span> <code>{k.id}</code> <span className="muted small">{k.unit}</span>
                   </label>
+                  {checked && Object.keys(s).length > 0 && (
+                    <span className="badge badge-sweep" data-testid="kernel-item-count">
+                      {count === null ? 'sweep not valid yet' : `${count} ${count === 1 ? 'item' : 'items'}`}
+                    </span>
+                  )}
                 </div>
                 <p className="kernel-desc small">{k.description}</p>
                 <SeedFigure kernel={k} />
@@ -60,6 +66,9 @@ export function KernelPicker({ groups, selected, values, errors, onToggle, onPar
                         value={v[p.name] ?? ''}
                         error={errors[`${k.id}.${p.name}`]}
                         onChange={(value) => onParam(k.id, p.name, value)}
+                        sweep={s[p.name]}
+                        onSweep={(choice) => onSweep(k.id, p.name, choice)}
+                        profile={profile}
                       />
                     ))}
                   </div>
@@ -71,5 +80,24 @@ export function KernelPicker({ groups, selected, values, errors, onToggle, onPar
         </fieldset>
       ))}
     </div>
+  );
+}
+
+/** Kernels that some chosen machine has and another lacks, and why they cannot be chosen. */
+export function MissingKernels({ missing, machines }: { missing: { kernel: Kernel; missingOn: string[] }[]; machines: Map<string, Machine> }) {
+  if (missing.length === 0) return null;
+  return (
+    <details className="missing-kernels small" data-testid="missing-kernels">
+      <summary>
+        {missing.length} {missing.length === 1 ? 'kernel is' : 'kernels are'} not on every chosen machine
+      </summary>
+      <ul>
+        {missing.map(({ kernel, missingOn }) => (
+          <li key={kernel.id}>
+            <code>{kernel.id}</code> <span className="muted">— missing on {missingOn.map((id) => machines.get(id)?.name ?? id).join(', ')}</span>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }

@@ -1,39 +1,37 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
-import { kernelsByFamily } from '@/features/kernels/api/group';
+import { kernelsOnAll } from '@/features/kernels/api/group';
 import { ApiError, errorMessage } from '@/lib/api-client';
-import type { Kernel, Machine } from '@/lib/api-types';
-import {
-  buildRunRequest,
-  formErrorsFromServer,
-  initialFormValue,
-  type FormErrors,
-  type FormValue,
-} from '@/lib/params';
-import { decodeNewRunQuery, encodeNewRunQuery } from '@/lib/query-state';
+import type { Kernel, Machine, Profile } from '@/lib/api-types';
+import { initialFormValue, type FormValue } from '@/lib/params';
+import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath } from '@/lib/query-state';
+import { buildRunRequest, formErrorsFromServer, type FormErrors } from '@/lib/run-request';
+import { countItems, PROFILE_HELP, PROFILES, type SweepChoice } from '@/lib/sweep';
 import { useCreateRun } from '../api/runs';
-import { KernelPicker } from './KernelPicker';
-
-export const DEFAULT_REPETITIONS = '5';
-export const DEFAULT_MIN_TIME_S = '0.2';
+import { KernelPicker, MissingKernels } from './KernelPicker';
+import { MachinePicker } from './MachinePicker';
 
 /**
- * Launches a run. The machine and the chosen kernels live in the URL (?machine=…&kernel=…), so a
- * link opens the form filled in; parameter values, repetitions and min time are local to the form.
+ * Launches a run on one machine, or a batch (one run per machine) on several. The machines and the
+ * chosen kernels live in the URL (?machines=a,b&kernel=…), so a link opens the form filled in;
+ * parameter values, sweeps, profile and overrides are local to the form.
  */
 export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels: Kernel[] }) {
   const [searchParams, setSearchParams] = useSearchParams();
   const query = decodeNewRunQuery(searchParams);
-  const machineId = query.machine ?? '';
-  const machine = machines.find((m) => m.id === machineId);
-  const groups = useMemo(() => kernelsByFamily(kernels, machine ? machine.id : null), [kernels, machine]);
-  const available = useMemo(() => new Map(groups.flatMap(([, ks]) => ks.map((k) => [k.id, k] as const))), [groups]);
+  const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
+  const chosenIds = query.machines.filter((id) => byId.has(id));
+  const unknownIds = query.machines.filter((id) => !byId.has(id));
+  const { groups, missing } = kernelsOnAll(kernels, chosenIds);
+  const available = new Map(groups.flatMap(([, ks]) => ks.map((k) => [k.id, k] as const)));
   const selected = new Set(query.kernels.filter((id) => available.has(id)));
 
   const [paramValues, setParamValues] = useState<Record<string, Record<string, FormValue>>>({});
-  const [repetitions, setRepetitions] = useState(DEFAULT_REPETITIONS);
-  const [minTime, setMinTime] = useState(DEFAULT_MIN_TIME_S);
+  const [sweepChoices, setSweepChoices] = useState<Record<string, Record<string, SweepChoice>>>({});
+  const [profile, setProfile] = useState<Profile>('default');
+  const [repetitions, setRepetitions] = useState('');
+  const [minTime, setMinTime] = useState('');
   const [errors, setErrors] = useState<FormErrors>({});
   const [submitError, setSubmitError] = useState<string | null>(null);
   const createRun = useCreateRun();
@@ -43,44 +41,60 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
     const own = paramValues[k.id] ?? {};
     return Object.fromEntries(k.params.map((p) => [p.name, own[p.name] ?? initialFormValue(p)]));
   };
+  const sweepsOf = (k: Kernel): Record<string, SweepChoice> => sweepChoices[k.id] ?? {};
 
-  const setQuery = (machine: string | null, chosen: string[]) =>
-    setSearchParams(encodeNewRunQuery({ machine, kernels: chosen }), { replace: true });
+  // Items run in the order the kernels are listed (family, then id).
+  const chosenKernels = groups.flatMap(([, ks]) => ks).filter((k) => selected.has(k.id));
+  const count = countItems(
+    chosenKernels.map((k) => ({ specs: k.params, sweeps: sweepsOf(k) })),
+    profile,
+    chosenIds.length,
+  );
 
-  const onMachine = (id: string) => {
-    setErrors({});
+  const setQuery = (machineIds: string[], chosen: string[]) =>
+    setSearchParams(encodeNewRunQuery({ machines: machineIds, kernels: chosen }), { replace: true });
+
+  const clearError = (key: string) => setErrors(({ [key]: _, ...rest }) => rest);
+
+  const onMachines = (ids: string[]) => {
     setSubmitError(null);
-    // Keep the kernels the other machine also has.
-    const keep = query.kernels.filter((k) => kernels.some((x) => x.id === k && x.machines.includes(id)));
-    setQuery(id || null, keep);
+    clearError('machine');
+    setQuery(ids, query.kernels);
   };
 
   const onToggle = (id: string, on: boolean) => {
     const next = on ? [...query.kernels.filter((k) => k !== id), id] : query.kernels.filter((k) => k !== id);
-    setQuery(machineId || null, next);
+    clearError('items');
+    setQuery(query.machines, next);
   };
 
   const onParam = (kernelId: string, name: string, value: FormValue) => {
     setParamValues((prev) => ({ ...prev, [kernelId]: { ...prev[kernelId], [name]: value } }));
-    setErrors(({ [`${kernelId}.${name}`]: _, ...rest }) => rest);
+    clearError(`${kernelId}.${name}`);
+  };
+
+  const onSweep = (kernelId: string, name: string, choice: SweepChoice | null) => {
+    setSweepChoices((prev) => {
+      const { [name]: _, ...rest } = prev[kernelId] ?? {};
+      return { ...prev, [kernelId]: choice ? { ...rest, [name]: choice } : rest };
+    });
+    clearError(`${kernelId}.${name}`);
+    clearError('items');
   };
 
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     setSubmitError(null);
-    // Items run in the order the kernels are listed (family, then id).
-    const items = groups
-      .flatMap(([, ks]) => ks)
-      .filter((k) => selected.has(k.id))
-      .map((kernel) => ({ kernel, values: valuesOf(kernel) }));
-    const built = buildRunRequest({ machineId: machine ? machine.id : '', items, repetitions, minTime });
+    const items = chosenKernels.map((kernel) => ({ kernel, values: valuesOf(kernel), sweeps: sweepsOf(kernel) }));
+    const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime });
     if (!built.ok) {
       setErrors(built.errors);
       return;
     }
     setErrors({});
     createRun.mutate(built.request, {
-      onSuccess: (run) => navigate(`/runs/${encodeURIComponent(run.id)}`),
+      onSuccess: (created) =>
+        navigate(created.kind === 'batch' ? batchPath(created.batch.batch_id) : runPath(created.run.id)),
       onError: (err) => {
         if (err instanceof ApiError) setErrors(formErrorsFromServer(err.fieldErrors, built.request));
         setSubmitError(errorMessage(err));
@@ -89,52 +103,64 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
   };
 
   const invalid = Object.keys(errors).length > 0;
+  const offline = chosenIds.map((id) => byId.get(id)).filter((m): m is Machine => m !== undefined && !m.online);
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-describedby={invalid ? 'form-errors' : undefined}>
       <div className="field">
-        <label htmlFor="machine">Machine</label>
-        <select
-          id="machine"
-          value={machine ? machine.id : ''}
-          onChange={(e) => onMachine(e.target.value)}
-          aria-invalid={errors.machine ? true : undefined}
-        >
-          <option value="">Choose a machine…</option>
-          {machines.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.name} ({m.hostname}){m.online ? '' : ' — offline'}
-            </option>
-          ))}
-        </select>
-        {machineId && !machine && (
-          <div className="field-error">No machine with id {machineId}: choose one from the list.</div>
+        <MachinePicker machines={machines} chosen={chosenIds} onChange={onMachines} invalid={!!errors.machine} />
+        {unknownIds.length > 0 && (
+          <div className="field-error">No machine with id {unknownIds.join(', ')}: choose from the list.</div>
         )}
-        {machine && !machine.online && (
-          <div className="muted small">This machine is offline: the run will wait in the queue until its agent connects.</div>
+        {offline.length > 0 && (
+          <div className="muted small">
+            Offline: {offline.map((m) => m.name).join(', ')}. Runs there wait in the queue until the agent connects.
+          </div>
+        )}
+        {chosenIds.length > 1 && (
+          <div className="muted small">{chosenIds.length} machines: one run on each, together as one batch.</div>
         )}
         {errors.machine && <div className="field-error">{errors.machine}</div>}
       </div>
 
-      {machine && (
+      {chosenIds.length > 0 && (
         <section aria-labelledby="kernels-heading">
           <h2 id="kernels-heading">Kernels</h2>
           {groups.length === 0 ? (
-            <p className="muted">This machine's agent lists no kernels.</p>
+            <p className="muted">
+              {chosenIds.length === 1 ? "This machine's agent lists no kernels." : 'No kernel is on every chosen machine.'}
+            </p>
           ) : (
             <KernelPicker
               groups={groups}
               selected={selected}
               values={valuesOf}
+              sweeps={sweepsOf}
+              profile={profile}
               errors={errors}
               onToggle={onToggle}
               onParam={onParam}
+              onSweep={onSweep}
             />
           )}
+          <MissingKernels missing={missing} machines={byId} />
           {errors.items && <div className="field-error">{errors.items}</div>}
         </section>
       )}
 
       <div className="row">
+        <div className="field">
+          <label htmlFor="profile">Profile</label>
+          <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help">
+            {PROFILES.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+          <div id="profile-help" className="muted small">
+            {PROFILE_HELP[profile]}
+          </div>
+        </div>
         <div className="field">
           <label htmlFor="repetitions">Repetitions</label>
           <input
@@ -144,10 +170,11 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
             max={1000}
             step={1}
             value={repetitions}
+            placeholder="profile's"
             onChange={(e) => setRepetitions(e.target.value)}
             aria-invalid={errors.repetitions ? true : undefined}
           />
-          <div className="muted small">samples per kernel (1–1000)</div>
+          <div className="muted small">samples per item (1–1000); empty: the profile's</div>
           {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
         </div>
         <div className="field">
@@ -159,11 +186,11 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
             max={60}
             step="any"
             value={minTime}
-            placeholder="kernel default"
+            placeholder="profile's"
             onChange={(e) => setMinTime(e.target.value)}
             aria-invalid={errors.min_time_s ? true : undefined}
           />
-          <div className="muted small">per repetition; leave empty for the kernel default</div>
+          <div className="muted small">per repetition; empty: the profile's</div>
           {errors.min_time_s && <div className="field-error">{errors.min_time_s}</div>}
         </div>
       </div>
@@ -182,11 +209,16 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
 
       <div className="actions">
         <button type="submit" className="button button-primary" disabled={createRun.isPending}>
-          {createRun.isPending ? 'Starting…' : 'Start run'}
+          {createRun.isPending ? 'Starting…' : chosenIds.length > 1 ? `Start ${chosenIds.length} runs` : 'Start run'}
         </button>
         {selected.size > 0 && (
-          <span className="muted">
-            {selected.size} {selected.size === 1 ? 'kernel' : 'kernels'} chosen
+          <span className="muted" data-testid="item-count">
+            {count.perRun === null
+              ? 'fix the sweeps to see how many items'
+              : chosenIds.length > 1
+                ? `${count.perRun} ${count.perRun === 1 ? 'item' : 'items'} per machine × ${chosenIds.length} machines = ${count.total} items`
+                : `${count.perRun} ${count.perRun === 1 ? 'item' : 'items'}`}
+            {` from ${selected.size} ${selected.size === 1 ? 'kernel' : 'kernels'}`}
           </span>
         )}
       </div>

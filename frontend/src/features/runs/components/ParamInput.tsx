@@ -1,5 +1,6 @@
-import type { ParamSpec } from '@/lib/api-types';
+import type { ParamSpec, Profile } from '@/lib/api-types';
 import type { FormValue } from '@/lib/params';
+import { canSweep, hasDefaultSweep, thinSweep, type SweepChoice } from '@/lib/sweep';
 
 interface Props {
   id: string;
@@ -7,22 +8,19 @@ interface Props {
   value: FormValue;
   error?: string;
   onChange: (value: FormValue) => void;
+  /** Set when the parameter is swept; absent for a single value. */
+  sweep?: SweepChoice;
+  /** Switches between a single value (null) and a sweep; without it the parameter takes one value only. */
+  onSweep?: (choice: SweepChoice | null) => void;
+  profile?: Profile;
 }
 
-/** One kernel parameter as the control its type calls for. */
-export function ParamInput({ id, spec, value, error, onChange }: Props) {
-  const describedBy = [spec.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const common = {
-    id,
-    name: spec.name,
-    'aria-invalid': error ? true : undefined,
-    'aria-describedby': describedBy || undefined,
-  } as const;
+type Mode = 'value' | 'default' | 'custom';
 
-  let control;
+function ValueControl({ spec, value, onChange, common }: Pick<Props, 'spec' | 'value' | 'onChange'> & { common: Record<string, unknown> }) {
   switch (spec.type) {
     case 'choice':
-      control = (
+      return (
         <select {...common} value={String(value)} onChange={(e) => onChange(e.target.value)}>
           {(spec.choices ?? []).map((c) => (
             <option key={c} value={c}>
@@ -31,13 +29,11 @@ export function ParamInput({ id, spec, value, error, onChange }: Props) {
           ))}
         </select>
       );
-      break;
     case 'bool':
-      control = <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />;
-      break;
+      return <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />;
     case 'int':
     case 'float':
-      control = (
+      return (
         <input
           {...common}
           type="number"
@@ -49,9 +45,62 @@ export function ParamInput({ id, spec, value, error, onChange }: Props) {
           onChange={(e) => onChange(e.target.value)}
         />
       );
-      break;
     default:
-      control = <input {...common} type="text" value={String(value)} onChange={(e) => onChange(e.target.value)} />;
+      return <input {...common} type="text" value={String(value)} onChange={(e) => onChange(e.target.value)} />;
+  }
+}
+
+/** What custom sweep points may be, as the placeholder of their text box. */
+function customHint(spec: ParamSpec): string {
+  if (spec.type === 'choice') return (spec.choices ?? []).join(', ');
+  if (spec.type === 'bool') return 'false, true';
+  if (hasDefaultSweep(spec)) return (spec.sweep ?? []).slice(0, 4).join(', ');
+  return spec.type === 'int' ? '1, 2, 4' : '0.5, 1';
+}
+
+/** One kernel parameter as the control its type calls for, or as a sweep over several points. */
+export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, profile = 'default' }: Props) {
+  const describedBy = [spec.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const common = {
+    id,
+    name: spec.name,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy || undefined,
+  } as const;
+  const mode: Mode = sweep ? sweep.mode : 'value';
+  const sweepable = onSweep !== undefined && canSweep(spec);
+
+  const onMode = (next: Mode) => {
+    if (!onSweep) return;
+    if (next === 'value') onSweep(null);
+    else if (next === 'default') onSweep({ mode: 'default' });
+    else onSweep({ mode: 'custom', text: sweep?.mode === 'custom' ? sweep.text : '' });
+  };
+
+  let control;
+  if (sweep?.mode === 'default') {
+    const points = thinSweep(spec.sweep ?? [], profile);
+    control = (
+      <div className="sweep-points small" id={id} data-testid="sweep-points">
+        {points.map(String).join(', ')}{' '}
+        <span className="muted">
+          ({points.length} {points.length === 1 ? 'point' : 'points'}
+          {profile === 'quick' && points.length < (spec.sweep?.length ?? 0) ? `; quick keeps every other of ${spec.sweep?.length}` : ''})
+        </span>
+      </div>
+    );
+  } else if (sweep?.mode === 'custom') {
+    control = (
+      <input
+        {...common}
+        type="text"
+        placeholder={customHint(spec)}
+        value={sweep.text}
+        onChange={(e) => onSweep?.({ mode: 'custom', text: e.target.value })}
+      />
+    );
+  } else {
+    control = <ValueControl spec={spec} value={value} onChange={onChange} common={common} />;
   }
 
   const range =
@@ -59,12 +108,25 @@ export function ParamInput({ id, spec, value, error, onChange }: Props) {
       ? ` (${spec.min ?? '…'}–${spec.max ?? '…'})`
       : '';
   return (
-    <div className={`field${spec.type === 'bool' ? ' field-inline' : ''}`}>
+    <div className={`field${spec.type === 'bool' && mode === 'value' ? ' field-inline' : ''}`}>
       <label htmlFor={id}>
         {spec.name}
         <span className="muted small">{range}</span>
       </label>
+      {sweepable && (
+        <select
+          className="sweep-mode"
+          aria-label={`${spec.name}: value or sweep`}
+          value={mode}
+          onChange={(e) => onMode(e.target.value as Mode)}
+        >
+          <option value="value">one value</option>
+          {hasDefaultSweep(spec) && <option value="default">sweep: default points</option>}
+          <option value="custom">sweep: custom values</option>
+        </select>
+      )}
       {control}
+      {sweep?.mode === 'custom' && <div className="muted small">comma-separated, e.g. {customHint(spec)}</div>}
       {spec.help && (
         <div id={`${id}-help`} className="muted small">
           {spec.help}

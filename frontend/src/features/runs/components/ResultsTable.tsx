@@ -1,9 +1,35 @@
 import type { Result, RunItem } from '@/lib/api-types';
+import { formatPercent } from '@/lib/format';
 import { sortByItemOrder, toResultRow } from '../utils/result-rows';
 
+/** Reruns and noise of one result: "noisy" when still above the CV threshold after its reruns. */
+function RerunMarks({ result }: { result: Result }) {
+  const reruns = result.reruns ?? 0;
+  const cvs = result.attempt_cvs ?? [];
+  const attempts = cvs.length > 0 ? `attempt CVs: ${cvs.map((cv) => formatPercent(cv)).join(', ')}` : '';
+  return (
+    <>
+      {reruns > 0 && (
+        <span className="badge badge-rerun" data-testid="result-reruns" title={attempts || undefined}>
+          {reruns} {reruns === 1 ? 'rerun' : 'reruns'}
+        </span>
+      )}
+      {result.noisy && (
+        <span
+          className="badge badge-noisy"
+          data-testid="result-noisy"
+          title={`Still noisy after ${reruns} ${reruns === 1 ? 'rerun' : 'reruns'}; the attempt with the lowest CV is shown. ${attempts}`.trim()}
+        >
+          noisy
+        </span>
+      )}
+    </>
+  );
+}
+
 export function ResultsTable({ results, items }: { results: Result[]; items: RunItem[] }) {
-  const rows = sortByItemOrder(results, items).map(toResultRow);
-  const rangeNote = rows.find((r) => r.ciIsRange)?.ciMethod;
+  const sorted = sortByItemOrder(results, items);
+  const rangeNote = sorted.map(toResultRow).find((r) => r.ciIsRange)?.ciMethod;
   return (
     <div className="table-wrap">
       <table className="table results">
@@ -40,41 +66,44 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
           </tr>
         </thead>
         <tbody>
-          {rows.map((r) => (
-            <tr key={r.id} data-testid="result-row">
-              <td>
-                <code>{r.kernel}</code>
-              </td>
-              <td className="small">{r.params}</td>
-              <td>{r.unit}</td>
-              <td className="num">{r.n}</td>
-              <td className="num strong" data-testid="result-median">
-                {r.median}
-              </td>
-              <td className="num" title={r.ciMethod ?? undefined}>
-                {r.ci}
-                {r.ciIsRange && <sup aria-label="sample range">†</sup>}
-              </td>
-              <td className="num">{r.mean}</td>
-              <td className="num">{r.stddev}</td>
-              <td className="num">{r.cv}</td>
-              <td className="num">{r.min}</td>
-              <td className="num">{r.max}</td>
-              <td className="small">
-                {r.counters.length === 0 ? (
-                  <span className="muted">—</span>
-                ) : (
-                  <ul className="counters">
-                    {r.counters.map((c) => (
-                      <li key={c.name}>
-                        {c.name} <span className="num">{c.value}</span>
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </td>
-            </tr>
-          ))}
+          {sorted.map((result) => {
+            const r = toResultRow(result);
+            return (
+              <tr key={r.id} data-testid="result-row">
+                <td>
+                  <code>{r.kernel}</code> <RerunMarks result={result} />
+                </td>
+                <td className="small">{r.params}</td>
+                <td>{r.unit}</td>
+                <td className="num">{r.n}</td>
+                <td className="num strong" data-testid="result-median">
+                  {r.median}
+                </td>
+                <td className="num" title={r.ciMethod ?? undefined}>
+                  {r.ci}
+                  {r.ciIsRange && <sup aria-label="sample range">†</sup>}
+                </td>
+                <td className="num">{r.mean}</td>
+                <td className="num">{r.stddev}</td>
+                <td className="num">{r.cv}</td>
+                <td className="num">{r.min}</td>
+                <td className="num">{r.max}</td>
+                <td className="small">
+                  {r.counters.length === 0 ? (
+                    <span className="muted">—</span>
+                  ) : (
+                    <ul className="counters">
+                      {r.counters.map((c) => (
+                        <li key={c.name}>
+                          {c.name} <span className="num">{c.value}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
       {rangeNote && <p className="table-note small muted">† the sample range [min, max]: {rangeNote}</p>}

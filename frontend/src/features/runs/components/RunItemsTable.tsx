@@ -14,6 +14,9 @@ export function RunItemsTable({ items }: { items: RunItem[] }) {
             <th scope="col">Kernel</th>
             <th scope="col">Params</th>
             <th scope="col">State</th>
+            <th scope="col" className="num">
+              Attempt
+            </th>
             <th scope="col">Error</th>
           </tr>
         </thead>
@@ -30,6 +33,7 @@ export function RunItemsTable({ items }: { items: RunItem[] }) {
                 <td>
                   <StatusBadge status={item.state} />
                 </td>
+                <td className="num">{item.attempt ?? 1}</td>
                 <td className="error-text">{item.error ?? ''}</td>
               </tr>
             ))}

@@ -1,17 +1,36 @@
 import { Link } from 'react-router';
-import { ErrorMessage } from '@/components/Feedback';
 import { ProgressBar } from '@/components/ProgressBar';
 import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime } from '@/components/Time';
-import { isTerminal, type Machine, type Run } from '@/lib/api-types';
+import type { Machine, Run } from '@/lib/api-types';
 import { formatDuration, secondsBetween } from '@/lib/format';
-import { newRunPath } from '@/lib/query-state';
-import { useCancelRun } from '../api/runs';
+import { batchPath, newRunPath } from '@/lib/query-state';
+import type { LiveMode } from '../api/run-events';
+import { RunActions } from './RunActions';
 
-export function RunSummary({ run, machine }: { run: Run; machine: Machine | undefined }) {
+const LIVE_TEXT: Record<LiveMode, string> = {
+  connecting: 'connecting…',
+  live: 'live',
+  polling: 'updating every 2 s',
+  idle: '',
+};
+
+/** How the page is following the run: live over the event stream, or polling when it cannot. */
+export function LiveIndicator({ mode }: { mode: LiveMode }) {
+  if (mode === 'idle') return null;
+  return (
+    <span className={`live live-${mode}`} data-testid="live-mode" title={mode === 'polling' ? 'The live stream is not available: polling instead.' : undefined}>
+      {LIVE_TEXT[mode]}
+    </span>
+  );
+}
+
+export function RunSummary({ run, machine, live }: { run: Run; machine: Machine | undefined; live: LiveMode }) {
   const took = secondsBetween(run.started_at, run.finished_at);
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
-  const cancel = useCancelRun(run.id);
+  const inBatch = run.batch_id && run.batch_id !== run.id;
+  const failed = run.items.filter((i) => i.state === 'failed').length;
+  const cancelled = run.items.filter((i) => i.state === 'cancelled').length;
   return (
     <section className="card">
       <div className="run-head">
@@ -22,20 +41,31 @@ export function RunSummary({ run, machine }: { run: Run; machine: Machine | unde
             <span className="muted"> (offline: the run waits until its agent connects)</span>
           )}
         </span>
+        <LiveIndicator mode={live} />
         <span className="run-actions">
-          {!isTerminal(run.status) && (
-            <button type="button" className="button" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
-              {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
-            </button>
-          )}
-          <Link className="button" to={newRunPath({ machine: run.machine_id, kernels })}>
+          <RunActions run={run} />
+          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels })}>
             Run again…
           </Link>
         </span>
       </div>
-      {cancel.isError && <ErrorMessage title="Could not cancel:" error={cancel.error} />}
       <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
       <dl className="meta">
+        {run.batch_id && (
+          <div>
+            <dt>Batch</dt>
+            <dd>
+              <Link to={batchPath(run.batch_id)} data-testid="batch-link">
+                <code>{run.batch_id.slice(0, 8)}</code>
+              </Link>
+              {!inBatch && <span className="muted small"> (this run alone)</span>}
+            </dd>
+          </div>
+        )}
+        <div>
+          <dt>Profile</dt>
+          <dd data-testid="run-profile">{run.profile ?? 'default'}</dd>
+        </div>
         <div>
           <dt>Created</dt>
           <dd>
@@ -57,11 +87,18 @@ export function RunSummary({ run, machine }: { run: Run; machine: Machine | unde
         </div>
         <div>
           <dt>Repetitions</dt>
-          <dd>{run.repetitions ?? 'kernel default'}</dd>
+          <dd>{run.repetitions ?? 'profile default'}</dd>
         </div>
         <div>
           <dt>Min time</dt>
           <dd>{run.min_time_s !== null && run.min_time_s !== undefined ? formatDuration(run.min_time_s) : 'kernel default'}</dd>
+        </div>
+        <div>
+          <dt>Failed items</dt>
+          <dd data-testid="failed-count" className={failed > 0 ? 'error-text' : undefined}>
+            {failed}
+            {cancelled > 0 && <span className="muted"> ({cancelled} cancelled)</span>}
+          </dd>
         </div>
       </dl>
       {run.error && (

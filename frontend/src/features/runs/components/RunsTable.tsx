@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
 import type { Machine, Run } from '@/lib/api-types';
+import { batchPath, runPath } from '@/lib/query-state';
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
   return (
@@ -12,6 +13,8 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
             <th scope="col">Run</th>
             <th scope="col">Status</th>
             <th scope="col">Machine</th>
+            <th scope="col">Batch</th>
+            <th scope="col">Profile</th>
             <th scope="col">Kernels</th>
             <th scope="col" className="num">
               Items
@@ -25,7 +28,7 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
             return (
               <tr key={run.id} data-testid="run-row">
                 <td>
-                  <Link to={`/runs/${encodeURIComponent(run.id)}`}>
+                  <Link to={runPath(run.id)}>
                     <code>{run.id.slice(0, 8)}</code>
                   </Link>
                 </td>
@@ -33,12 +36,25 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
                   <StatusBadge status={run.status} />
                 </td>
                 <td>{machines.get(run.machine_id)?.name ?? <code>{run.machine_id}</code>}</td>
+                <td>
+                  {run.batch_id && run.batch_id !== run.id ? (
+                    <Link to={batchPath(run.batch_id)} data-testid="run-batch">
+                      <code>{run.batch_id.slice(0, 8)}</code>
+                    </Link>
+                  ) : (
+                    <span className="muted">—</span>
+                  )}
+                </td>
+                <td>{run.profile ?? <span className="muted">default</span>}</td>
                 <td className="small" title={kernels.join(', ')}>
                   {kernels.length} {kernels.length === 1 ? 'kernel' : 'kernels'}
                   {kernels.length > 0 && <span className="muted">: {kernels.slice(0, 3).join(', ')}</span>}
                   {kernels.length > 3 && <span className="muted">, …</span>}
                 </td>
-                <td className="num">{run.progress.total}</td>
+                <td className="num">
+                  {run.progress.done} / {run.progress.total}
+                  {run.progress.failed > 0 && <span className="error-text"> ({run.progress.failed} failed)</span>}
+                </td>
                 <td>
                   <RelativeTime value={run.created_at} /> <span className="muted small"><DateTime value={run.created_at} /></span>
                 </td>

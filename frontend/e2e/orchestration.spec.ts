@@ -1,0 +1,189 @@
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+
+// Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
+// Server-Sent Events, cancel and retry from the run page, the batch page. Each test first asks the
+// real server whether the endpoint it needs exists, and is skipped (saying why) until it does.
+
+test.describe.configure({ mode: 'serial' });
+
+const NO_RUN = '00000000-0000-0000-0000-000000000000';
+
+interface Features {
+  events: boolean;
+  profile: boolean;
+  batches: boolean;
+  retry: boolean;
+}
+
+let features: Features | null = null;
+
+/** What the server under test supports: its OpenAPI document, and the events route's 404 body. */
+async function probe(request: APIRequestContext): Promise<Features> {
+  if (features) return features;
+  const events = await request.get(`/api/v1/runs/${NO_RUN}/events`);
+  // FastAPI's answer for a route that does not exist is exactly {"detail": "Not Found"}; an unknown
+  // run on a route that exists says which run.
+  const eventsBody = events.status() === 404 ? ((await events.json()) as { detail?: unknown }) : null;
+  const openapi = (await (await request.get('/openapi.json')).json()) as {
+    paths?: Record<string, unknown>;
+    components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
+  };
+  const runCreate = openapi.components?.schemas?.RunCreate?.properties ?? {};
+  features = {
+    events: eventsBody?.detail !== 'Not Found',
+    profile: 'profile' in runCreate,
+    batches: 'machine_ids' in runCreate,
+    retry: Object.keys(openapi.paths ?? {}).some((p) => p.endsWith('/runs/{run_id}/retry')),
+  };
+  return features;
+}
+
+/** The local agent's machine id, once it is online. */
+async function localMachineId(request: APIRequestContext): Promise<string> {
+  let id = '';
+  await expect
+    .poll(
+      async () => {
+        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; online: boolean }[];
+        id = machines.find((m) => m.online)?.id ?? '';
+        return id;
+      },
+      { timeout: 30_000 },
+    )
+    .not.toBe('');
+  return id;
+}
+
+function kernelOption(page: Page, kernelId: string) {
+  return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replace('.', '\\.')) }) });
+}
+
+/** Sweeps one parameter of a chosen kernel over custom values. */
+async function sweepCustom(page: Page, kernelId: string, param: string, values: string) {
+  const option = kernelOption(page, kernelId);
+  await option.getByLabel(`${param}: value or sweep`).selectOption('custom');
+  await option.locator(`input[name="${param}"]`).fill(values);
+}
+
+/** Samples the progress bar's value as fast as the page allows until the run ends. */
+async function watchProgress(page: Page, timeoutMs: number): Promise<number[]> {
+  const seen: number[] = [];
+  const bar = page.getByRole('progressbar').first();
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const now = Number(await bar.getAttribute('aria-valuenow'));
+    if (seen[seen.length - 1] !== now) seen.push(now);
+    const status = await page.getByTestId('run-status').first().textContent();
+    if (status === 'succeeded' || status === 'failed' || status === 'cancelled') break;
+    await page.waitForTimeout(50);
+  }
+  return seen;
+}
+
+test('a sweep started from the New run page shows its progress live and succeeds', async ({ page, request }) => {
+  const f = await probe(request);
+  test.skip(!f.events, 'the server has no GET /runs/{id}/events yet');
+  const machine = await localMachineId(request);
+
+  await page.goto(`/runs/new?machines=${machine}`);
+  await expect(page.getByTestId('machine-option').getByRole('checkbox').first()).toBeChecked();
+  await page.getByRole('checkbox', { name: /syscall\.getppid/ }).check();
+  await page.getByRole('checkbox', { name: /go\.mutex/ }).check();
+  await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
+  await expect(kernelOption(page, 'go.mutex').getByTestId('kernel-item-count')).toHaveText('3 items');
+  await expect(page.getByTestId('item-count')).toHaveText(/^4 items from 2 kernels/);
+  await page.getByLabel('Repetitions').fill('3');
+  await page.getByLabel(/Min time/).fill('0.1');
+
+  // Live, not polled: after the first load the page should not keep asking for the run.
+  let runGets = 0;
+  page.on('request', (r) => {
+    if (r.method() === 'GET' && /\/api\/v1\/runs\/[0-9a-f-]{36}$/.test(r.url())) runGets += 1;
+  });
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+
+  const seen = await watchProgress(page, 90_000);
+  await expect(page.getByTestId('run-status')).toHaveText('succeeded');
+  expect(seen[seen.length - 1]).toBe(4);
+  // Some step between nothing and everything was shown as it happened.
+  expect(seen.some((v) => v > 0 && v < 4), `progress values seen: ${seen.join(', ')}`).toBe(true);
+  await expect(page.getByTestId('result-row')).toHaveCount(4);
+  expect(runGets, 'GET /runs/{id} requests while the run went on (polling would make dozens)').toBeLessThanOrEqual(3);
+});
+
+test('the quick profile thins a default sweep and the run page says which profile ran', async ({ page, request }) => {
+  const f = await probe(request);
+  test.skip(!f.events || !f.profile, 'the server does not take `profile` and `sweep: "default"` yet');
+  const machine = await localMachineId(request);
+
+  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=go.mutex`);
+  await page.getByLabel('Profile').selectOption('quick');
+  const mutex = kernelOption(page, 'go.mutex');
+  await mutex.getByLabel('procs: value or sweep').selectOption('default');
+  // go.mutex's default procs sweep is 1, 2, 4, 8: quick keeps 1, 4, 8.
+  await expect(mutex.getByTestId('sweep-points')).toContainText('1, 4, 8');
+  await expect(page.getByTestId('item-count')).toHaveText(/^4 items/);
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+
+  await expect(page.getByTestId('run-profile')).toHaveText('quick');
+  await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+  await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuenow', '4');
+  await expect(page.getByTestId('result-row')).toHaveCount(4);
+});
+
+async function startLongRun(page: Page, machine: string) {
+  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=go.mutex`);
+  await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
+  await page.getByLabel('Repetitions').fill('3');
+  await page.getByLabel(/Min time/).fill('0.5');
+  await expect(page.getByTestId('item-count')).toHaveText(/^5 items/);
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+  await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
+}
+
+test('a running run is cancelled from its page within a few seconds', async ({ page, request }) => {
+  const machine = await localMachineId(request);
+  await startLongRun(page, machine);
+  await page.getByRole('button', { name: 'Cancel run' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+  await expect(page.getByRole('button', { name: 'Cancel run' })).toHaveCount(0);
+});
+
+test('a cancelled run is retried from its page and runs again to success', async ({ page, request }) => {
+  const f = await probe(request);
+  test.skip(!f.retry || !f.events, 'the server has no POST /runs/{id}/retry (or no event stream) yet');
+  const machine = await localMachineId(request);
+  await startLongRun(page, machine);
+  await page.getByRole('button', { name: 'Cancel run' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+
+  await page.getByRole('button', { name: /^Retry/ }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+  await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuenow', '5');
+  await expect(page.getByTestId('failed-count')).toHaveText('0');
+  await expect(page.getByTestId('result-row')).toHaveCount(5);
+});
+
+test('a batch has its own page with one live row per machine', async ({ page, request }) => {
+  const f = await probe(request);
+  test.skip(!f.batches || !f.events, 'the server does not take `machine_ids` (batches) yet');
+  const machine = await localMachineId(request);
+  // One local agent only: a batch of one machine still goes through the whole batch path.
+  const created = await request.post('/api/v1/runs', {
+    data: { machine_ids: [machine], items: [{ kernel: 'syscall.getppid', params: {} }], repetitions: 3, min_time_s: 0.05 },
+  });
+  expect(created.status()).toBe(201);
+  const { batch_id } = (await created.json()) as { batch_id: string };
+
+  await page.goto(`/batches/${batch_id}`);
+  const row = page.getByTestId('batch-run');
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
+  await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '1');
+  await row.getByRole('link').first().click();
+  await expect(page.getByTestId('batch-link')).toHaveAttribute('href', `/batches/${batch_id}`);
+});

@@ -1,0 +1,72 @@
+import { useMemo } from 'react';
+import { Link, useParams } from 'react-router';
+import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useMachines } from '@/features/machines/api/machines';
+import { useBatchRuns } from '@/features/runs/api/runs';
+import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
+import { newRunPath } from '@/lib/query-state';
+import { useDocumentTitle } from './title';
+
+/** Every run of a batch (one per machine), each with its own live progress, cancel and retry. */
+export function BatchPage() {
+  const { batchId = '' } = useParams();
+  useDocumentTitle(`Batch ${batchId.slice(0, 8)}`);
+  const runs = useBatchRuns(batchId);
+  const machines = useMachines({ poll: true });
+  const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
+
+  if (runs.isPending) return <Loading what="the batch" />;
+  if (runs.isError) return <ErrorMessage title="Could not load the batch:" error={runs.error} />;
+  const first = runs.data[0];
+  if (first === undefined) {
+    return (
+      <EmptyState title="Batch not found">
+        <p>
+          No run on this server belongs to batch <code>{batchId}</code>. See the <Link to="/runs">recent runs</Link>.
+        </p>
+      </EmptyState>
+    );
+  }
+  // Machine name order, so rows do not move as runs change state.
+  const sorted = [...runs.data].sort((a, b) =>
+    (byId.get(a.machine_id)?.name ?? a.machine_id).localeCompare(byId.get(b.machine_id)?.name ?? b.machine_id),
+  );
+  const kernels = [...new Set(first.items.map((i) => i.kernel))];
+  return (
+    <>
+      <h1>
+        Batch <code className="run-id">{batchId}</code>
+      </h1>
+      <p className="lead">
+        The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}
+        {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} items each from {kernels.length}{' '}
+        {kernels.length === 1 ? 'kernel' : 'kernels'} ({kernels.join(', ')}).
+      </p>
+      <div className="table-wrap">
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Machine</th>
+              <th scope="col">Status</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Run</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sorted.map((run) => (
+              <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p>
+        <Link className="button" to={newRunPath({ machines: sorted.map((r) => r.machine_id), kernels })}>
+          Run again on these machines…
+        </Link>
+      </p>
+    </>
+  );
+}
+
+export default BatchPage;

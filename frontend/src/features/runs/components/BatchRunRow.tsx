@@ -1,0 +1,49 @@
+import { Link } from 'react-router';
+import { ProgressBar } from '@/components/ProgressBar';
+import { StatusBadge } from '@/components/StatusBadge';
+import { RelativeTime } from '@/components/Time';
+import type { Machine, Run } from '@/lib/api-types';
+import { runPath } from '@/lib/query-state';
+import { useRunEvents } from '../api/run-events';
+import { useRun } from '../api/runs';
+import { RunActions } from './RunActions';
+import { LiveIndicator } from './RunSummary';
+
+/** One machine's run of a batch, followed live over its own event stream. */
+export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machine | undefined }) {
+  const live = useRunEvents(initial.id);
+  const run = useRun(initial.id, { poll: live === 'polling', initialData: initial }).data ?? initial;
+  return (
+    <tr data-testid="batch-run">
+      <td>
+        <span className="strong" data-testid="batch-run-machine">
+          {machine?.name ?? run.machine_id}
+        </span>
+        {machine && !machine.online && <span className="muted small"> (offline)</span>}
+      </td>
+      <td>
+        <StatusBadge status={run.status} testId="run-status" /> <LiveIndicator mode={live} />
+      </td>
+      <td className="batch-progress">
+        <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
+      </td>
+      <td>
+        <Link to={runPath(run.id)}>
+          <code>{run.id.slice(0, 8)}</code>
+        </Link>
+        <div className="muted small">
+          {run.started_at ? (
+            <>
+              started <RelativeTime value={run.started_at} />
+            </>
+          ) : (
+            'not started'
+          )}
+        </div>
+      </td>
+      <td className="batch-actions">
+        <RunActions run={run} compact />
+      </td>
+    </tr>
+  );
+}

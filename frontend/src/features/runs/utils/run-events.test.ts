@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Result, Run } from '@/lib/api-types';
+import { parseRunEvent, reduceRunEvent, retryableItems, upsertResult, type RunLiveState } from './run-events';
+
+const run = (over: Partial<Run> = {}): Run => ({
+  id: 'r1',
+  machine_id: 'm1',
+  status: 'running',
+  created_at: '2026-01-01T00:00:00Z',
+  started_at: null,
+  finished_at: null,
+  error: null,
+  repetitions: 5,
+  min_time_s: null,
+  items: [
+    { id: 'i1', index: 0, kernel: 'k', params: {}, state: 'running', error: null, result_id: null },
+    { id: 'i2', index: 1, kernel: 'k', params: {}, state: 'queued', error: null, result_id: null },
+  ],
+  progress: { total: 2, done: 0, failed: 0 },
+  ...over,
+});
+
+const result = (id: string, itemId: string, median = 1): Result => ({
+  id,
+  item_id: itemId,
+  kernel: 'k',
+  params: {},
+  unit: 'ns/op',
+  n: 5,
+  median,
+  mean: 1,
+  stddev: 0,
+  cv: 0,
+  min: 1,
+  max: 1,
+  ci_low: 1,
+  ci_high: 1,
+  samples: [1],
+  counters: {},
+});
+
+const empty: RunLiveState = { run: undefined, results: undefined, ended: false };
+
+describe('parseRunEvent', () => {
+  it('reads run, progress (older servers), end and result events', () => {
+    const r = run();
+    expect(parseRunEvent('run', JSON.stringify(r))).toEqual({ type: 'run', run: r });
+    expect(parseRunEvent('progress', JSON.stringify(r))).toEqual({ type: 'run', run: r });
+    expect(parseRunEvent('end', JSON.stringify(r))).toEqual({ type: 'end', run: r });
+    const res = result('x', 'i1');
+    expect(parseRunEvent('result', JSON.stringify(res))).toEqual({ type: 'result', result: res });
+  });
+
+  it('ignores what it cannot use', () => {
+    expect(parseRunEvent('run', 'not json')).toBeNull();
+    expect(parseRunEvent('run', '[]')).toBeNull();
+    expect(parseRunEvent('run', '{"id":"r1"}')).toBeNull();
+    expect(parseRunEvent('result', '{"id":"x"}')).toBeNull();
+    expect(parseRunEvent('weather', JSON.stringify(run()))).toBeNull();
+  });
+});
+
+describe('reduceRunEvent', () => {
+  it('replaces the run on each run event and marks the end', () => {
+    const s1 = reduceRunEvent(empty, { type: 'run', run: run() });
+    expect(s1.run?.status).toBe('running');
+    expect(s1.ended).toBe(false);
+    const done = run({ status: 'succeeded', progress: { total: 2, done: 2, failed: 0 } });
+    const s2 = reduceRunEvent(s1, { type: 'end', run: done });
+    expect(s2).toEqual({ run: done, results: undefined, ended: true });
+  });
+
+  it('adds results as they land and links them to their items', () => {
+    const s1 = reduceRunEvent({ ...empty, run: run() }, { type: 'result', result: result('a', 'i1') });
+    expect(s1.results?.map((r) => r.id)).toEqual(['a']);
+    expect(s1.run?.items.map((i) => i.result_id)).toEqual(['a', null]);
+    const s2 = reduceRunEvent(s1, { type: 'result', result: result('b', 'i2') });
+    expect(s2.results?.map((r) => r.id)).toEqual(['a', 'b']);
+  });
+
+  it('does not duplicate a result sent twice, and a retried item replaces its earlier result', () => {
+    const s1 = reduceRunEvent(empty, { type: 'result', result: result('a', 'i1', 1) });
+    const s2 = reduceRunEvent(s1, { type: 'result', result: result('a', 'i1', 2) });
+    expect(s2.results).toEqual([result('a', 'i1', 2)]);
+    const s3 = reduceRunEvent(s2, { type: 'result', result: result('a2', 'i1', 3) });
+    expect(s3.results).toEqual([result('a2', 'i1', 3)]);
+    expect(s3.run).toBeUndefined();
+  });
+
+  it('leaves the previous state untouched', () => {
+    const before: RunLiveState = { run: run(), results: [result('a', 'i1')], ended: false };
+    const copy = structuredClone(before);
+    reduceRunEvent(before, { type: 'result', result: result('b', 'i2') });
+    reduceRunEvent(before, { type: 'end', run: run({ status: 'cancelled' }) });
+    expect(before).toEqual(copy);
+  });
+});
+
+describe('upsertResult', () => {
+  it('starts a list when there was none', () => {
+    expect(upsertResult(undefined, result('a', 'i1'))).toEqual([result('a', 'i1')]);
+  });
+});
+
+describe('retryableItems', () => {
+  it('counts failed, cancelled and never-run items', () => {
+    const r = run({ status: 'cancelled' });
+    r.items = [
+      { ...r.items[0]!, state: 'succeeded' },
+      { ...r.items[1]!, state: 'cancelled' },
+      { ...r.items[1]!, id: 'i3', state: 'failed' },
+      { ...r.items[1]!, id: 'i4', state: 'queued' },
+    ];
+    expect(retryableItems(r)).toBe(3);
+    expect(retryableItems(run({ items: [] }))).toBe(0);
+  });
+});

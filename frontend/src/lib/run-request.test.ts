@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import type { Kernel, ParamSpec, RunRequest } from './api-types';
+import { buildRunRequest, formErrorsFromServer } from './run-request';
+
+const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] };
+const placement: ParamSpec = {
+  name: 'placement',
+  type: 'choice',
+  default: 'same_core',
+  choices: ['same_core', 'cross_core', 'unpinned'],
+};
+
+const pipe: Kernel = {
+  id: 'ctxswitch.pipe',
+  title: 'Pipe ping-pong',
+  family: 'ctxswitch',
+  unit: 'ns/op',
+  description: '',
+  params: [placement, threads],
+  seed_reference: null,
+  machines: ['m1'],
+};
+const getppid: Kernel = { ...pipe, id: 'syscall.getppid', family: 'syscall', params: [] };
+
+const base = { profile: 'default' as const, repetitions: '', minTime: '' };
+
+describe('buildRunRequest', () => {
+  it('builds a single-machine POST /runs body', () => {
+    const built = buildRunRequest({
+      ...base,
+      machineIds: ['m1'],
+      items: [
+        { kernel: getppid, values: {} },
+        { kernel: pipe, values: { placement: 'cross_core', threads: '2' } },
+      ],
+      repetitions: '5',
+      minTime: '0.05',
+    });
+    expect(built).toEqual({
+      ok: true,
+      request: {
+        machine_id: 'm1',
+        items: [
+          { kernel: 'syscall.getppid', params: {} },
+          { kernel: 'ctxswitch.pipe', params: { placement: 'cross_core', threads: 2 } },
+        ],
+        repetitions: 5,
+        min_time_s: 0.05,
+      },
+    });
+  });
+
+  it('sends machine_ids, the profile and sweeps (default points or typed custom values)', () => {
+    const built = buildRunRequest({
+      ...base,
+      machineIds: ['m1', 'm2', 'm1'],
+      profile: 'quick',
+      items: [
+        {
+          kernel: pipe,
+          values: { placement: 'cross_core', threads: 'ignored while swept' },
+          sweeps: { threads: { mode: 'default' }, placement: { mode: 'custom', text: 'same_core, unpinned' } },
+        },
+      ],
+    });
+    expect(built).toEqual({
+      ok: true,
+      request: {
+        machine_ids: ['m1', 'm2'],
+        profile: 'quick',
+        items: [
+          { kernel: 'ctxswitch.pipe', params: {}, sweep: { threads: 'default', placement: ['same_core', 'unpinned'] } },
+        ],
+      },
+    });
+  });
+
+  it('leaves the profile, repetitions and min time out when they are the defaults', () => {
+    const built = buildRunRequest({ ...base, machineIds: ['m1'], items: [{ kernel: getppid, values: {} }] });
+    expect(built.ok && built.request).toEqual({ machine_id: 'm1', items: [{ kernel: 'syscall.getppid', params: {} }] });
+  });
+
+  it('reports every problem keyed like the form', () => {
+    expect(buildRunRequest({ ...base, machineIds: [], items: [], repetitions: '0', minTime: 'soon' })).toEqual({
+      ok: false,
+      errors: {
+        machine: 'Choose at least one machine.',
+        items: 'Choose at least one kernel.',
+        repetitions: 'Repetitions must be between 1 and 1000',
+        min_time_s: 'Min time must be a number',
+      },
+    });
+    const bad = buildRunRequest({
+      ...base,
+      machineIds: ['m1'],
+      items: [{ kernel: pipe, values: { placement: 'moon', threads: '1' }, sweeps: { threads: { mode: 'custom', text: '1, 9999' } } }],
+    });
+    expect(bad).toEqual({
+      ok: false,
+      errors: {
+        'ctxswitch.pipe.placement': 'placement must be one of same_core, cross_core, unpinned',
+        'ctxswitch.pipe.threads': '"9999": threads must be between 1 and 4096',
+      },
+    });
+    const noDefault = buildRunRequest({
+      ...base,
+      machineIds: ['m1'],
+      items: [{ kernel: pipe, values: {}, sweeps: { placement: { mode: 'default' } } }],
+    });
+    expect(noDefault).toEqual({ ok: false, errors: { 'ctxswitch.pipe.placement': 'placement has no default sweep' } });
+  });
+
+  it('refuses a run of more than 1000 items', () => {
+    const many = Array.from({ length: 1001 }, (_, i) => String(i + 1)).join(',');
+    const built = buildRunRequest({
+      ...base,
+      machineIds: ['m1'],
+      items: [{ kernel: pipe, values: {}, sweeps: { threads: { mode: 'custom', text: many } } }],
+    });
+    expect(built.ok).toBe(false);
+    expect(!built.ok && built.errors.items).toMatch(/1001 items; at most 1000/);
+  });
+});
+
+describe('formErrorsFromServer', () => {
+  it('puts server field errors beside their controls', () => {
+    const request: RunRequest = {
+      machine_ids: ['m1', 'm2'],
+      items: [
+        { kernel: 'syscall.getppid', params: {} },
+        { kernel: 'ctxswitch.pipe', params: { placement: 'moon' } },
+      ],
+    };
+    expect(
+      formErrorsFromServer(
+        [
+          { field: 'items[1].params.placement', message: 'bad placement' },
+          { field: 'items[1].sweep.threads', message: 'bad sweep' },
+          { field: 'repetitions', message: 'too many' },
+          { field: 'machine_ids[1]', message: 'unknown machine m2' },
+          { field: 'items[0].kernel', message: 'ignored here' },
+        ],
+        request,
+      ),
+    ).toEqual({
+      'ctxswitch.pipe.placement': 'bad placement',
+      'ctxswitch.pipe.threads': 'bad sweep',
+      repetitions: 'too many',
+      machine: 'unknown machine m2',
+    });
+  });
+});

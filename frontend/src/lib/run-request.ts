@@ -1,0 +1,104 @@
+// The New run form as a POST /runs body: one machine → `machine_id`, several → `machine_ids` (a batch);
+// each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
+import type { Kernel, Profile, RunItemRequest, RunRequest } from './api-types';
+import { coerceParam, coerceParams, type FormValue } from './params';
+import { kernelItemCount, MAX_ITEMS_PER_RUN, parseSweepValues, type SweepChoice } from './sweep';
+
+export interface RunFormItem {
+  kernel: Kernel;
+  /** Form values by parameter name (used for the parameters that are not swept). */
+  values: Record<string, FormValue>;
+  /** Swept parameters by name. */
+  sweeps?: Record<string, SweepChoice>;
+}
+
+export interface RunFormState {
+  machineIds: string[];
+  /** Chosen kernels in the order they will run. */
+  items: RunFormItem[];
+  profile: Profile;
+  /** Empty: the profile's. */
+  repetitions: string;
+  /** Empty: the profile's. */
+  minTime: string;
+}
+
+/** Errors keyed like the form: "machine", "items", "repetitions", "min_time_s", "<kernel id>.<param>". */
+export type FormErrors = Record<string, string>;
+
+/** The POST /runs body for a filled-in form, or the form's errors. */
+export function buildRunRequest(
+  form: RunFormState,
+): { ok: true; request: RunRequest } | { ok: false; errors: FormErrors } {
+  const errors: FormErrors = {};
+  const machineIds = [...new Set(form.machineIds.filter(Boolean))];
+  if (machineIds.length === 0) errors.machine = 'Choose at least one machine.';
+  if (form.items.length === 0) errors.items = 'Choose at least one kernel.';
+
+  const request: RunRequest = machineIds.length > 1 ? { machine_ids: machineIds, items: [] } : { machine_id: machineIds[0] ?? '', items: [] };
+  // "default" is the server's own default: leaving it out keeps the body valid for older servers too.
+  if (form.profile !== 'default') request.profile = form.profile;
+
+  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: 1, max: 1000 }, form.repetitions);
+  if (!reps.ok) errors.repetitions = reps.error;
+  else if (reps.value !== undefined) request.repetitions = reps.value as number;
+
+  const minTime = coerceParam({ name: 'Min time', type: 'float', min: 0.001, max: 60 }, form.minTime);
+  if (!minTime.ok) errors.min_time_s = minTime.error;
+  else if (minTime.value !== undefined) request.min_time_s = minTime.value as number;
+
+  let items = 0;
+  for (const { kernel, values, sweeps = {} } of form.items) {
+    const swept = kernel.params.filter((p) => sweeps[p.name]);
+    const fixed = kernel.params.filter((p) => !sweeps[p.name]);
+    const c = coerceParams(fixed, values);
+    const item: RunItemRequest = { kernel: kernel.id, params: {} };
+    if (!c.ok) {
+      for (const [name, msg] of Object.entries(c.errors)) errors[`${kernel.id}.${name}`] = msg;
+    } else {
+      item.params = c.params;
+    }
+    for (const spec of swept) {
+      const choice = sweeps[spec.name];
+      if (!choice) continue;
+      item.sweep ??= {};
+      if (choice.mode === 'default') {
+        if ((spec.sweep?.length ?? 0) === 0) errors[`${kernel.id}.${spec.name}`] = `${spec.name} has no default sweep`;
+        else item.sweep[spec.name] = 'default';
+      } else {
+        const parsed = parseSweepValues(spec, choice.text);
+        if (!parsed.ok) errors[`${kernel.id}.${spec.name}`] = parsed.error;
+        else item.sweep[spec.name] = parsed.values;
+      }
+    }
+    items += kernelItemCount(kernel.params, sweeps, form.profile) ?? 0;
+    request.items.push(item);
+  }
+  if (items > MAX_ITEMS_PER_RUN && !errors.items) {
+    errors.items = `This run would have ${items} items; at most ${MAX_ITEMS_PER_RUN} are allowed. Sweep fewer points.`;
+  }
+  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, request };
+}
+
+/**
+ * Server field errors (FastAPI locs like "items[0].params.placement", "items[0].sweep.threads",
+ * "machine_ids[1]") keyed like the form, so each shows beside its control; errors that match no control
+ * are left to the form's summary.
+ */
+export function formErrorsFromServer(
+  fieldErrors: { field: string; message: string }[],
+  request: RunRequest,
+): FormErrors {
+  const out: FormErrors = {};
+  for (const { field, message } of fieldErrors) {
+    const item = /^items\[(\d+)\]\.(?:params|sweep)\.([^.[\]]+)/.exec(field);
+    if (item) {
+      const kernel = request.items[Number(item[1])]?.kernel;
+      if (kernel) out[`${kernel}.${item[2]}`] = message;
+      continue;
+    }
+    if (field === 'repetitions' || field === 'min_time_s') out[field] = message;
+    else if (field === 'machine_id' || field.startsWith('machine_ids')) out.machine = message;
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import type { ParamSpec } from './api-types';
+import { countItems, kernelItemCount, parseSweepValues, sweepPoints, thinSweep, type SweepChoice } from './sweep';
+
+const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
+const procs: ParamSpec = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
+const placement: ParamSpec = { name: 'placement', type: 'choice', default: 'same_core', choices: ['same_core', 'cross_core', 'unpinned'] };
+const ratio: ParamSpec = { name: 'ratio', type: 'float', min: 0, max: 1 };
+const sigmask: ParamSpec = { name: 'save_sigmask', type: 'bool', default: false, sweep: [false, true] };
+
+describe('thinSweep', () => {
+  it('keeps every point for default and thorough', () => {
+    expect(thinSweep([1, 2, 4, 8], 'default')).toEqual([1, 2, 4, 8]);
+    expect(thinSweep([1, 2, 4, 8], 'thorough')).toEqual([1, 2, 4, 8]);
+  });
+
+  it('keeps every other point for quick, always the first and the last', () => {
+    expect(thinSweep(threads.sweep ?? [], 'quick')).toEqual([1, 4, 16, 64, 256, 1024]);
+    expect(thinSweep([1, 2, 4, 8], 'quick')).toEqual([1, 4, 8]);
+    expect(thinSweep([1, 2], 'quick')).toEqual([1, 2]);
+    expect(thinSweep([7], 'quick')).toEqual([7]);
+    expect(thinSweep([], 'quick')).toEqual([]);
+  });
+});
+
+describe('parseSweepValues', () => {
+  it('types each point, drops repeats and keeps the order', () => {
+    expect(parseSweepValues(threads, ' 8, 1,2 ,8,')).toEqual({ ok: true, values: [8, 1, 2] });
+    expect(parseSweepValues(ratio, '0.5, 0.25')).toEqual({ ok: true, values: [0.5, 0.25] });
+    expect(parseSweepValues(placement, 'same_core,cross_core')).toEqual({ ok: true, values: ['same_core', 'cross_core'] });
+    expect(parseSweepValues(sigmask, 'true, false')).toEqual({ ok: true, values: [true, false] });
+  });
+
+  it('names the point that is wrong', () => {
+    expect(parseSweepValues(threads, '1, 2048')).toEqual({ ok: false, error: '"2048": threads must be between 1 and 1024' });
+    expect(parseSweepValues(threads, '1, two')).toEqual({ ok: false, error: '"two": threads must be a whole number' });
+    expect(parseSweepValues(placement, 'moon')).toEqual({
+      ok: false,
+      error: '"moon": placement must be one of same_core, cross_core, unpinned',
+    });
+    expect(parseSweepValues(threads, ' , ')).toEqual({ ok: false, error: 'threads: give at least one value, separated by commas' });
+  });
+});
+
+describe('item counting', () => {
+  it('gives a swept parameter its points under the profile', () => {
+    expect(sweepPoints(procs, { mode: 'default' }, 'quick')).toEqual([1, 4, 8]);
+    expect(sweepPoints(procs, { mode: 'custom', text: '2,3' }, 'quick')).toEqual([2, 3]);
+    expect(sweepPoints(procs, { mode: 'custom', text: '0' }, 'default')).toBeNull();
+  });
+
+  it('multiplies the swept parameters of one kernel (the cartesian product)', () => {
+    const specs = [threads, placement];
+    expect(kernelItemCount(specs, {}, 'default')).toBe(1);
+    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, 'default')).toBe(11);
+    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, 'quick')).toBe(6);
+    expect(
+      kernelItemCount(specs, { threads: { mode: 'default' }, placement: { mode: 'custom', text: 'same_core,unpinned' } }, 'quick'),
+    ).toBe(12);
+    expect(kernelItemCount(specs, { threads: { mode: 'custom', text: 'x' } }, 'quick')).toBeNull();
+  });
+
+  it('sums over kernels and multiplies by machines', () => {
+    const kernels: { specs: ParamSpec[]; sweeps: Record<string, SweepChoice> }[] = [
+      { specs: [], sweeps: {} },
+      { specs: [procs], sweeps: { procs: { mode: 'default' } } },
+    ];
+    expect(countItems(kernels, 'quick', 2)).toEqual({ perKernel: [1, 3], perRun: 4, total: 8 });
+    expect(countItems(kernels, 'thorough', 1)).toEqual({ perKernel: [1, 4], perRun: 5, total: 5 });
+    expect(countItems([], 'default', 3)).toEqual({ perKernel: [], perRun: 0, total: 0 });
+    expect(countItems([{ specs: [procs], sweeps: { procs: { mode: 'custom', text: '' } } }], 'default', 2)).toEqual({
+      perKernel: [null],
+      perRun: null,
+      total: null,
+    });
+  });
+});

@@ -1,0 +1,103 @@
+// Sweeps on the New run page: which points a swept parameter takes and how many items a run will
+// have. The server expands the same way (docs/architecture.md, "Profiles"); the form only predicts it.
+import type { ParamSpec, ParamValue, Profile } from './api-types';
+import { coerceParam } from './params';
+
+/** How one parameter is set: a single value, the kernel's default sweep, or the user's own points. */
+export type SweepChoice = { mode: 'default' } | { mode: 'custom'; text: string };
+
+export const PROFILES: readonly Profile[] = ['quick', 'default', 'thorough'];
+
+export const PROFILE_HELP: Record<Profile, string> = {
+  quick: 'min time 0.05 s, 5 repetitions, every other point of default sweeps (first and last kept): a first look in seconds',
+  default: "each kernel's own min time, 5 repetitions, the full default sweeps",
+  thorough: 'min time 1 s, 10 repetitions, the full default sweeps: for numbers you will publish',
+};
+
+/** At most this many items per run (the server refuses more). */
+export const MAX_ITEMS_PER_RUN = 1000;
+
+/** Whether the kernel's catalog offers a default sweep for this parameter. */
+export function hasDefaultSweep(spec: ParamSpec): boolean {
+  return (spec.sweep?.length ?? 0) > 0;
+}
+
+/** Whether a parameter can be swept over custom points (anything but free text). */
+export function canSweep(spec: ParamSpec): boolean {
+  return spec.type !== 'string';
+}
+
+/** A profile's view of a default sweep: quick keeps every other point, always the first and last. */
+export function thinSweep<T>(points: readonly T[], profile: Profile): T[] {
+  if (profile !== 'quick') return [...points];
+  return points.filter((_, i) => i % 2 === 0 || i === points.length - 1);
+}
+
+/**
+ * Custom sweep points typed as "1, 2, 4": each checked like a single value (type, min/max, choices),
+ * repeats dropped, order kept.
+ */
+export function parseSweepValues(
+  spec: ParamSpec,
+  text: string,
+): { ok: true; values: ParamValue[] } | { ok: false; error: string } {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0) return { ok: false, error: `${spec.name}: give at least one value, separated by commas` };
+  const values: ParamValue[] = [];
+  for (const part of parts) {
+    const c = coerceParam(spec, part);
+    if (!c.ok) return { ok: false, error: `"${part}": ${c.error}` };
+    if (c.value !== undefined && !values.includes(c.value)) values.push(c.value);
+  }
+  return { ok: true, values };
+}
+
+/** The points a swept parameter takes under a profile (null when the custom text is invalid). */
+export function sweepPoints(spec: ParamSpec, choice: SweepChoice, profile: Profile): ParamValue[] | null {
+  if (choice.mode === 'default') return thinSweep(spec.sweep ?? [], profile);
+  const parsed = parseSweepValues(spec, choice.text);
+  return parsed.ok ? parsed.values : null;
+}
+
+/**
+ * Items one kernel expands to: the cartesian product of its swept parameters' points (1 when nothing
+ * is swept; null when a custom sweep does not parse yet).
+ */
+export function kernelItemCount(
+  specs: readonly ParamSpec[],
+  sweeps: Readonly<Record<string, SweepChoice>>,
+  profile: Profile,
+): number | null {
+  let n = 1;
+  for (const spec of specs) {
+    const choice = sweeps[spec.name];
+    if (!choice) continue;
+    const points = sweepPoints(spec, choice, profile);
+    if (points === null) return null;
+    n *= points.length;
+  }
+  return n;
+}
+
+export interface ItemCount {
+  /** Items per kernel, in the order given (null: a sweep does not parse yet). */
+  perKernel: (number | null)[];
+  /** Items in each machine's run. */
+  perRun: number | null;
+  /** Items over all machines. */
+  total: number | null;
+}
+
+/** How many items a run will have: the sum over kernels of their products, times the machines. */
+export function countItems(
+  kernels: readonly { specs: readonly ParamSpec[]; sweeps: Readonly<Record<string, SweepChoice>> }[],
+  profile: Profile,
+  machines: number,
+): ItemCount {
+  const perKernel = kernels.map((k) => kernelItemCount(k.specs, k.sweeps, profile));
+  const perRun = perKernel.some((n) => n === null) ? null : perKernel.reduce<number>((a, n) => a + (n ?? 0), 0);
+  return { perKernel, perRun, total: perRun === null ? null : perRun * machines };
+}
