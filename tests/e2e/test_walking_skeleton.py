@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -50,6 +51,8 @@ def test_getppid_run_lands_with_samples_and_statistics(server: Server, machine: 
     assert res["min"] <= res["ci_low"] <= res["median"] <= res["ci_high"] <= res["max"]
     assert math.isclose(res["mean"], sum(res["samples"]) / res["n"], rel_tol=1e-9)
     assert all(it > 0 for it in res["iterations"])
+    started, finished = (datetime.fromisoformat(res[k]) for k in ("started_at", "finished_at"))
+    assert timedelta(0) < finished - started < timedelta(minutes=1), (started, finished)
 
 
 def test_every_listed_kernel_runs_through_the_agent(server: Server, machine: dict) -> None:

@@ -35,9 +35,9 @@ type execResult struct {
 // execKernel runs path with args directly (no shell) in its own process group. When the timeout
 // passes or ctx ends, the whole group gets SIGTERM, then SIGKILL after grace. Whatever happens, the
 // group is SIGKILLed once the kernel has exited, so no grandchild outlives its item.
-func execKernel(ctx context.Context, path string, args []string, timeout, grace time.Duration) execResult {
-	res := execResult{exitCode: -1, started: time.Now()}
-	defer func() { res.end = time.Now() }()
+func execKernel(ctx context.Context, path string, args []string, timeout, grace time.Duration) (res execResult) {
+	res = execResult{exitCode: -1, started: time.Now()}
+	defer func() { res.end = time.Now() }() // res is the named result, so every return carries the end time
 
 	outR, outW, err := os.Pipe()
 	if err != nil {

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
@@ -99,5 +101,15 @@ func TestTooManySamplesFail(t *testing.T) {
 	err := fillFromOutput(&agentv1.ResultReport{}, spec(), nil, []byte(out))
 	if err == nil || !strings.Contains(err.Error(), "more than the 100000") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The report's span comes from execKernel: the end must be set on every return path, and after the start.
+func TestExecKernelRecordsItsSpan(t *testing.T) {
+	for _, path := range []string{"/bin/true", "/nonexistent/kernel"} {
+		res := execKernel(context.Background(), path, nil, 10*time.Second, time.Second)
+		if res.end.IsZero() || res.end.Before(res.started) {
+			t.Errorf("%s: started %v, end %v: the end time is missing", path, res.started, res.end)
+		}
 	}
 }
