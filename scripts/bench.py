@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """`make bench`: measurements that are not tests.
 
-fidelity  each kernel that has an independent anchor runs beside that anchor, interleaved, in the same
-          run on the same machine; the table goes to stdout and to docs/fidelity.md with date and machine.
+fidelity       each kernel that has an independent anchor runs beside that anchor, interleaved, in the
+               same run on the same machine; the table goes to docs/fidelity.md with date and machine.
+orchestration  the real server and agent: trigger latency (POST → the agent starts the kernel), result
+               latency (kernel ends → the result arrives on the events stream), an idle agent's CPU and
+               RSS over 60 s, and a kernel through the agent vs the same kernel run by hand; the table
+               goes to docs/performance.md.
 
-Run: .venv/bin/python scripts/bench.py [fidelity] [--rounds N] [--no-write]
+Run: .venv/bin/python scripts/bench.py [fidelity] [orchestration] [--rounds N] [--no-write]
 """
 
 from __future__ import annotations
@@ -131,22 +135,39 @@ def fidelity(rounds: int, write: bool) -> int:
     )
     print(table)
     if write:
-        doc = ROOT / "docs" / "fidelity.md"
-        head = doc.read_text().split("<!-- bench:fidelity -->")[0] if doc.exists() else ""
-        doc.write_text(head.rstrip() + "\n\n<!-- bench:fidelity -->\n" + table + "\n")
-        print(f"bench: wrote {doc.relative_to(ROOT)}")
+        write_section(ROOT / "docs" / "fidelity.md", "fidelity", table)
     return 0
+
+
+def write_section(doc: Path, marker: str, table: str) -> None:
+    """Replaces the part of `doc` after `<!-- bench:marker -->` up to the next marker (or the end)."""
+    tag = f"<!-- bench:{marker} -->"
+    text = doc.read_text() if doc.exists() else ""
+    if tag in text:
+        head, rest = text.split(tag, 1)
+        nxt = rest.find("<!-- bench:")
+        tail = rest[nxt:] if nxt >= 0 else ""
+    else:
+        head, tail = text, ""
+    doc.write_text(head.rstrip() + f"\n\n{tag}\n{table}\n" + ("\n" + tail if tail else ""))
+    print(f"bench: wrote {doc.relative_to(ROOT)}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sections", nargs="*", default=["fidelity"], choices=["fidelity"])
+    ap.add_argument(
+        "sections", nargs="*", default=["fidelity", "orchestration"], choices=["fidelity", "orchestration"]
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
     a = ap.parse_args()
     status = 0
     if "fidelity" in a.sections:
         status |= fidelity(a.rounds, not a.no_write)
+    if "orchestration" in a.sections:
+        from bench_orchestration import orchestration
+
+        status |= orchestration(a.rounds, not a.no_write, write_section, machine_line)
     return status
 
 

@@ -1,0 +1,170 @@
+"""`make bench` orchestration section: what the server and agent add around a kernel.
+
+Real processes (the same ones the end-to-end tests start, from tests/e2e/stack.py), one machine's clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.stack import KERNELS_DIR, Agent, Server, wait_until  # noqa: E402
+
+_KERNEL_START = re.compile(r'^time=(\S+) level=INFO msg="kernel starting".*run=(\S+)')
+
+
+def _parse_slog_time(stamp: str) -> float:
+    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _kernel_start_time(agent: Agent, run_id: str, timeout: float = 30) -> float:
+    def find() -> float | None:
+        for line in list(agent.lines):
+            m = _KERNEL_START.search(line)
+            if m and m.group(2).strip('"') == run_id:
+                return _parse_slog_time(m.group(1))
+        return None
+
+    return wait_until(f"the agent to start run {run_id}", find, timeout, interval=0.01)
+
+
+class EventStream:
+    """Reads a run's Server-Sent Events in a thread and timestamps each `result` event on arrival."""
+
+    def __init__(self, base_url: str, run_id: str) -> None:
+        self.arrivals: list[tuple[float, dict]] = []
+        self._t = threading.Thread(target=self._read, args=(base_url, run_id), daemon=True)
+        self._t.start()
+
+    def _read(self, base_url: str, run_id: str) -> None:
+        event = ""
+        with httpx.stream("GET", f"{base_url}/api/v1/runs/{run_id}/events", timeout=60) as r:
+            for line in r.iter_lines():
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event == "result":
+                    self.arrivals.append((time.time(), json.loads(line.split(":", 1)[1])))
+                elif line.startswith("data:") and event == "end":
+                    return
+
+    def join(self, timeout: float) -> None:
+        self._t.join(timeout)
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _by_hand(kernel: str, min_time: float, reps: int) -> float:
+    argv = [str(KERNELS_DIR / "ctxbench-kernels-cpp"), "--run", kernel]
+    argv += ["--repetitions", str(reps), "--min-time", str(min_time)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return statistics.median(json.loads(out)["samples"])
+
+
+def orchestration(
+    rounds: int,
+    write: bool,
+    write_section: Callable[[Path, str, str], None],
+    machine_line: Callable[[], str],
+) -> int:
+    with tempfile.TemporaryDirectory(prefix="ctxbench-bench-") as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        server = Server(data)
+        agent = Agent(server, Path(tmp) / "spool", name="bench")
+        try:
+            machine = wait_until(
+                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
+            )
+            time.sleep(2)  # let connect-time work settle
+
+            # Idle agent: connected, nothing to run, 60 s.
+            cpu0, t0 = _proc_cpu_seconds(agent.proc.pid), time.monotonic()
+            time.sleep(60)
+            idle_cpu = (_proc_cpu_seconds(agent.proc.pid) - cpu0) / (time.monotonic() - t0) * 100
+            idle_rss = _proc_rss_mb(agent.proc.pid)
+            print(f"idle agent: {idle_cpu:.3f} % CPU over 60 s, RSS {idle_rss:.1f} MB", flush=True)
+
+            trigger, result_lat, through_agent, by_hand = [], [], [], []
+            for _ in range(rounds):
+                by_hand.append(_by_hand("syscall.getppid", 0.2, 5))
+                posted = time.time()
+                r = server.http.post(
+                    "/runs",
+                    json={
+                        "machine_id": machine["id"],
+                        "items": [{"kernel": "syscall.getppid"}],
+                        "repetitions": 5,
+                        "min_time_s": 0.2,
+                        "max_reruns": 0,
+                    },
+                )
+                r.raise_for_status()
+                run_id = r.json()["id"]
+                events = EventStream(server.base_url, run_id)
+                trigger.append(_kernel_start_time(agent, run_id) - posted)
+                events.join(60)
+                if not events.arrivals:
+                    raise RuntimeError(f"no result event for run {run_id}")
+                arrived, res = events.arrivals[0]
+                finished = dt.datetime.fromisoformat(res["finished_at"].replace("Z", "+00:00")).timestamp()
+                result_lat.append(arrived - finished)
+                through_agent.append(res["median"])
+                print(
+                    f"round: trigger {trigger[-1] * 1000:.0f} ms, result {result_lat[-1] * 1000:.0f} ms, "
+                    f"agent {through_agent[-1]:.1f} vs hand {by_hand[-1]:.1f} ns/op",
+                    flush=True,
+                )
+        finally:
+            agent.stop()
+            server.stop()
+
+    ms = lambda xs: f"{statistics.median(xs) * 1000:.0f} ms (max {max(xs) * 1000:.0f} ms)"  # noqa: E731
+    agent_med, hand_med = statistics.median(through_agent), statistics.median(by_hand)
+    diff = (agent_med - hand_med) / hand_med * 100
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = "\n".join(
+        [
+            f"Measured {now} on: {machine_line()}.",
+            f"Command: `make bench` (`scripts/bench.py orchestration --rounds {rounds}`), {rounds} rounds.",
+            "",
+            "| what | target | measured | how |",
+            "|---|---|---|---|",
+            f"| trigger latency: `POST /runs` → agent starts the kernel | ≤ 1 s | {ms(trigger)} "
+            "| POST time vs the agent's `kernel starting` log time |",
+            f"| result latency: kernel ends → result on the events stream | ≤ 1 s | {ms(result_lat)} "
+            "| result `finished_at` vs arrival of the SSE `result` event |",
+            f"| idle agent CPU over 60 s | ≈ 0 % | {idle_cpu:.3f} % | utime+stime from /proc |",
+            f"| idle agent RSS | ≤ 20 MB | {idle_rss:.1f} MB | VmRSS |",
+            f"| `syscall.getppid` through the agent vs by hand | within 1 % | {agent_med:.1f} vs "
+            f"{hand_med:.1f} ns/op ({diff:+.1f} %) | medians of {rounds} interleaved rounds, 5 x 0.2 s |",
+        ]
+    )
+    print(table)
+    if write:
+        write_section(ROOT / "docs" / "performance.md", "orchestration", table)
+    return 0
