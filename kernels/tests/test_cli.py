@@ -5,6 +5,7 @@ No assertion here depends on how fast the host is, beyond very wide sanity bound
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -411,3 +412,27 @@ def test_fifo_same_core_switches_are_voluntary(cpp_exe):
     assert res.code == 0, res.stderr
     # Equal SCHED_FIFO priorities never preempt each other at wakeup: the writer always blocks first.
     assert res.json()["counters"]["voluntary_ctxsw_per_op"] >= 0.8
+
+
+def test_google_benchmark_environment_cannot_change_the_run(cpp_exe, tmp_path):
+    # Google Benchmark reads its flag defaults from BENCHMARK_* variables; the kernel pins them.
+    env = dict(
+        os.environ,
+        BENCHMARK_FILTER="nothing",
+        BENCHMARK_OUT=str(tmp_path / "gb.json"),
+        BENCHMARK_REPETITIONS="2",
+        BENCHMARK_REPORT_AGGREGATES_ONLY="true",
+        BENCHMARK_ENABLE_RANDOM_INTERLEAVING="true",
+    )
+    proc = subprocess.run(
+        [str(cpp_exe), "--run", "syscall.getppid", "--min-time", "0.01"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert len(json.loads(proc.stdout)["samples"]) == 5
+    assert not (tmp_path / "gb.json").exists()

@@ -196,7 +196,7 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
   else bm->UseRealTime();
 
   CollectingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::RunSpecifiedBenchmarks(&reporter, ".");  // the one benchmark registered above
   benchmark::Shutdown();
   if (!reporter.error().empty()) {
     // Kernels flag "this host cannot do it" (e.g. too many threads) with an "unsupported: " prefix.
@@ -338,8 +338,15 @@ int Main(int argc, char** argv) {
 
   // Google Benchmark reads its flags' defaults from BENCHMARK_* environment variables; pin the ones
   // that could change what is measured or reported so only our arguments decide.
-  std::vector<std::string> gb_args = {"ctxbench-kernels-cpp", "--benchmark_enable_random_interleaving=false",
-                                      "--benchmark_perf_counters=", "--benchmark_out=", "--v=0"};
+  std::vector<std::string> gb_args = {"ctxbench-kernels-cpp",
+                                      "--benchmark_filter=.",
+                                      "--benchmark_enable_random_interleaving=false",
+                                      "--benchmark_report_aggregates_only=false",
+                                      "--benchmark_display_aggregates_only=false",
+                                      "--benchmark_perf_counters=",
+                                      "--benchmark_out=",
+                                      "--benchmark_counters_tabular=false",
+                                      "--v=0"};
   std::vector<char*> gb_argv;
   for (auto& s : gb_args) gb_argv.push_back(s.data());
   int gb_argc = static_cast<int>(gb_argv.size());
