@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -34,7 +35,11 @@ constexpr int kDefaultRepetitions = 5;
 constexpr int kMaxRepetitions = 1000;
 constexpr double kDefaultMinTime = 0.2;
 constexpr double kMaxMinTime = 3600;
-constexpr const char* kHarnessVersion = "1.7.1";  // Debian libbenchmark-dev; checked by CMake
+#ifdef CTXBENCH_BENCHMARK_VERSION
+constexpr const char* kHarnessVersion = CTXBENCH_BENCHMARK_VERSION;  // from CMake's find_package(benchmark)
+#else
+constexpr const char* kHarnessVersion = "unknown";
+#endif
 
 const char* kUsage =
     "usage: ctxbench-kernels-cpp --list | --run ID [--param NAME=VALUE]... [--repetitions N] "
