@@ -62,8 +62,13 @@ kernels-go:
 kernels-py:
 	bash kernels/python/build.sh $(BUILD)
 
-frontend: frontend/node_modules/.installed
+# Rebuilt only when a source changed, so a second `make run` starts in seconds.
+FRONTEND_SRC := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
+  $(wildcard frontend/index.html frontend/*.config.ts frontend/tsconfig*.json frontend/package.json)
+frontend: $(BUILD)/frontend/index.html
+$(BUILD)/frontend/index.html: frontend/node_modules/.installed $(FRONTEND_SRC)
 	cd frontend && npm run build
+	@touch $@
 
 # ---------------------------------------------------------------- run
 run: build
