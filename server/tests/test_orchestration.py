@@ -1,0 +1,463 @@
+"""Runs you can trust to finish: batches, profiles, the per-machine queue, reruns, cancel, retry, lost
+agents. Real server, real gRPC (tests/fake_agent.py)."""
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+
+from .conftest import eventually
+from .fake_agent import FakeAgent, fake_catalog
+from .test_events import read_events
+
+MakeAgent = Callable[..., FakeAgent]
+PIPE = {"kernel": "ctxsw.pipe"}
+
+
+async def post(http: httpx.AsyncClient, body: dict[str, Any], status: int = 201) -> Any:
+    r = await http.post("/api/v1/runs", json=body)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+async def get_run(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    r = await http.get(f"/api/v1/runs/{run_id}")
+    assert r.status_code == 200
+    return dict(r.json())
+
+
+async def agents(make_agent: MakeAgent, n: int, **kw: Any) -> list[FakeAgent]:
+    out = [make_agent(**kw) for _ in range(n)]
+    for a in out:
+        await a.connect()
+    return out
+
+
+async def finish(agent: FakeAgent, start: pb.StartRun) -> None:
+    for item in start.items:
+        await agent.report(start.run_id, item)
+
+
+# --- batches --------------------------------------------------------------------------------------
+
+
+async def test_batch_one_run_per_machine(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    a, b = await agents(make_agent, 2)
+    out = await post(http, {"machine_ids": [a.agent_id, b.agent_id], "items": [PIPE, PIPE]})
+    assert set(out) == {"batch_id", "runs"}
+    runs = out["runs"]
+    assert [r["machine_id"] for r in runs] == [a.agent_id, b.agent_id]
+    assert {r["batch_id"] for r in runs} == {out["batch_id"]}
+    assert all(r["status"] == "running" and r["profile"] == "default" for r in runs)
+    assert len({r["id"] for r in runs} | {out["batch_id"]}) == 3
+    for agent, run in zip((a, b), runs, strict=True):
+        start = (await agent.expect("start_run")).start_run
+        assert start.run_id == run["id"] and len(start.items) == 2
+
+    listed = (await http.get("/api/v1/runs", params={"batch_id": out["batch_id"]})).json()
+    assert {r["id"] for r in listed} == {r["id"] for r in runs}
+    only_b = await http.get("/api/v1/runs", params={"batch_id": out["batch_id"], "machine_id": b.agent_id})
+    assert [r["id"] for r in only_b.json()] == [runs[1]["id"]]
+
+    alone = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
+    assert alone["batch_id"] == alone["id"]  # a run posted alone is its own batch
+    assert (await http.get("/api/v1/runs", params={"batch_id": "nope"})).json() == []
+
+
+async def test_batch_all_or_nothing(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    full = await agents(make_agent, 1)
+    small = await agents(make_agent, 1, kernels=[k for k in fake_catalog() if k.id == "ctxsw.pipe"])
+    ids = [full[0].agent_id, small[0].agent_id]
+
+    r = await post(http, {"machine_ids": [ids[0], "ghost", ids[1], "ghost2"], "items": [PIPE]}, 422)
+    assert [(e["loc"], e["type"]) for e in r["detail"]] == [
+        (["body", "machine_ids", 1], "unknown_machine"),
+        (["body", "machine_ids", 3], "unknown_machine"),
+    ]
+    assert "ghost" in r["detail"][0]["msg"]
+    r = await post(http, {"machine_ids": [ids[0], ids[0]], "items": [PIPE]}, 422)
+    assert [e["loc"] for e in r["detail"]] == [["body", "machine_ids", 1]]
+
+    # a kernel one machine lacks: 422 naming that machine, and nothing stored for the other one
+    r = await post(http, {"machine_ids": ids, "items": [PIPE, {"kernel": "syscall.getppid"}]}, 422)
+    assert [e["loc"] for e in r["detail"]] == [["body", "items", 1, "kernel"]]
+    assert small[0].agent_id in r["detail"][0]["msg"]
+    assert (await http.get("/api/v1/runs")).json() == []
+    await full[0].expect_nothing(0.1)
+
+    # an unknown machine_id (single) stays 404
+    assert (await http.post("/api/v1/runs", json={"machine_id": "ghost", "items": [PIPE]})).status_code == 404
+
+
+# --- profiles and "default" sweeps ----------------------------------------------------------------
+
+
+def sweep_catalog() -> list[pb.KernelSpec]:
+    kernels = fake_catalog()
+    threads = kernels[0].params[0]
+    del threads.sweep[:]
+    threads.sweep.extend(["1", "2", "4", "8"])
+    return kernels
+
+
+@pytest.mark.parametrize(
+    ("profile", "extra", "reps", "min_time", "threads"),
+    [
+        ("quick", {}, 5, 0.05, [1, 4, 8]),  # every other point, the last kept
+        ("default", {}, 5, 0.0, [1, 2, 4, 8]),
+        ("thorough", {}, 10, 1.0, [1, 2, 4, 8]),
+        ("quick", {"repetitions": 7, "min_time_s": 0.2}, 7, 0.2, [1, 4, 8]),  # explicit values win
+    ],
+)
+async def test_profiles(
+    make_agent: MakeAgent,
+    http: httpx.AsyncClient,
+    profile: str,
+    extra: dict[str, Any],
+    reps: int,
+    min_time: float,
+    threads: list[int],
+) -> None:
+    [agent] = await agents(make_agent, 1, kernels=sweep_catalog())
+    body = {
+        "machine_id": agent.agent_id,
+        "profile": profile,
+        "items": [{"kernel": "syscall.getppid", "sweep": {"threads": "default", "direct": [True]}}],
+        **extra,
+    }
+    run = await post(http, body)
+    assert run["profile"] == profile
+    assert (run["repetitions"], run["min_time_s"] or 0.0) == (reps, min_time)
+    assert [it["params"]["threads"] for it in run["items"]] == threads
+    start = (await agent.expect("start_run")).start_run
+    assert [(it.repetitions, it.min_time_s) for it in start.items] == [(reps, min_time)] * len(threads)
+    assert [it.params["threads"] for it in start.items] == [str(t) for t in threads]
+
+
+async def test_default_sweep_needs_one(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    r = await post(
+        http,
+        {
+            "machine_id": agent.agent_id,
+            "items": [{"kernel": "syscall.getppid", "sweep": {"ratio": "default"}}],
+        },
+        422,
+    )
+    assert [(e["loc"], e["type"]) for e in r["detail"]] == [
+        (["body", "items", 0, "sweep", "ratio"], "no_default_sweep")
+    ]
+
+
+def test_thin() -> None:
+    from ctxbench_server.runs.service import thin
+
+    assert thin([1, 2, 4]) == [1, 4]
+    assert thin([1, 2, 4, 8]) == [1, 4, 8]
+    assert thin([1]) == [1]
+    assert thin([1, 2]) == [1, 2]
+
+
+# --- the queue ------------------------------------------------------------------------------------
+
+
+async def test_fifo_per_machine_across_runs_and_batches(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    a, b = await agents(make_agent, 2)
+    both = [a.agent_id, b.agent_id]
+    batch1 = await post(http, {"machine_ids": both, "items": [PIPE]})
+    single = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
+    batch2 = await post(http, {"machine_ids": both, "items": [PIPE]})
+    assert single["status"] == "queued"
+    assert [r["status"] for r in batch2["runs"]] == ["queued", "queued"]
+    start_a = (await a.expect("start_run")).start_run
+    start_b = (await b.expect("start_run")).start_run
+    assert (start_a.run_id, start_b.run_id) == (batch1["runs"][0]["id"], batch1["runs"][1]["id"])
+    await a.expect_nothing(0.1)  # one run at a time
+
+    await finish(b, start_b)
+    assert (await b.expect("start_run")).start_run.run_id == batch2["runs"][1]["id"]
+    await finish(a, start_a)
+    start_a = (await a.expect("start_run")).start_run
+    assert start_a.run_id == single["id"]  # posted before batch2
+    await finish(a, start_a)
+    assert (await a.expect("start_run")).start_run.run_id == batch2["runs"][0]["id"]
+    assert (await get_run(http, single["id"]))["status"] == "succeeded"
+
+
+# --- dynamic reruns -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings_overrides", [{"rerun_cv": 0.05, "max_reruns": 3}])
+async def test_reruns_round_trip(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    assert (run["rerun_cv"], run["max_reruns"]) == (0.05, 3)  # from the settings
+    start = (await agent.expect("start_run")).start_run
+    assert (start.items[0].rerun_cv, start.items[0].max_reruns) == (0.05, 3)
+    req = agent.result(run["id"], start.items[0])
+    req.result_report.reruns = 2
+    req.result_report.noisy = True
+    req.result_report.attempt_cvs.extend([0.2, 0.09, float("nan")])
+    await agent.send(req)
+    await agent.expect("result_ack")
+    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
+    assert (res["reruns"], res["noisy"], res["attempt_cvs"], res["attempt"]) == (
+        2,
+        True,
+        [0.2, 0.09, None],
+        1,
+    )
+
+    other = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "rerun_cv": 0, "max_reruns": 0})
+    assert (other["rerun_cv"], other["max_reruns"]) == (0, 0)
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert (item.rerun_cv, item.max_reruns) == (0, 0)
+    await agent.report(other["id"], item)
+    [res] = (await http.get(f"/api/v1/runs/{other['id']}/results")).json()
+    assert (res["reruns"], res["noisy"], res["attempt_cvs"]) == (0, False, [])
+
+
+async def test_default_reruns(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert (item.rerun_cv, item.max_reruns) == (pytest.approx(0.03), 2)
+
+
+# --- cancel ---------------------------------------------------------------------------------------
+
+
+async def test_cancel_running_keeps_done_items_and_stores_cancelled_reports(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 3})
+    start = (await agent.expect("start_run")).start_run
+    done = await agent.report(run["id"], start.items[0])
+    await agent.running(run["id"], start.items[1].item_id, 1)
+    r = await http.post(f"/api/v1/runs/{run['id']}/cancel")
+    assert r.status_code == 200
+    out = r.json()
+    assert out["status"] == "cancelled" and out["finished_at"]
+    assert [it["state"] for it in out["items"]] == ["succeeded", "cancelled", "cancelled"]
+    assert out["items"][0]["result_id"] == done
+    assert (await agent.expect("cancel_run")).cancel_run.run_id == run["id"]
+    # the agent reports the killed item and the skipped one as CANCELLED: stored, acked, run unchanged
+    for item in start.items[1:]:
+        await agent.report(run["id"], item, status=pb.RESULT_STATUS_CANCELLED, error="cancelled")
+    after = await get_run(http, run["id"])
+    assert after["status"] == "cancelled"
+    assert [it["state"] for it in after["items"]] == ["succeeded", "cancelled", "cancelled"]
+    assert all(it["result_id"] for it in after["items"])
+    assert (await http.post(f"/api/v1/runs/{run['id']}/cancel")).status_code == 409
+
+
+async def test_cancel_running_run_of_offline_agent(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 2})
+    await agent.expect("start_run")
+    await agent.close()
+
+    async def offline() -> bool:
+        return (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()["online"] is False
+
+    await eventually(offline)
+    out = (await http.post(f"/api/v1/runs/{run['id']}/cancel")).json()
+    assert out["status"] == "cancelled"
+    assert [it["state"] for it in out["items"]] == ["cancelled", "cancelled"]
+
+
+# --- retry ----------------------------------------------------------------------------------------
+
+
+async def test_retry_requeues_unfinished_items(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 3})
+    rid = run["id"]
+    assert (await http.post(f"/api/v1/runs/{rid}/retry")).status_code == 409  # running
+    start = (await agent.expect("start_run")).start_run
+    await agent.report(rid, start.items[0])
+    failed = await agent.report(rid, start.items[1], status=pb.RESULT_STATUS_FAILED, error="exit 1")
+    await http.post(f"/api/v1/runs/{rid}/cancel")
+    await agent.expect("cancel_run")
+    await agent.report(rid, start.items[2], status=pb.RESULT_STATUS_CANCELLED)
+    before = await get_run(http, rid)
+    assert [it["state"] for it in before["items"]] == ["succeeded", "failed", "cancelled"]
+
+    r = await http.post(f"/api/v1/runs/{rid}/retry")
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["status"] == "running"  # the agent is idle: dispatched at once
+    assert out["finished_at"] is None and out["error"] is None and out["queued_at"] > before["queued_at"]
+    assert [(it["state"], it["attempt"], it["result_id"]) for it in out["items"]] == [
+        ("succeeded", 1, before["items"][0]["result_id"]),
+        ("queued", 2, None),
+        ("queued", 2, None),
+    ]
+    again = (await agent.expect("start_run")).start_run
+    assert [it.item_id for it in again.items] == [it.item_id for it in start.items[1:]]
+
+    # a repeat of the first attempt's failed result: acked, stored once, not the item's result
+    assert await agent.report(rid, start.items[1], result_id=failed, status=pb.RESULT_STATUS_FAILED) == failed
+    assert (await get_run(http, rid))["items"][1]["state"] == "queued"
+    await finish(agent, again)
+    done = await get_run(http, rid)
+    assert done["status"] == "succeeded"
+    assert [it["state"] for it in done["items"]] == ["succeeded"] * 3
+
+    current = (await http.get(f"/api/v1/runs/{rid}/results")).json()
+    assert [(r["item_id"], r["attempt"]) for r in current] == [
+        (start.items[0].item_id, 1),
+        (start.items[1].item_id, 2),
+        (start.items[2].item_id, 2),
+    ]
+    history = (await http.get(f"/api/v1/runs/{rid}/results", params={"history": True})).json()
+    assert [(r["status"], r["attempt"]) for r in history] == [
+        ("ok", 1),
+        ("failed", 1),
+        ("ok", 2),
+        ("cancelled", 1),
+        ("ok", 2),
+    ]
+    assert history[1]["id"] == failed and history[1]["error"] == "exit 1"
+
+    r = await http.post(f"/api/v1/runs/{rid}/retry")
+    assert r.status_code == 409 and "no unfinished" in r.json()["detail"]
+    assert (await http.post("/api/v1/runs/nope/retry")).status_code == 404
+
+
+async def test_retry_queues_behind_the_running_run(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    first = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    await agent.report(first["id"], item, status=pb.RESULT_STATUS_FAILED, error="boom")
+    assert (await get_run(http, first["id"]))["status"] == "failed"
+    second = (await agent.expect("start_run")).start_run
+    queued = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    assert (await http.post(f"/api/v1/runs/{queued['id']}/retry")).status_code == 409  # queued
+
+    out = (await http.post(f"/api/v1/runs/{first['id']}/retry")).json()
+    assert out["status"] == "queued" and out["started_at"] is None
+    await finish(agent, second)
+    # FIFO by queue time: the run queued before the retry goes first
+    nxt = (await agent.expect("start_run")).start_run
+    assert nxt.run_id == queued["id"]
+    await finish(agent, nxt)
+    retried = (await agent.expect("start_run")).start_run
+    assert retried.run_id == first["id"] and [it.item_id for it in retried.items] == [item.item_id]
+
+
+async def test_late_cancelled_report_after_retry_is_history(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    await http.post(f"/api/v1/runs/{run['id']}/cancel")
+    await agent.expect("cancel_run")
+    assert (await http.post(f"/api/v1/runs/{run['id']}/retry")).json()["status"] == "running"
+    await agent.expect("start_run")
+    # the first attempt's CANCELLED report arrives only now
+    await agent.report(run["id"], item, status=pb.RESULT_STATUS_CANCELLED)
+    now = await get_run(http, run["id"])
+    assert (now["status"], now["items"][0]["state"], now["items"][0]["result_id"]) == (
+        "running",
+        "queued",
+        None,
+    )
+    await agent.report(run["id"], item)
+    assert (await get_run(http, run["id"]))["status"] == "succeeded"
+
+
+# --- lost agents ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings_overrides", [{"agent_lost_grace_s": 0.5}])
+async def test_agent_lost_fails_the_run(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 2})
+    start = (await agent.expect("start_run")).start_run
+    await agent.report(run["id"], start.items[0])
+    queued = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        events = read_events(resp)
+        assert (await anext(events))[0] == "run"
+        await agent.close()
+        seen: list[tuple[str, Any]] = []
+        async with asyncio.timeout(5):
+            seen = [e async for e in events]
+        kind, data = seen[-1]
+        assert kind == "end" and data["status"] == "failed" and data["error"] == "agent lost"
+    out = await get_run(http, run["id"])
+    assert [(it["state"], it["error"]) for it in out["items"]] == [
+        ("succeeded", None),
+        ("failed", "agent lost"),
+    ]
+    assert out["progress"]["failed"] == 1
+    assert (await get_run(http, queued["id"]))["status"] == "queued"  # waits for the machine
+    # when the agent comes back it gets the queued run; its spooled result of the lost run is still stored
+    await agent.connect(current_run_id=run["id"])
+    assert (await agent.expect("cancel_run")).cancel_run.run_id == run["id"]
+    assert (await agent.expect("start_run")).start_run.run_id == queued["id"]
+
+
+@pytest.mark.parametrize("settings_overrides", [{"agent_lost_grace_s": 1.0}])
+async def test_agent_back_within_grace_resumes(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 2})
+    start = (await agent.expect("start_run")).start_run
+    await agent.report(run["id"], start.items[0])
+    await agent.close()
+    await agent.connect()  # restarted: the unfinished item comes again
+    again = (await agent.expect("start_run")).start_run
+    assert [it.item_id for it in again.items] == [start.items[1].item_id]
+    await asyncio.sleep(1.5)
+    assert (await get_run(http, run["id"]))["status"] == "running"
+    await finish(agent, again)
+    assert (await get_run(http, run["id"]))["status"] == "succeeded"
+
+
+@pytest.mark.parametrize("settings_overrides", [{"heartbeat_interval_s": 1}])
+async def test_idle_heartbeat_resends_the_running_run(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    start = (await agent.expect("start_run")).start_run
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id=run["id"])))
+    await agent.expect_nothing(0.2)
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # too early to tell: nothing
+    await agent.expect_nothing(0.2)
+    await asyncio.sleep(2)
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # idle, yet the run is running
+    again = (await agent.expect("start_run")).start_run
+    assert again == start
+
+
+# --- SSE on cancel --------------------------------------------------------------------------------
+
+
+async def test_events_end_on_cancel(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        events = read_events(resp)
+        kind, data = await anext(events)
+        assert (kind, data["status"]) == ("run", "running")
+        await http.post(f"/api/v1/runs/{run['id']}/cancel")
+        rest = [(k, d["status"]) async for k, d in events]
+    assert rest == [("run", "cancelled"), ("end", "cancelled")]
+
+
+def test_sse_format() -> None:
+    from ctxbench_server.runs.events import sse
+
+    text = sse("run", {"a": 1})
+    assert text == 'event: run\ndata: {"a":1}\n\n'
+    assert json.loads(text.split("data: ")[1]) == {"a": 1}
