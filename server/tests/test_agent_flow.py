@@ -284,7 +284,12 @@ async def test_rejected_messages_keep_the_stream_open(make_agent: MakeAgent, htt
     await other.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id="")))
     await other.expect_nothing()
     await owner.report(run["id"], start.items[1])
-    assert (await get_run(http, run["id"]))["status"] == "succeeded"
+    done = await get_run(http, run["id"])
+    assert done["status"] == "succeeded"
+    # the first malformed report of item 0 failed it (the agent drops rejected reports); later ones
+    # for the same item are history
+    assert done["items"][0]["state"] == "failed"
+    assert done["items"][0]["error"] == "report rejected: result_id '' is not a UUID"
     machines = {m["id"]: m["online"] for m in (await http.get("/api/v1/machines")).json()}
     assert machines == {owner.agent_id: True, other.agent_id: True}
 

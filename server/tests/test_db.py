@@ -2,11 +2,13 @@
 
 from pathlib import Path
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
+from sqlalchemy.engine import Connection
 
-from ctxbench_server.db import create_engine, migrate
+from ctxbench_server.db import alembic_config, create_engine, migrate
 from ctxbench_server.models import Base
 
 
@@ -35,5 +37,56 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
                 "ix_runs_batch_id",
                 "ix_results_kernel_machine_params",
             } <= indexes
+    finally:
+        await engine.dispose()
+
+
+async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
+    """Runs stored before batches become their own batch, queued when created; items and results keep
+    (SQLite must not recreate the runs table: dropping it would cascade to both) and get defaults."""
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}")
+
+    def upgrade(conn: Connection, rev: str) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, rev)
+
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(upgrade, "0001")
+            now = "2026-11-22 01:00:00.000000"
+            await conn.execute(
+                text(
+                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+                )
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO runs (id, machine_id, status, spec, created_at)"
+                    f" VALUES ('r', 'm', 'succeeded', '{{}}', '{now}')"
+                )
+            )
+            await conn.execute(
+                text(
+                    'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, timeout_s)'
+                    " VALUES ('i', 'r', 0, 'k', '{}', 'succeeded', 60)"
+                )
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params,"
+                    " params_key, unit, samples, iterations, counters, harness, n, exit_code, created_at)"
+                    " VALUES ('x', 'r', 'i', 'm', 'k', 'ok', '{}', '', '', '[]', '[]', '{}', '{}', 0, 0,"
+                    f" '{now}')"
+                )
+            )
+        await migrate(engine)
+        async with engine.connect() as conn:
+            run = (await conn.execute(text("SELECT batch_id, queued_at, profile FROM runs"))).one()
+            assert tuple(run) == ("r", now, "default")
+            assert (await conn.execute(text("SELECT attempt FROM run_items"))).scalar() == 1
+            res = (await conn.execute(text("SELECT attempt, reruns, noisy, attempt_cvs FROM results"))).one()
+            assert tuple(res) == (1, 0, 0, "[]")
     finally:
         await engine.dispose()

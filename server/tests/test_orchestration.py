@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 
@@ -377,6 +378,21 @@ async def test_late_cancelled_report_after_retry_is_history(
     assert (await get_run(http, run["id"]))["status"] == "succeeded"
 
 
+async def test_rejected_report_fails_its_item_and_the_queue_moves(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    nxt = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    await agent.send(agent.result(run["id"], item, samples=[1.0, float("nan")]))
+    assert (await agent.expect("reject")).reject.code == 3
+    assert (await agent.expect("start_run")).start_run.run_id == nxt["id"]
+    out = await get_run(http, run["id"])
+    assert out["status"] == "failed"
+    assert out["items"][0]["error"] == "report rejected: samples are not all finite numbers"
+
+
 # --- lost agents ----------------------------------------------------------------------------------
 
 
@@ -461,3 +477,17 @@ def test_sse_format() -> None:
     text = sse("run", {"a": 1})
     assert text == 'event: run\ndata: {"a":1}\n\n'
     assert json.loads(text.split("data: ")[1]) == {"a": 1}
+
+
+async def test_messages_over_4_mib_are_refused_by_grpc(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    req = agent.result(run["id"], item, status=pb.RESULT_STATUS_FAILED)
+    req.result_report.stderr_tail = "x" * (4 * 1024 * 1024 + 1)
+    await agent.send(req)
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await agent.next()
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -133,22 +133,27 @@ class AgentService(pb_grpc.AgentServiceServicer):
                         e.code,
                         e.message,
                     )
-                    conn.send(
-                        pb.ConnectResponse(
-                            reject=pb.Reject(
-                                result_id=e.result_id[:64],
-                                run_id=e.run_id[:64],
-                                code=e.code,
-                                message=e.message[:1024],
-                            )
-                        )
-                    )
+                    await self._rejected(conn, e)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("agent %s: stream failed", conn.machine_id)
         finally:
             conn.close()
+
+    async def _rejected(self, conn: AgentConnection, e: reports.Refused) -> None:
+        conn.send(
+            pb.ConnectResponse(
+                reject=pb.Reject(
+                    result_id=e.result_id[:64], run_id=e.run_id[:64], code=e.code, message=e.message[:1024]
+                )
+            )
+        )
+        if e.run_id:
+            self.dispatcher.events.notify(e.run_id)
+        if e.run_finished:
+            log.info("run %s finished", e.run_id)
+            await self.dispatcher.kick(conn.machine_id)
 
     async def _handle(self, conn: AgentConnection, req: pb.ConnectRequest) -> None:
         kind = req.WhichOneof("msg")

@@ -17,7 +17,7 @@ from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import from_wire, params_key
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Result, Run, RunItem, RunStatus
-from ctxbench_server.models.base import utcnow
+from ctxbench_server.models.base import new_id, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,8 @@ class Refused(Exception):
         self.code = code
         self.run_id = run_id
         self.result_id = result_id
+        # Set when refusing the report failed its item and that finished the run.
+        self.run_finished = False
 
 
 @dataclass
@@ -131,7 +133,11 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     report of an earlier attempt (the run was retried: it is queued, or a CANCELLED report arrives for
     a run nobody cancelled); those are stored as history only.
     """
-    check_report(r)
+    try:
+        check_report(r)
+    except Refused as bad:
+        bad.run_finished = await _fail_refused_item(session, machine_id, r, bad.message)
+        raise
     existing = await session.get(Result, r.result_id)
     if existing is not None:
         if existing.machine_id != machine_id:
@@ -213,24 +219,62 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         await session.commit()
         return Stored(ack=True)
 
-    item.result_id = result.id
-    item.state = ITEM_STATE_FOR[status]
-    item.error = error
-    finished = False
-    if run.status not in FINISHED_RUN:
-        await session.flush()
-        open_items = await session.scalar(
-            select(func.count()).where(RunItem.run_id == run.id, RunItem.result_id.is_(None))
-        )
-        if open_items == 0:
-            measured = bool(
-                await session.scalar(
-                    select(func.count()).where(RunItem.run_id == run.id, RunItem.state == ItemState.SUCCEEDED)
-                )
-            )
-            run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
-            run.error = None if measured else "no item produced a measurement"
-            run.finished_at = utcnow()
-            finished = True
+    finished = await _make_current(session, run, item, result)
     await session.commit()
     return Stored(ack=True, run_finished=finished)
+
+
+async def _make_current(session: AsyncSession, run: Run, item: RunItem, result: Result) -> bool:
+    """The result becomes the item's; when no item is left open the run ends. True if it ended."""
+    item.result_id = result.id
+    item.state = ITEM_STATE_FOR[result.status]
+    item.error = result.error
+    if run.status in FINISHED_RUN:
+        return False
+    await session.flush()
+    open_items = await session.scalar(
+        select(func.count()).where(RunItem.run_id == run.id, RunItem.result_id.is_(None))
+    )
+    if open_items:
+        return False
+    measured = bool(
+        await session.scalar(
+            select(func.count()).where(RunItem.run_id == run.id, RunItem.state == ItemState.SUCCEEDED)
+        )
+    )
+    run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
+    run.error = None if measured else "no item produced a measurement"
+    run.finished_at = utcnow()
+    return True
+
+
+async def _fail_refused_item(session: AsyncSession, machine_id: str, r: pb.ResultReport, why: str) -> bool:
+    """A malformed report of this agent's running item fails that item (the agent drops the report,
+    so it would otherwise stay open for ever): a failed result under a new id says why. True if that
+    finished the run."""
+    try:
+        run, item = await _own_item(session, machine_id, r.run_id, r.item_id)
+    except Refused:
+        return False
+    if item.result_id is not None or run.status != RunStatus.RUNNING:
+        return False
+    spec = (await catalog(session, machine_id)).get(item.kernel_id)
+    result = Result(
+        id=new_id(),
+        run_id=run.id,
+        item_id=item.id,
+        machine_id=machine_id,
+        kernel_id=item.kernel_id,
+        status="failed",
+        params=dict(item.params),
+        params_key=params_key(spec, item.params),
+        attempt=item.attempt,
+        exit_code=r.exit_code,
+        error=f"report rejected: {why}",
+        started_at=_ts(r.started_at, r.HasField("started_at")),
+        finished_at=_ts(r.finished_at, r.HasField("finished_at")),
+    )
+    session.add(result)
+    finished = await _make_current(session, run, item, result)
+    await session.commit()
+    return finished
