@@ -1,0 +1,32 @@
+// Implementations behind coroutine.switch and coroutine.create (coroutine.cc). Each impl runs the
+// benchmark loop itself and reports what it counted, so the three count exactly the same thing.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+namespace ctxbench {
+
+// Stack of every stackful coroutine (fcontext, ucontext): 64 KiB, as seed 002's libcopp run.
+constexpr size_t kCoroutineStackBytes = 64 * 1024;
+
+struct CoroutineCounts {
+  int64_t resumes = 0;  // main -> coroutine switches (counted by main)
+  int64_t yields = 0;   // coroutine -> main switches (counted inside the coroutines)
+  int64_t runs = 0;     // coroutine bodies that ran (coroutine.create)
+};
+
+// coroutine.switch: `n` coroutines resumed round-robin, each yielding straight back. One benchmark
+// iteration is one resume plus one yield (2 ops).
+using SwitchLoop = void (*)(benchmark::State& state, int64_t n, CoroutineCounts* counts);
+// coroutine.create: batches of `n` coroutines are created, each resumed once (it runs to its end and
+// leaves) and destroyed. One benchmark iteration is one coroutine (KeepRunningBatch(n)).
+using CreateLoop = void (*)(benchmark::State& state, int64_t n, CoroutineCounts* counts);
+
+#ifdef CTXBENCH_HAVE_BOOST_CONTEXT
+void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts);
+void FcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts);
+#endif
+
+}  // namespace ctxbench
