@@ -1,4 +1,7 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 // Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
 // Server-Sent Events, cancel and retry from the run page, the batch page. Each test first asks the
@@ -7,6 +10,12 @@ import { expect, test, type APIRequestContext, type Page } from '@playwright/tes
 test.describe.configure({ mode: 'serial' });
 
 const NO_RUN = '00000000-0000-0000-0000-000000000000';
+const SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../build/screenshots');
+
+async function screenshot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: resolve(SCREENSHOTS, name), fullPage: true });
+}
 
 interface Features {
   events: boolean;
@@ -65,19 +74,25 @@ async function sweepCustom(page: Page, kernelId: string, param: string, values: 
   await option.locator(`input[name="${param}"]`).fill(values);
 }
 
-/** Samples the progress bar's value as fast as the page allows until the run ends. */
+/**
+ * Every value the run page's progress bar takes, recorded in the page by a MutationObserver (so no
+ * step is missed between two looks from the test), until the run ends.
+ */
 async function watchProgress(page: Page, timeoutMs: number): Promise<number[]> {
-  const seen: number[] = [];
-  const bar = page.getByRole('progressbar').first();
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const now = Number(await bar.getAttribute('aria-valuenow'));
-    if (seen[seen.length - 1] !== now) seen.push(now);
-    const status = await page.getByTestId('run-status').first().textContent();
-    if (status === 'succeeded' || status === 'failed' || status === 'cancelled') break;
-    await page.waitForTimeout(50);
-  }
-  return seen;
+  await page.getByRole('progressbar').first().waitFor();
+  await page.evaluate(() => {
+    const bar = document.querySelector('[role="progressbar"]');
+    const seen: number[] = [Number(bar?.getAttribute('aria-valuenow'))];
+    (window as unknown as { progressSeen: number[] }).progressSeen = seen;
+    if (bar) {
+      new MutationObserver(() => {
+        const v = Number(bar.getAttribute('aria-valuenow'));
+        if (seen[seen.length - 1] !== v) seen.push(v);
+      }).observe(bar, { attributes: true, attributeFilter: ['aria-valuenow'] });
+    }
+  });
+  await expect(page.getByTestId('run-status')).toHaveText(/succeeded|failed|cancelled/, { timeout: timeoutMs });
+  return page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
 }
 
 test('a sweep started from the New run page shows its progress live and succeeds', async ({ page, request }) => {
@@ -94,6 +109,9 @@ test('a sweep started from the New run page shows its progress live and succeeds
   await expect(page.getByTestId('item-count')).toHaveText(/^4 items from 2 kernels/);
   await page.getByLabel('Repetitions').fill('3');
   await page.getByLabel(/Min time/).fill('0.1');
+  // The chosen kernel with its sweep (a full-page screenshot here made Chromium drop the next click).
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await kernelOption(page, 'go.mutex').screenshot({ path: resolve(SCREENSHOTS, 'new-run-sweep.png') });
 
   // Live, not polled: after the first load the page should not keep asking for the run.
   let runGets = 0;
@@ -103,6 +121,8 @@ test('a sweep started from the New run page shows its progress live and succeeds
   await page.getByRole('button', { name: 'Start run' }).click();
   await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
 
+  // The page says it follows the run over the stream.
+  await expect(page.getByTestId('live-mode').or(page.getByTestId('run-status').filter({ hasText: 'succeeded' }))).toBeVisible();
   const seen = await watchProgress(page, 90_000);
   await expect(page.getByTestId('run-status')).toHaveText('succeeded');
   expect(seen[seen.length - 1]).toBe(4);
@@ -166,6 +186,21 @@ test('a cancelled run is retried from its page and runs again to success', async
   await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuenow', '5');
   await expect(page.getByTestId('failed-count')).toHaveText('0');
   await expect(page.getByTestId('result-row')).toHaveCount(5);
+  await screenshot(page, 'run-retried.png');
+});
+
+test('without the event stream the run page polls and still follows the run to the end', async ({ page, request }) => {
+  const machine = await localMachineId(request);
+  // A proxy that breaks Server-Sent Events: the browser gets an error instead of the stream.
+  await page.route('**/api/v1/runs/*/events', (route) => route.fulfill({ status: 503, body: 'no streams here' }));
+  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function`);
+  await page.getByLabel('Repetitions').fill('3');
+  await page.getByLabel(/Min time/).fill('0.5');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+  await expect(page.getByTestId('live-mode')).toHaveText('updating every 2 s');
+  await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
+  await expect(page.getByTestId('result-row')).toHaveCount(2);
 });
 
 test('a batch has its own page with one live row per machine', async ({ page, request }) => {
@@ -184,6 +219,7 @@ test('a batch has its own page with one live row per machine', async ({ page, re
   await expect(row).toHaveCount(1);
   await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
   await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '1');
+  await screenshot(page, 'batch.png');
   await row.getByRole('link').first().click();
   await expect(page.getByTestId('batch-link')).toHaveAttribute('href', `/batches/${batch_id}`);
 });

@@ -94,6 +94,8 @@ export interface Run {
   batch_id?: string | null;
   profile?: Profile | null;
   status: RunStatus;
+  /** When it last entered the queue (creation, or a retry). */
+  queued_at?: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -156,7 +158,7 @@ export interface Result {
   /** Dynamic reruns: how many extra attempts ran, each attempt's CV, still noisy after the last. */
   reruns?: number;
   noisy?: boolean;
-  attempt_cvs?: number[];
+  attempt_cvs?: (number | null)[];
   started_at?: string | null;
   finished_at?: string | null;
   created_at?: string;

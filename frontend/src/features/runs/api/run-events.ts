@@ -46,6 +46,10 @@ export function useRunEvents(runId: string): LiveMode {
       if (next.results) client.setQueryData(resultsKey, next.results);
       if (next.ended) {
         source.close();
+        // One last read of the stored run and results: the final word even if the stream's last
+        // snapshot raced a write (seen once after a retry: `end` with an item still queued).
+        void client.invalidateQueries({ queryKey: runKey, exact: true });
+        void client.invalidateQueries({ queryKey: resultsKey });
         void client.invalidateQueries({ queryKey: ['runs', 'list'] });
         void client.invalidateQueries({ queryKey: ['runs', 'batch'] });
       }

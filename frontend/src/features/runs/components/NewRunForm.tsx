@@ -5,7 +5,7 @@ import { kernelsOnAll } from '@/features/kernels/api/group';
 import { ApiError, errorMessage } from '@/lib/api-client';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { initialFormValue, type FormValue } from '@/lib/params';
-import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath } from '@/lib/query-state';
+import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
 import { buildRunRequest, formErrorsFromServer, type FormErrors } from '@/lib/run-request';
 import { countItems, PROFILE_HELP, PROFILES, type SweepChoice } from '@/lib/sweep';
 import { useCreateRun } from '../api/runs';
@@ -14,12 +14,14 @@ import { MachinePicker } from './MachinePicker';
 
 /**
  * Launches a run on one machine, or a batch (one run per machine) on several. The machines and the
- * chosen kernels live in the URL (?machines=a,b&kernel=…), so a link opens the form filled in;
+ * chosen kernels are kept in the URL (?machines=a,b&kernel=…), so a link opens the form filled in;
  * parameter values, sweeps, profile and overrides are local to the form.
  */
 export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels: Kernel[] }) {
   const [searchParams, setSearchParams] = useSearchParams();
-  const query = decodeNewRunQuery(searchParams);
+  // The URL gives the first state; after that each change is written through to it. Reading the URL
+  // back would lag: the router commits a search change a tick later, so two quick clicks would lose one.
+  const [query, setQueryState] = useState<NewRunQuery>(() => decodeNewRunQuery(searchParams));
   const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
   const chosenIds = query.machines.filter((id) => byId.has(id));
   const unknownIds = query.machines.filter((id) => !byId.has(id));
@@ -51,8 +53,11 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
     chosenIds.length,
   );
 
-  const setQuery = (machineIds: string[], chosen: string[]) =>
-    setSearchParams(encodeNewRunQuery({ machines: machineIds, kernels: chosen }), { replace: true });
+  const setQuery = (machineIds: string[], chosen: string[]) => {
+    const next = { machines: machineIds, kernels: chosen };
+    setQueryState(next);
+    setSearchParams(encodeNewRunQuery(next), { replace: true });
+  };
 
   const clearError = (key: string) => setErrors(({ [key]: _, ...rest }) => rest);
 

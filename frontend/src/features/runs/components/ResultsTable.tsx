@@ -1,25 +1,20 @@
 import type { Result, RunItem } from '@/lib/api-types';
-import { formatPercent } from '@/lib/format';
-import { sortByItemOrder, toResultRow } from '../utils/result-rows';
+import { rerunNote, sortByItemOrder, toResultRow } from '../utils/result-rows';
 
 /** Reruns and noise of one result: "noisy" when still above the CV threshold after its reruns. */
 function RerunMarks({ result }: { result: Result }) {
+  const note = rerunNote(result);
+  if (note === null) return null;
   const reruns = result.reruns ?? 0;
-  const cvs = result.attempt_cvs ?? [];
-  const attempts = cvs.length > 0 ? `attempt CVs: ${cvs.map((cv) => formatPercent(cv)).join(', ')}` : '';
   return (
     <>
-      {reruns > 0 && (
-        <span className="badge badge-rerun" data-testid="result-reruns" title={attempts || undefined}>
+      {reruns > 0 && !result.noisy && (
+        <span className="badge badge-rerun" data-testid="result-reruns" title={note}>
           {reruns} {reruns === 1 ? 'rerun' : 'reruns'}
         </span>
       )}
       {result.noisy && (
-        <span
-          className="badge badge-noisy"
-          data-testid="result-noisy"
-          title={`Still noisy after ${reruns} ${reruns === 1 ? 'rerun' : 'reruns'}; the attempt with the lowest CV is shown. ${attempts}`.trim()}
-        >
+        <span className="badge badge-noisy" data-testid="result-noisy" title={note}>
           noisy
         </span>
       )}

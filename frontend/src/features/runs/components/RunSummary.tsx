@@ -28,7 +28,6 @@ export function LiveIndicator({ mode }: { mode: LiveMode }) {
 export function RunSummary({ run, machine, live }: { run: Run; machine: Machine | undefined; live: LiveMode }) {
   const took = secondsBetween(run.started_at, run.finished_at);
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
-  const inBatch = run.batch_id && run.batch_id !== run.id;
   const failed = run.items.filter((i) => i.state === 'failed').length;
   const cancelled = run.items.filter((i) => i.state === 'cancelled').length;
   return (
@@ -58,7 +57,6 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
               <Link to={batchPath(run.batch_id)} data-testid="batch-link">
                 <code>{run.batch_id.slice(0, 8)}</code>
               </Link>
-              {!inBatch && <span className="muted small"> (this run alone)</span>}
             </dd>
           </div>
         )}

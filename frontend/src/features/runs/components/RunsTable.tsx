@@ -5,6 +5,9 @@ import type { Machine, Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
+  // Runs per batch among those listed: a batch of several machines says so.
+  const batchSize = new Map<string, number>();
+  for (const r of runs) if (r.batch_id) batchSize.set(r.batch_id, (batchSize.get(r.batch_id) ?? 0) + 1);
   return (
     <div className="table-wrap">
       <table className="table">
@@ -37,10 +40,15 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
                 </td>
                 <td>{machines.get(run.machine_id)?.name ?? <code>{run.machine_id}</code>}</td>
                 <td>
-                  {run.batch_id && run.batch_id !== run.id ? (
-                    <Link to={batchPath(run.batch_id)} data-testid="run-batch">
-                      <code>{run.batch_id.slice(0, 8)}</code>
-                    </Link>
+                  {run.batch_id ? (
+                    <>
+                      <Link to={batchPath(run.batch_id)} data-testid="run-batch">
+                        <code>{run.batch_id.slice(0, 8)}</code>
+                      </Link>
+                      {(batchSize.get(run.batch_id) ?? 0) > 1 && (
+                        <span className="muted small"> ×{batchSize.get(run.batch_id)}</span>
+                      )}
+                    </>
                   ) : (
                     <span className="muted">—</span>
                   )}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result } from '@/lib/api-types';
-import { counterLabel, sortByItemOrder, toResultRow } from './result-rows';
+import { counterLabel, rerunNote, sortByItemOrder, toResultRow } from './result-rows';
 
 const result: Result = {
   id: 'r1',
@@ -69,5 +69,24 @@ describe('sortByItemOrder', () => {
       { id: 'i2', index: 1, kernel: 'k', params: {}, state: 'succeeded' as const, error: null, result_id: 'a' },
     ];
     expect(sortByItemOrder([c, a, b], items).map((r) => r.id)).toEqual(['b', 'a', 'c']);
+  });
+});
+
+describe('rerunNote', () => {
+  it('is silent for a result measured once', () => {
+    expect(rerunNote({ reruns: 0, noisy: false, attempt_cvs: [0.01] })).toBeNull();
+    expect(rerunNote({})).toBeNull();
+  });
+
+  it('lists the attempt CVs of a noisy result', () => {
+    expect(rerunNote({ reruns: 2, noisy: true, attempt_cvs: [0.12, 0.08, null] })).toBe(
+      'Still noisy after 2 reruns: the attempt with the lowest CV is shown. Attempt CVs: 12.0 %, 8.00 %, —.',
+    );
+  });
+
+  it('says a rerun settled the noise', () => {
+    expect(rerunNote({ reruns: 1, noisy: false, attempt_cvs: [0.05, 0.01] })).toBe(
+      'Rerun 1 time for a CV above the threshold; the lowest-CV attempt is shown. Attempt CVs: 5.00 %, 1.00 %.',
+    );
   });
 });

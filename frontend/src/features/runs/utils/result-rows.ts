@@ -56,3 +56,20 @@ export function sortByItemOrder(results: Result[], items: RunItem[]): Result[] {
   const at = (r: Result) => order.get(r.item_id) ?? Number.MAX_SAFE_INTEGER;
   return [...results].sort((a, b) => at(a) - at(b));
 }
+
+/**
+ * The reruns of one result in words, for the tooltip of its "noisy" / "reruns" badge: how many extra
+ * attempts ran and each attempt's CV (the kept one is the lowest), or null when it ran once.
+ */
+export function rerunNote(r: Pick<Result, 'reruns' | 'noisy' | 'attempt_cvs'>): string | null {
+  const reruns = r.reruns ?? 0;
+  const cvs = (r.attempt_cvs ?? []).map((cv) => formatPercent(cv));
+  if (reruns === 0 && !r.noisy) return null;
+  const parts = [
+    r.noisy
+      ? `Still noisy after ${reruns} ${reruns === 1 ? 'rerun' : 'reruns'}: the attempt with the lowest CV is shown.`
+      : `Rerun ${reruns} ${reruns === 1 ? 'time' : 'times'} for a CV above the threshold; the lowest-CV attempt is shown.`,
+  ];
+  if (cvs.length > 0) parts.push(`Attempt CVs: ${cvs.join(', ')}.`);
+  return parts.join(' ');
+}
