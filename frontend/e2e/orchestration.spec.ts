@@ -1,5 +1,6 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 test.describe.configure({ mode: 'serial' });
 
 const NO_RUN = '00000000-0000-0000-0000-000000000000';
-const SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../build/screenshots');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
 
 async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -222,4 +224,68 @@ test('a batch has its own page with one live row per machine', async ({ page, re
   await screenshot(page, 'batch.png');
   await row.getByRole('link').first().click();
   await expect(page.getByTestId('batch-link')).toHaveAttribute('href', `/batches/${batch_id}`);
+});
+
+test('a sweep on two machines: both progress live, one is cancelled and retried', async ({ page, request }) => {
+  const f = await probe(request);
+  const agentBin = resolve(ROOT, 'build/bin/ctxbench-agent');
+  const dataDir = resolve(ROOT, 'build/e2e-playwright/data');
+  test.skip(!f.batches || !f.events || !f.retry, 'the server does not take batches, events and retry yet');
+  test.skip(!existsSync(agentBin), 'no agent binary to start a second machine with (make build)');
+  const first = await localMachineId(request);
+
+  // A second agent beside the one run.sh started: its own spool, so its own machine id.
+  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
+  rmSync(spool, { recursive: true, force: true });
+  const agent = spawn(
+    agentBin,
+    ['--server', '127.0.0.1:15051', '--token-file', resolve(dataDir, 'agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
+  );
+  try {
+    let second = '';
+    await expect
+      .poll(
+        async () => {
+          const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+          second = machines.find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? '';
+          return second;
+        },
+        { timeout: 30_000 },
+      )
+      .not.toBe('');
+
+    await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=go.mutex`);
+    await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
+    await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
+    await page.getByLabel('Repetitions').fill('3');
+    await page.getByLabel(/Min time/).fill('0.5');
+    await expect(page.getByTestId('item-count')).toHaveText(/^4 items per machine × 2 machines = 8 items/);
+    await page.getByRole('button', { name: 'Start 2 runs' }).click();
+    await expect(page).toHaveURL(/\/batches\/[0-9a-f-]{36}$/);
+
+    const rows = page.getByTestId('batch-run');
+    await expect(rows).toHaveCount(2);
+    const other = rows.filter({ hasText: 'second' });
+    const local = rows.filter({ hasNotText: 'second' });
+    await expect(other.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
+    await expect(local.getByTestId('run-status')).toHaveText(/running|succeeded/, { timeout: 30_000 });
+    await screenshot(page, 'batch-two-machines.png');
+
+    await other.getByRole('button', { name: 'Cancel' }).click();
+    await expect(other.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+    // The other machine's run is not touched.
+    await expect(local.getByTestId('run-status')).not.toHaveText('cancelled');
+
+    await other.getByRole('button', { name: 'Retry' }).click();
+    await expect(other.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
+    await expect(local.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+    await expect(other.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+    for (const row of [local, other]) {
+      await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '4');
+    }
+    await screenshot(page, 'batch-retried.png');
+  } finally {
+    agent.kill('SIGTERM');
+  }
 });

@@ -10,8 +10,9 @@ test.describe.configure({ mode: 'serial' });
 
 async function onlineMachineRow(page: Page) {
   await page.goto('/');
-  const row = page.getByTestId('machine-row').first();
-  // The agent connects a moment after the server answers; the page polls until it shows up.
+  // The agent connects a moment after the server answers; the page polls until it shows up. (Other
+  // tests may leave a second, stopped agent behind: its row says offline.)
+  const row = page.getByTestId('machine-row').filter({ has: page.getByTestId('machine-online').getByText('online', { exact: true }) }).first();
   await expect(row.getByTestId('machine-online')).toHaveText('online', { timeout: 30_000 });
   return row;
 }

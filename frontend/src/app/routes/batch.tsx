@@ -39,7 +39,7 @@ export function BatchPage() {
       </h1>
       <p className="lead">
         The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}
-        {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} items each from {kernels.length}{' '}
+        {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} {first.progress.total === 1 ? 'item' : 'items'} each from {kernels.length}{' '}
         {kernels.length === 1 ? 'kernel' : 'kernels'} ({kernels.join(', ')}).
       </p>
       <div className="table-wrap">

@@ -41,8 +41,10 @@ export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machi
           )}
         </div>
       </td>
-      <td className="batch-actions">
-        <RunActions run={run} compact />
+      <td>
+        <div className="batch-actions">
+          <RunActions run={run} compact />
+        </div>
       </td>
     </tr>
   );
