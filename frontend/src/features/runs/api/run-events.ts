@@ -2,14 +2,11 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { API_BASE } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
-import { parseRunEvent, reduceRunEvent, RUN_EVENT_NAMES, type RunEvent } from '../utils/run-events';
+import { parseRunEvent, reduceRunEvent, RUN_EVENT_NAMES, streamGivesUp, type RunEvent } from '../utils/run-events';
 import { runQuery, runResultsQuery } from './runs';
 
 /** How the page follows a run: the live stream, polling (no stream to be had), or not at all (ended). */
 export type LiveMode = 'connecting' | 'live' | 'polling' | 'idle';
-
-/** Errors in a row without a message in between before the page gives up on the stream and polls. */
-export const MAX_STREAM_ERRORS = 3;
 
 export function runEventsUrl(runId: string): string {
   return `${API_BASE}/runs/${encodeURIComponent(runId)}/events`;
@@ -65,8 +62,7 @@ export function useRunEvents(runId: string): LiveMode {
     source.onopen = () => setConnected(runId);
     source.onerror = () => {
       errors += 1;
-      // CLOSED: the server refused the stream (404, wrong content type); the browser will not retry.
-      if (source.readyState === EventSource.CLOSED || errors >= MAX_STREAM_ERRORS) {
+      if (streamGivesUp(source.readyState, errors, EventSource.CLOSED)) {
         source.close();
         setFallback(runId);
       }

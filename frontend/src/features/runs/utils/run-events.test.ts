@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run } from '@/lib/api-types';
-import { parseRunEvent, reduceRunEvent, retryableItems, upsertResult, type RunLiveState } from './run-events';
+import { parseRunEvent, reduceRunEvent, retryableItems, streamGivesUp, upsertResult, type RunLiveState } from './run-events';
 
 const run = (over: Partial<Run> = {}): Run => ({
   id: 'r1',
@@ -113,5 +113,19 @@ describe('retryableItems', () => {
     ];
     expect(retryableItems(r)).toBe(3);
     expect(retryableItems(run({ items: [] }))).toBe(0);
+  });
+});
+
+describe('streamGivesUp', () => {
+  const CONNECTING = 0;
+  const CLOSED = 2;
+  it('waits for the browser to reconnect a couple of times, then polls', () => {
+    expect(streamGivesUp(CONNECTING, 1)).toBe(false);
+    expect(streamGivesUp(CONNECTING, 2)).toBe(false);
+    expect(streamGivesUp(CONNECTING, 3)).toBe(true);
+  });
+
+  it('polls at once when the browser has closed the stream for good', () => {
+    expect(streamGivesUp(CLOSED, 1)).toBe(true);
   });
 });

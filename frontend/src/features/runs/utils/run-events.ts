@@ -74,3 +74,14 @@ export function reduceRunEvent(state: RunLiveState, event: RunEvent): RunLiveSta
 export function retryableItems(run: Run): number {
   return run.items.filter((i) => i.state === 'failed' || i.state === 'cancelled' || i.state === 'queued').length;
 }
+
+/** Errors in a row, without a message in between, before the page gives up on the stream and polls. */
+export const MAX_STREAM_ERRORS = 3;
+
+/**
+ * After an EventSource error: keep waiting for the browser's own reconnect, or give up and poll.
+ * CLOSED means the browser will not try again (the server answered 404, 5xx or not an event stream).
+ */
+export function streamGivesUp(readyState: number, errorsInARow: number, closed = 2): boolean {
+  return readyState === closed || errorsInARow >= MAX_STREAM_ERRORS;
+}
