@@ -157,10 +157,22 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     async def _handle(self, conn: AgentConnection, req: pb.ConnectRequest) -> None:
         kind = req.WhichOneof("msg")
-        async with self.sessionmaker() as session:
+        if kind not in ("result_report", "run_update"):
+            async with self.sessionmaker() as session:
+                await machines.touch(session, conn.machine_id)
+            if kind == "heartbeat" and not req.heartbeat.current_run_id:
+                await self.dispatcher.on_idle_heartbeat(conn, self.heartbeat_interval_s)
+            elif kind == "hello":
+                log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)
+            return
+        # Under the machine's lock, like cancel, retry and dispatch: no change of a run is lost to
+        # another one made between this handler's read and its write.
+        finished = False
+        async with self.hub.locks[conn.machine_id], self.sessionmaker() as session:
             await machines.touch(session, conn.machine_id)
             if kind == "result_report":
                 r = req.result_report
+                run_id = r.run_id
                 try:
                     stored = await reports.record_result(session, conn.machine_id, r)
                 except IntegrityError:  # the same result landed at once through another stream
@@ -168,15 +180,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     stored = reports.Stored(ack=True)
                 if stored.ack:
                     conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=r.result_id)))
-                self.dispatcher.events.notify(r.run_id)
-                if stored.run_finished:
-                    log.info("run %s finished", r.run_id)
-                    await self.dispatcher.kick(conn.machine_id)
-            elif kind == "run_update":
+                finished = stored.run_finished
+            else:
+                run_id = req.run_update.run_id
                 await reports.record_update(session, conn.machine_id, req.run_update)
-                self.dispatcher.events.notify(req.run_update.run_id)
-            elif kind == "heartbeat":
-                if not req.heartbeat.current_run_id:
-                    await self.dispatcher.on_idle_heartbeat(conn, self.heartbeat_interval_s)
-            elif kind == "hello":
-                log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)
+        self.dispatcher.events.notify(run_id)
+        if finished:
+            log.info("run %s finished", run_id)
+            await self.dispatcher.kick(conn.machine_id)
