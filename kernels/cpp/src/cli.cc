@@ -215,6 +215,9 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
     Fail(kExitFailed, kernel.spec.id + ": expected " + std::to_string(args.repetitions) + " repetitions, got " +
                           std::to_string(reps.size()));
 
+  const bool mb_per_s = kernel.spec.unit == "MB/s";
+  const double bytes_per_op = mb_per_s && kernel.bytes_per_op ? kernel.bytes_per_op(params) : 0.0;
+  if (mb_per_s && !(bytes_per_op > 0)) Fail(kExitFailed, kernel.spec.id + ": unit MB/s without bytes per op");
   std::vector<double> samples;
   std::vector<int64_t> iterations;
   std::map<std::string, std::pair<double, double>> counter_sums;  // name -> (sum value*iters, sum iters)
@@ -223,11 +226,16 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
     double ns_per_op = run.real_accumulated_time * 1e9 / iters / ops;
     if (!std::isfinite(ns_per_op) || ns_per_op <= 0)
       Fail(kExitFailed, kernel.spec.id + ": a repetition measured no time (" + FormatDouble(ns_per_op) + ")");
-    samples.push_back(ns_per_op);
+    // MB/s kernels: 10^6 bytes per second, with ns/op kept as a counter (same time, same ops).
+    samples.push_back(mb_per_s ? bytes_per_op / ns_per_op * 1e3 : ns_per_op);
     iterations.push_back(static_cast<int64_t>(std::llround(iters * ops)));
     for (const auto& [name, counter] : run.counters) {
       counter_sums[name].first += counter.value * iters;
       counter_sums[name].second += iters;
+    }
+    if (mb_per_s) {
+      counter_sums["ns_per_op"].first += ns_per_op * iters;
+      counter_sums["ns_per_op"].second += iters;
     }
   }
 
@@ -327,6 +335,10 @@ int Main(int argc, char** argv) {
   const Kernel* kernel = FindKernel(args.kernel_id);
   if (!kernel) Fail(kExitBadArgs, "unknown kernel id '" + args.kernel_id + "' (see --list)");
   Params params = ResolveParams(*kernel, args.params);
+  if (kernel->invalid) {
+    std::string why = kernel->invalid(params);
+    if (!why.empty()) Fail(kExitBadArgs, kernel->spec.id + ": " + why);
+  }
   if (kernel->unsupported) {
     std::string why = kernel->unsupported(params);
     if (!why.empty()) Fail(kExitUnsupported, kernel->spec.id + ": " + why);

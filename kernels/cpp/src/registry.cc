@@ -141,4 +141,13 @@ ParamSpec ChoiceParam(std::string name, std::string def, std::vector<std::string
   return p;
 }
 
+ParamSpec StringParam(std::string name, std::string def, std::string help) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamType::kString;
+  p.default_value = std::move(def);
+  p.help = std::move(help);
+  return p;
+}
+
 }  // namespace ctxbench

@@ -53,7 +53,7 @@ struct KernelSpec {
   std::string id;
   std::string title;
   std::string family;
-  std::string unit;  // "ns/op"
+  std::string unit;  // "ns/op", or "MB/s" (10^6 bytes/s) for kernels with bytes_per_op
   std::string description;
   std::vector<ParamSpec> params;
   std::optional<SeedReference> seed_reference;
@@ -77,6 +77,12 @@ struct Kernel {
   // Empty when the kernel can run on this host with these params; otherwise one line saying why not
   // (the CLI exits 3 with it).
   std::function<std::string(const Params&)> unsupported;
+  // Empty when the params make sense together; otherwise one line saying why not (the CLI exits 2).
+  // For checks a single param's min/max/choices cannot express (e.g. O_DIRECT needs 512-byte blocks).
+  std::function<std::string(const Params&)> invalid;
+  // Bytes one op moves; required when spec.unit is "MB/s" (samples are then 10^6 bytes per second and
+  // the CLI adds the counter ns_per_op from the same time).
+  std::function<double(const Params&)> bytes_per_op;
 };
 
 std::vector<Kernel>& Registry();
@@ -90,5 +96,6 @@ struct KernelRegistrar {
 ParamSpec IntParam(std::string name, int64_t def, int64_t min, int64_t max, std::vector<int64_t> sweep,
                    std::string help);
 ParamSpec ChoiceParam(std::string name, std::string def, std::vector<std::string> choices, std::string help);
+ParamSpec StringParam(std::string name, std::string def, std::string help);
 
 }  // namespace ctxbench
