@@ -3,8 +3,13 @@ processes (DESIGN 3.1 CLI). Tiny params only: these run on a loaded 2-CPU VM."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
+
 import pytest
-from cli_helpers import run_exe
+from cli_helpers import CPP_EXE, run_exe
 
 FAST = ["--min-time", "0.01", "--repetitions", "2"]
 LOCKS = ["lock.spin_shm", "lock.posix_sem", "lock.flock", "lock.fcntl", "lock.pthread_mutex_pshared"]
@@ -90,3 +95,50 @@ def test_many_processes_finish_quickly():
 def test_processes_out_of_range_exit_2(cpp_exe, value):
     res = run_exe("--run", "lock.fcntl", "--param", f"processes={value}")
     assert res.code == 2 and res.stderr.count("\n") == 1 and "processes" in res.stderr
+
+
+def children_of(pid: int) -> set[int]:
+    kids: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids.update(int(x) for x in f.read().split())
+    except FileNotFoundError:
+        pass
+    return kids
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize(
+    "args", [("ipc.pipe",), ("ipc.shm_queue",), ("lock.flock", "processes=4"), ("lock.spin_shm", "processes=4")]
+)
+def test_sigterm_leaves_no_child_behind(cpp_exe, args):
+    cmd = [str(CPP_EXE), "--run", args[0], "--min-time", "5"]
+    for p in args[1:]:
+        cmd += ["--param", p]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        kids: set[int] = set()
+        deadline = time.monotonic() + 10
+        while not kids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            kids = children_of(proc.pid)
+        assert kids, "the kernel never forked"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(alive(k) for k in kids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(k) for k in kids), "a child outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -42,6 +42,15 @@ inline SwitchCounts operator+(SwitchCounts a, SwitchCounts b) {
   return {a.voluntary + b.voluntary, a.involuntary + b.involuntary};
 }
 
+// A spin-wait hint to the CPU (x86 pause, Arm yield); nothing elsewhere.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 // Writes/reads exactly `n` bytes, retrying on EINTR and short transfers. False on EOF or error.
 bool WriteFull(int fd, const void* buf, size_t n);
 bool ReadFull(int fd, void* buf, size_t n);

@@ -102,7 +102,7 @@ bool StampOk(const char* msg, int64_t size, uint64_t seq) {
 }
 
 inline void Relax(int& polls) {
-  __builtin_ia32_pause();
+  CpuRelax();
   if (++polls >= 100) polls = 0, sched_yield();
 }
 

@@ -33,6 +33,7 @@
 #include <new>
 #include <string>
 
+#include "host.h"
 #include "process_gang.h"
 #include "registry.h"
 
@@ -106,8 +107,6 @@ bool ChildInit(const LockSetup& s) {
   g_child_fd = s.fd;
   return true;
 }
-
-inline void CpuRelax() { __builtin_ia32_pause(); }
 
 void Loop(const LockSetup& s, int64_t ops) {
   LockShared* sh = s.shared;
