@@ -451,7 +451,12 @@ async def test_idle_heartbeat_resends_the_running_run(make_agent: MakeAgent, htt
     await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # too early to tell: nothing
     await agent.expect_nothing(0.2)
     await asyncio.sleep(2)
-    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # idle, yet the run is running
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # idle, yet the run is running...
+    await agent.expect_nothing(0.2)  # ...but a result may still be on its way
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id=run["id"])))
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # busy in between: count again
+    await agent.expect_nothing(0.2)
+    await agent.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # idle twice in a row
     again = (await agent.expect("start_run")).start_run
     assert again == start
 

@@ -21,6 +21,8 @@ class AgentConnection:
         self.outbox: asyncio.Queue[pb.ConnectResponse | None] = asyncio.Queue()
         self.closed = False
         self.last_message = time.monotonic()
+        # The running run an idle heartbeat of this agent last contradicted (see Dispatcher.on_heartbeat).
+        self.idle_during: str | None = None
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:

@@ -160,8 +160,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if kind not in ("result_report", "run_update"):
             async with self.sessionmaker() as session:
                 await machines.touch(session, conn.machine_id)
-            if kind == "heartbeat" and not req.heartbeat.current_run_id:
-                await self.dispatcher.on_idle_heartbeat(conn, self.heartbeat_interval_s)
+            if kind == "heartbeat":
+                await self.dispatcher.on_heartbeat(
+                    conn, req.heartbeat.current_run_id, self.heartbeat_interval_s
+                )
             elif kind == "hello":
                 log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)
             return

@@ -62,17 +62,28 @@ class Dispatcher:
                         "re-dispatched run %s to %s: %d unfinished items", running.id, conn.machine_id, sent
                     )
 
-    async def on_idle_heartbeat(self, conn: AgentConnection, interval_s: float) -> None:
-        """The agent says it runs nothing, yet the machine has a run `running` since well before: the
-        StartRun was lost or ignored (e.g. a retry sent while the agent still wound the run down), so
-        its unfinished items go out again. The agent ignores a StartRun for a run it already holds."""
+    async def on_heartbeat(self, conn: AgentConnection, current_run_id: str, interval_s: float) -> None:
+        """Two heartbeats in a row say the agent runs nothing, yet the machine has had a run `running`
+        since well before: the StartRun was lost or ignored (e.g. a retry sent while the agent still
+        wound that run down), so its unfinished items go out again. One such heartbeat is not enough:
+        it may overtake the run's last result on the agent's side."""
+        if current_run_id:
+            conn.idle_during = None
+            return
         async with self.hub.locks[conn.machine_id]:
             async with self.sessionmaker() as session:
                 running = await self._running(session, conn.machine_id)
-                if running is None or running.started_at is None:
+                if (
+                    running is None
+                    or running.started_at is None
+                    or utcnow() - running.started_at < timedelta(seconds=2 * interval_s)
+                ):
+                    conn.idle_during = None  # idle for good reason, or the StartRun may be on its way
                     return
-                if utcnow() - running.started_at < timedelta(seconds=2 * interval_s):
-                    return  # the StartRun may still be on its way
+                if conn.idle_during != running.id:
+                    conn.idle_during = running.id
+                    return
+                conn.idle_during = None
                 sent = await self._send_start(session, conn, running)
                 log.warning(
                     "agent %s idle while run %s is running: re-sent %d unfinished items",
