@@ -393,6 +393,18 @@ async def test_rejected_report_fails_its_item_and_the_queue_moves(
     assert out["items"][0]["error"] == "report rejected: samples are not all finite numbers"
 
 
+async def test_report_without_iterations_is_stored(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    req = agent.result(run["id"], item)
+    del req.result_report.iterations[:]  # the agent sends none when the kernel printed none
+    await agent.send(req)
+    await agent.expect("result_ack")
+    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
+    assert res["iterations"] == [] and res["n"] == 10
+
+
 # --- lost agents ----------------------------------------------------------------------------------
 
 
