@@ -4,6 +4,7 @@ scratch files left behind, after a run or a SIGTERM."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -148,3 +149,22 @@ def test_sigterm_mid_run_leaves_no_scratch(tmp_path):
             proc.wait()
     assert leftovers(tmp_path) == []
     assert os.listdir(tmp_path) == []
+
+
+def test_too_little_free_space_exits_3(cpp_exe, tmp_path):
+    # A 4 MiB tmpfs in a private mount namespace (vanishes with the command); needs root or user namespaces.
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare not installed")
+    script = (
+        f'mount -t tmpfs -o size=4m ctxbench "{tmp_path}" || exit 99; '
+        f'exec "{cpp_exe}" --run storage.write --param dir="{tmp_path}" --param file_mb=3 --min-time 0.01'
+    )
+    proc = subprocess.run(
+        [unshare, "-m", "-r", "sh", "-c", script] if os.geteuid() else [unshare, "-m", "sh", "-c", script],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    if proc.returncode == 99 or "unshare" in proc.stderr:
+        pytest.skip("cannot mount a private tmpfs here")
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and "free" in proc.stderr

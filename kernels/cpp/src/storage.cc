@@ -92,6 +92,7 @@ std::string Invalid(const Params& params, bool write) {
            std::to_string(c.block);
   if (c.cold && GetString(params, "target") == "memory")
     return "state=cold needs target=disk: tmpfs pages are the file itself, there is no cache to drop";
+  if (GetString(params, "target") == "memory") return "";  // /dev/shm missing is the host's lack: exit 3
   struct stat st {};
   if (stat(c.dir.c_str(), &st) != 0) return "dir '" + c.dir + "' does not exist";
   if (!S_ISDIR(st.st_mode)) return "dir '" + c.dir + "' is not a directory";
@@ -113,6 +114,8 @@ int OpenFor(const Config& c, std::string* why) {
 
 std::string Unsupported(const Params& params, bool write) {
   Config c = ReadConfig(params, write);
+  struct stat st {};
+  if (stat(c.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return c.dir + " is not available on this host";
   RemoveStaleScratch(c.dir);
   if (c.direct && IsTmpfs(c.dir))
     return c.dir + " is tmpfs: its pages are the storage, there is no cache for O_DIRECT to bypass";
