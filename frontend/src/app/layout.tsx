@@ -12,8 +12,14 @@ function Header() {
         <NavLink to="/" className="brand" end>
           ctxbench
         </NavLink>
-        <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })}>
+        <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })} end={false}>
           Machines
+        </NavLink>
+        <NavLink to="/kernels" className={cls}>
+          Kernels
+        </NavLink>
+        <NavLink to="/compare" className={cls}>
+          Compare
         </NavLink>
         <NavLink to="/runs" className={cls} end>
           Runs

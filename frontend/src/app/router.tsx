@@ -9,6 +9,11 @@ const NotFoundPage = lazy(() => import('./routes/not-found'));
 const RunPage = lazy(() => import('./routes/run'));
 const RunsPage = lazy(() => import('./routes/runs'));
 const BatchPage = lazy(() => import('./routes/batch'));
+const MachinePage = lazy(() => import('./routes/machine'));
+const KernelsPage = lazy(() => import('./routes/kernels'));
+// The compare and share pages carry the charts (Recharts): their own chunks, loaded on first visit.
+const ComparePage = lazy(() => import('./routes/compare'));
+const SharePage = lazy(() => import('./routes/share'));
 
 const router = createBrowserRouter([
   {
@@ -17,6 +22,10 @@ const router = createBrowserRouter([
     children: [
       { index: true, element: <MachinesPage /> },
       { path: 'machines', element: <MachinesPage /> },
+      { path: 'machines/:id', element: <MachinePage /> },
+      { path: 'kernels', element: <KernelsPage /> },
+      { path: 'compare', element: <ComparePage /> },
+      { path: 's/:slug', element: <SharePage /> },
       { path: 'runs', element: <RunsPage /> },
       { path: 'runs/new', element: <NewRunPage /> },
       { path: 'runs/:id', element: <RunPage /> },

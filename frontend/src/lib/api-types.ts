@@ -169,3 +169,81 @@ export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed
 export function isTerminal(status: RunStatus | undefined): boolean {
   return status !== undefined && TERMINAL_RUN_STATUSES.includes(status);
 }
+
+// ------------------------------------------------------------------ compare and share
+// docs/architecture.md "Compare and share": GET /compare, POST /shares, GET /shares/{slug}.
+
+export interface CompareMachine {
+  id: string;
+  name: string;
+  hostname: string;
+  online: boolean;
+  facts: MachineFacts;
+}
+
+export interface CompareCell {
+  result_id: string;
+  run_id: string;
+  median: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  n: number;
+  cv: number | null;
+  noisy: boolean;
+  samples: number[];
+  created_at?: string | null;
+}
+
+export interface CompareRatio {
+  ratio: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  p_value: number | null;
+  significant: boolean;
+}
+
+export interface CompareRow {
+  kernel: string;
+  family: string;
+  params: Record<string, ParamValue>;
+  params_key: string;
+  unit: string;
+  /** Throughput units (MB/s): a ratio above 1 is better, not worse. */
+  higher_is_better?: boolean;
+  cells: Record<string, CompareCell>;
+  ratios: Record<string, CompareRatio>;
+  seed_reference: SeedReference | null;
+  /** The server's words for this row (units that differ, …), when it has any. */
+  warning?: string | null;
+  /** Each machine's unit when they differ. */
+  units?: Record<string, string>;
+}
+
+export interface FactDiff {
+  fact: string;
+  values: Record<string, unknown>;
+  hint?: string | null;
+}
+
+export interface CompareResponse {
+  machines: CompareMachine[];
+  baseline: string;
+  rows: CompareRow[];
+  geomean: Record<string, number | null>;
+  geomean_by_family: Record<string, Record<string, number | null>>;
+  facts_diff: FactDiff[];
+  result_ids: string[];
+  warnings: (string | { row?: string; kernel?: string; params_key?: string; message?: string; detail?: string })[];
+}
+
+export interface ShareCreated {
+  slug: string;
+  url: string;
+}
+
+export interface Share {
+  view: Record<string, unknown>;
+  result_ids: string[];
+  created_at: string;
+  compare: CompareResponse;
+}

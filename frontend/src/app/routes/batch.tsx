@@ -4,6 +4,7 @@ import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useMachines } from '@/features/machines/api/machines';
 import { useBatchRuns } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
+import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 
@@ -60,7 +61,12 @@ export function BatchPage() {
           </tbody>
         </table>
       </div>
-      <p>
+      <p className="actions">
+        {sorted.length >= 2 && (
+          <Link className="button button-primary" to={comparePath({ batch: batchId, machines: sorted.map((r) => r.machine_id), kernels })} data-testid="compare-batch">
+            Compare these machines
+          </Link>
+        )}
         <Link className="button" to={newRunPath({ machines: sorted.map((r) => r.machine_id), kernels })}>
           Run again on these machines…
         </Link>

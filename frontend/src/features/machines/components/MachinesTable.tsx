@@ -1,56 +1,111 @@
-import { Link } from 'react-router';
-import { OnlineBadge } from '@/components/StatusBadge';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { OnlineBadge, StatusBadge } from '@/components/StatusBadge';
 import { RelativeTime } from '@/components/Time';
 import { useNow } from '@/components/use-now';
-import type { Machine } from '@/lib/api-types';
-import { newRunPath } from '@/lib/query-state';
+import type { Machine, Run } from '@/lib/api-types';
+import { comparePath } from '@/lib/compare-query';
+import { newRunPath, runPath } from '@/lib/query-state';
 import { MachineFacts } from './MachineFacts';
 
-export function MachinesTable({ machines }: { machines: Machine[] }) {
+/** Each machine's newest run among `runs` (newest first, as the server lists them). */
+function lastRuns(runs: Run[] | undefined): Map<string, Run> {
+  const out = new Map<string, Run>();
+  for (const r of runs ?? []) if (!out.has(r.machine_id)) out.set(r.machine_id, r);
+  return out;
+}
+
+export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: Run[] }) {
   const now = useNow();
+  const navigate = useNavigate();
+  const [picked, setPicked] = useState<string[]>([]);
+  const last = lastRuns(runs);
+  const chosen = picked.filter((id) => machines.some((m) => m.id === id));
+  const toggle = (id: string, on: boolean) => setPicked((p) => (on ? [...p.filter((x) => x !== id), id] : p.filter((x) => x !== id)));
   return (
-    <div className="table-wrap">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Machine</th>
-            <th scope="col">State</th>
-            <th scope="col">Last seen</th>
-            <th scope="col">Facts</th>
-            <th scope="col" className="num">
-              Kernels
-            </th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {machines.map((m) => (
-            <tr key={m.id} data-testid="machine-row" data-machine-id={m.id}>
-              <td>
-                <div className="strong">{m.name}</div>
-                <div className="muted small">{m.hostname}</div>
-              </td>
-              <td>
-                <OnlineBadge online={m.online} />
-              </td>
-              <td>
-                <RelativeTime value={m.last_seen} now={now} />
-              </td>
-              <td>
-                <MachineFacts facts={m.facts} />
-              </td>
-              <td className="num">{m.kernels.length}</td>
-              <td>
-                <Link className="button" to={newRunPath({ machines: [m.id] })} aria-label={`New run on ${m.name}`}>
-                  New run
-                </Link>
-              </td>
+    <>
+      <div className="toolbar">
+        <button
+          type="button"
+          className="button button-primary"
+          disabled={chosen.length < 2}
+          onClick={() => navigate(comparePath({ machines: chosen }))}
+          data-testid="compare-selected"
+        >
+          Compare {chosen.length >= 2 ? `${chosen.length} machines` : 'selected'}
+        </button>
+        <span className="muted small">{chosen.length < 2 ? 'Tick two or more machines to compare them.' : ''}</span>
+      </div>
+      <div className="table-wrap">
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">
+                <span className="visually-hidden">Select</span>
+              </th>
+              <th scope="col">Machine</th>
+              <th scope="col">State</th>
+              <th scope="col">Last seen</th>
+              <th scope="col">Last run</th>
+              <th scope="col">Facts</th>
+              <th scope="col" className="num">
+                Kernels
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+          </thead>
+          <tbody>
+            {machines.map((m) => {
+              const run = last.get(m.id);
+              return (
+                <tr key={m.id} data-testid="machine-row" data-machine-id={m.id}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Select ${m.name} to compare`}
+                      checked={chosen.includes(m.id)}
+                      onChange={(e) => toggle(m.id, e.target.checked)}
+                      data-testid="machine-select"
+                    />
+                  </td>
+                  <td>
+                    <Link className="strong" to={`/machines/${encodeURIComponent(m.id)}`} data-testid="machine-link">
+                      {m.name}
+                    </Link>
+                    <div className="muted small">{m.hostname}</div>
+                  </td>
+                  <td>
+                    <OnlineBadge online={m.online} />
+                  </td>
+                  <td>
+                    <RelativeTime value={m.last_seen} now={now} />
+                  </td>
+                  <td data-testid="machine-last-run">
+                    {run ? (
+                      <Link to={runPath(run.id)} className="last-run">
+                        <StatusBadge status={run.status} /> <RelativeTime value={run.finished_at ?? run.created_at} now={now} />
+                      </Link>
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                  </td>
+                  <td>
+                    <MachineFacts facts={m.facts} />
+                  </td>
+                  <td className="num">{m.kernels.length}</td>
+                  <td>
+                    <Link className="button" to={newRunPath({ machines: [m.id] })} aria-label={`New run on ${m.name}`}>
+                      New run
+                    </Link>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </>
   );
 }

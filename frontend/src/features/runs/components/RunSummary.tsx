@@ -4,6 +4,7 @@ import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime } from '@/components/Time';
 import type { Machine, Run } from '@/lib/api-types';
 import { formatDuration, secondsBetween } from '@/lib/format';
+import { comparePath } from '@/lib/compare-query';
 import { batchPath, newRunPath } from '@/lib/query-state';
 import type { LiveMode } from '../api/run-events';
 import { RunActions } from './RunActions';
@@ -45,6 +46,9 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
           <RunActions run={run} />
           <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels })}>
             Run again…
+          </Link>
+          <Link className="button" to={comparePath({ machines: [run.machine_id], kernels, runs: [run.id] })} data-testid="compare-run">
+            Compare with…
           </Link>
         </span>
       </div>

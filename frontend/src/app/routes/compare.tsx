@@ -1,0 +1,67 @@
+import { useCallback } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { ErrorMessage, Loading } from '@/components/Feedback';
+import { canCompare, useCompare } from '@/features/compare/api/compare';
+import { CompareBody } from '@/features/compare/components/CompareBody';
+import { ComparePickers } from '@/features/compare/components/Pickers';
+import { ShareBox } from '@/features/compare/components/ShareBox';
+import { useKernels } from '@/features/kernels/api/kernels';
+import { useMachines } from '@/features/machines/api/machines';
+import { ApiError } from '@/lib/api-client';
+import { decodeCompareView, encodeCompareView, type CompareView } from '@/lib/compare-query';
+import { useDocumentTitle } from './title';
+
+/** The explorer's centre: machines side by side, kernel by kernel and sweep by sweep. The URL is the view. */
+export function ComparePage() {
+  useDocumentTitle('Compare');
+  const [searchParams, setSearchParams] = useSearchParams();
+  const view = decodeCompareView(searchParams);
+  const machines = useMachines();
+  const kernels = useKernels();
+  const compare = useCompare(view);
+
+  const onView = useCallback(
+    (patch: Partial<CompareView>) => {
+      setSearchParams(
+        (prev) => encodeCompareView({ ...decodeCompareView(prev), ...patch }),
+        // What is compared makes a history entry; sort, scale and the selected cell replace it.
+        { replace: !('machines' in patch || 'kernels' in patch || 'baseline' in patch || 'runs' in patch) },
+      );
+    },
+    [setSearchParams],
+  );
+
+  const names = new Map((machines.data ?? []).map((m) => [m.id, m.name]));
+  const err = compare.error;
+  const bad = err instanceof ApiError && (err.status === 404 || err.status === 422);
+  return (
+    <>
+      <div className="page-head">
+        <h1>Compare</h1>
+        {compare.data && <ShareBox view={view} />}
+      </div>
+      <p className="lead">
+        {view.machines.length > 0
+          ? `${view.machines.map((id) => names.get(id) ?? id).join(' vs ')}${view.batch ? `, batch ${view.batch.slice(0, 8)}` : ''}. The address bar is a live link to this view.`
+          : 'Pick two or more machines to see their results side by side.'}
+      </p>
+      {machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} />}
+      {!canCompare(view) && (
+        <p className="muted" data-testid="compare-prompt">
+          Choose at least two machines above{view.machines.length === 1 ? ' (one is chosen)' : ''}, or start from the{' '}
+          <Link to="/machines">machines page</Link>.
+        </p>
+      )}
+      {canCompare(view) && compare.isPending && <Loading what="the comparison" />}
+      {err && (
+        <div data-testid="compare-error">
+          <ErrorMessage title={bad ? 'Cannot compare:' : 'Could not load the comparison:'} error={err} />
+          {bad && <p className="muted small">Change the machines or kernels above, or go back to the <Link to="/machines">machines</Link>.</p>}
+        </div>
+      )}
+      {compare.data && !err && <CompareBody data={compare.data} view={view} onView={onView} />}
+    </>
+  );
+}
+
+export default ComparePage;

@@ -1,0 +1,57 @@
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { ErrorMessage, Loading } from '@/components/Feedback';
+import { useShare } from '@/features/compare/api/compare';
+import { CompareBody } from '@/features/compare/components/CompareBody';
+import { ApiError } from '@/lib/api-client';
+import { comparePath, isWellFormedSlug, viewFromShare, type CompareView } from '@/lib/compare-query';
+import { formatDateTime } from '@/lib/format';
+import { useDocumentTitle } from './title';
+
+function ShareNotFound({ slug }: { slug: string }) {
+  return (
+    <>
+      <h1>Share not found</h1>
+      <p data-testid="share-not-found">
+        There is no shared comparison <code>{slug}</code> on this server (404). Check the link, or start a{' '}
+        <Link to="/compare">new comparison</Link>.
+      </p>
+    </>
+  );
+}
+
+/** A frozen comparison: the numbers stored when it was shared, read-only and the same forever. */
+export function SharePage() {
+  const { slug = '' } = useParams();
+  useDocumentTitle('Shared comparison');
+  const wellFormed = isWellFormedSlug(slug);
+  const share = useShare(slug, wellFormed);
+  // Sorting, the chart scale and the chosen cell start from the share and stay in this page.
+  const [local, setLocal] = useState<Partial<CompareView>>({});
+
+  if (!wellFormed) return <ShareNotFound slug={slug} />;
+  if (share.isPending) return <Loading what="the shared comparison" />;
+  if (share.isError) {
+    if (share.error instanceof ApiError && share.error.isNotFound) return <ShareNotFound slug={slug} />;
+    return <ErrorMessage title="Could not load the shared comparison:" error={share.error} />;
+  }
+  const s = share.data;
+  const view = { ...viewFromShare(s.view), ...local };
+  const data = s.compare;
+  return (
+    <>
+      <h1>Shared comparison</h1>
+      <div className="message message-frozen" role="note" data-testid="frozen-banner">
+        Frozen on {formatDateTime(s.created_at)}: these numbers will not change.{' '}
+        <Link to={comparePath({ ...view, runs: view.runs, cell: null })}>Open the live comparison</Link> for the latest results.
+      </div>
+      <p className="lead">
+        {data.machines.map((m) => m.name).join(' vs ')}, baseline {data.machines.find((m) => m.id === data.baseline)?.name ?? data.baseline};{' '}
+        {s.result_ids.length} results.
+      </p>
+      <CompareBody data={data} view={view} onView={(patch) => setLocal((prev) => ({ ...prev, ...patch }))} />
+    </>
+  );
+}
+
+export default SharePage;

@@ -1,0 +1,45 @@
+import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
+import { apiGet, apiPost } from '@/lib/api-client';
+import type { CompareResponse, Share, ShareCreated } from '@/lib/api-types';
+import { compareApiQuery, type CompareView } from '@/lib/compare-query';
+
+export const compareQuery = (view: CompareView) => {
+  const qs = compareApiQuery(view);
+  return queryOptions({
+    queryKey: ['compare', qs],
+    queryFn: ({ signal }) => apiGet<CompareResponse>(`/compare?${qs}`, signal),
+  });
+};
+
+/** Enough to ask: two machines (the server's minimum), or a batch that names them. */
+export function canCompare(view: CompareView): boolean {
+  return view.machines.length >= 2 || (view.batch !== null && view.machines.length !== 1);
+}
+
+/** The live comparison; it refreshes while the page is open, so new results show up. */
+export function useCompare(view: CompareView) {
+  return useQuery({
+    ...compareQuery(view),
+    enabled: canCompare(view),
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });
+}
+
+/** Freezes the comparison on the server: POST /shares {view} → {slug, url}. */
+export function useCreateShare() {
+  return useMutation({
+    mutationFn: (view: Record<string, unknown>) => apiPost<ShareCreated>('/shares', { view }),
+  });
+}
+
+/** A frozen comparison: identical forever, so it is never refetched. */
+export function useShare(slug: string, enabled: boolean) {
+  return useQuery({
+    queryKey: ['shares', slug],
+    queryFn: ({ signal }) => apiGet<Share>(`/shares/${encodeURIComponent(slug)}`, signal),
+    enabled,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
+}

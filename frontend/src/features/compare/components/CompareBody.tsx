@@ -1,0 +1,73 @@
+import type { CompareResponse } from '@/lib/api-types';
+import type { CompareView } from '@/lib/compare-query';
+import { compareToCsv, compareToJson, downloadBlob, exportName } from '@/lib/export';
+import { viewToShare } from '@/lib/compare-query';
+import { rowKey, rowWarning, warningText } from '../utils/table';
+import { CompareTable } from './CompareTable';
+import { Distribution } from './Distribution';
+import { FactsDiff } from './FactsDiff';
+import { Heatmap } from './Heatmap';
+import { SweepCharts } from './SweepCharts';
+
+function Exports({ data, view }: { data: CompareResponse; view: CompareView }) {
+  return (
+    <span className="exports">
+      <button type="button" className="button button-small" data-testid="export-csv" onClick={() => downloadBlob(exportName('csv'), compareToCsv(data), 'text/csv')}>
+        CSV
+      </button>
+      <button
+        type="button"
+        className="button button-small"
+        data-testid="export-json"
+        onClick={() => downloadBlob(exportName('json'), compareToJson(data, viewToShare(view)), 'application/json')}
+      >
+        JSON
+      </button>
+    </span>
+  );
+}
+
+/** Everything a comparison shows: the same on the live page and on a frozen share. */
+export function CompareBody({ data, view, onView }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void }) {
+  const loose = (data.warnings ?? []).filter((w) => !data.rows.some((r) => rowWarning(r, [w]) !== null));
+  const selected = view.cell ? data.rows.find((r) => rowKey(r) === `${view.cell!.kernel}|${view.cell!.paramsKey}`) : undefined;
+  return (
+    <>
+      {loose.length > 0 && (
+        <div className="message message-warn" role="note" data-testid="compare-warnings">
+          {loose.map((w, i) => (
+            <div key={i}>{warningText(w)}</div>
+          ))}
+        </div>
+      )}
+      <h2 className="section-head">
+        Results <span className="muted small">{data.rows.length} rows</span> <Exports data={data} view={view} />
+      </h2>
+      {data.rows.length === 0 ? (
+        <p className="muted" data-testid="compare-empty">
+          No results to compare yet: the chosen machines have no successful result for these kernels (run them from New run).
+        </p>
+      ) : (
+        <CompareTable data={data} view={view} onView={onView} />
+      )}
+      {selected && (
+        <>
+          <h2>Distribution</h2>
+          <Distribution data={data} row={selected} onClose={() => onView({ cell: null })} />
+        </>
+      )}
+      {data.rows.length > 0 && (
+        <>
+          <h2>Heatmap</h2>
+          <Heatmap data={data} view={view} onView={onView} />
+          <h2>Sweeps</h2>
+          <SweepCharts data={data} scale={view.scale} onScale={(scale) => onView({ scale })} />
+        </>
+      )}
+      <h2>What differs between the machines</h2>
+      <FactsDiff data={data} />
+    </>
+  );
+}
+
+export default CompareBody;

@@ -1,0 +1,45 @@
+import type { CompareResponse } from '@/lib/api-types';
+
+function show(v: unknown): string {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
+
+/** Only the facts that differ between the compared machines, with the server's hint on each. */
+export function FactsDiff({ data }: { data: CompareResponse }) {
+  if (data.facts_diff.length === 0) {
+    return <p className="muted">The compared machines have the same facts.</p>;
+  }
+  return (
+    <div className="table-wrap">
+      <table className="table" data-testid="facts-diff">
+        <thead>
+          <tr>
+            <th scope="col">Fact</th>
+            {data.machines.map((m) => (
+              <th key={m.id} scope="col">
+                {m.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {data.facts_diff.map((d) => (
+            <tr key={d.fact} data-testid="fact-diff">
+              <th scope="row">
+                <code>{d.fact}</code>
+                {d.hint && <div className="muted small hint">{d.hint}</div>}
+              </th>
+              {data.machines.map((m) => (
+                <td key={m.id} className="small fact-value">
+                  {show(d.values[m.id])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,149 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { runsQuery } from '@/features/runs/api/runs';
+import type { Kernel, Machine } from '@/lib/api-types';
+import type { CompareView } from '@/lib/compare-query';
+import { formatDateTime } from '@/lib/format';
+
+/** Per machine: its latest results, or the results of one chosen run. */
+function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareView; onView: (p: Partial<CompareView>) => void }) {
+  const runs = useQuery({ ...runsQuery({ machine: machine.id, status: 'succeeded' }) });
+  const list = runs.data ?? [];
+  const chosen = list.find((r) => view.runs.includes(r.id))?.id ?? '';
+  const onChange = (id: string) => {
+    const mine = new Set(list.map((r) => r.id));
+    const others = view.runs.filter((r) => !mine.has(r));
+    onView({ runs: id ? [...others, id] : others });
+  };
+  return (
+    <div className="field field-inline">
+      <label htmlFor={`run-${machine.id}`}>{machine.name}</label>
+      <select id={`run-${machine.id}`} value={chosen} onChange={(e) => onChange(e.target.value)} data-testid="run-picker">
+        <option value="">latest results</option>
+        {list.map((r) => (
+          <option key={r.id} value={r.id}>
+            {formatDateTime(r.finished_at ?? r.created_at)} · {[...new Set(r.items.map((i) => i.kernel))].slice(0, 3).join(', ')} ({r.id.slice(0, 8)})
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Machines, kernels, baseline and runs of the comparison; every change goes to the URL. */
+export function ComparePickers({
+  machines,
+  kernels,
+  view,
+  onView,
+}: {
+  machines: Machine[];
+  kernels: Kernel[];
+  view: CompareView;
+  onView: (p: Partial<CompareView>) => void;
+}) {
+  const [kernelText, setKernelText] = useState(view.kernels.join(', '));
+  const [lastKernels, setLastKernels] = useState(view.kernels);
+  if (lastKernels !== view.kernels && lastKernels.join(',') !== view.kernels.join(',')) {
+    // The URL changed under the form (back button, a link): show its kernels.
+    setLastKernels(view.kernels);
+    setKernelText(view.kernels.join(', '));
+  }
+  const chosen = view.machines;
+  const byId = new Map(machines.map((m) => [m.id, m]));
+  const families = [...new Set(kernels.map((k) => k.family))].sort();
+  const toggle = (id: string, on: boolean) => {
+    const next = on ? [...chosen.filter((m) => m !== id), id] : chosen.filter((m) => m !== id);
+    onView({ machines: next, baseline: view.baseline && next.includes(view.baseline) ? view.baseline : null });
+  };
+  const applyKernels = (e?: FormEvent) => {
+    e?.preventDefault();
+    const list = [...new Set(kernelText.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean))];
+    setLastKernels(list);
+    onView({ kernels: list, cell: null });
+  };
+  return (
+    <details className="pickers" open={chosen.length < 2}>
+      <summary>Choose machines, kernels, baseline and runs</summary>
+      <div className="pickers-body">
+        <fieldset className="machine-picker">
+          <legend>Machines (two or more)</legend>
+          {machines.map((m) => (
+            <div key={m.id} className="machine-option" data-testid="compare-machine-option">
+              <input id={`cmp-${m.id}`} type="checkbox" checked={chosen.includes(m.id)} onChange={(e) => toggle(m.id, e.target.checked)} />
+              <label htmlFor={`cmp-${m.id}`}>
+                {m.name} <span className="muted small">{m.hostname}</span>
+              </label>
+            </div>
+          ))}
+        </fieldset>
+        <div>
+          <form className="field" onSubmit={applyKernels}>
+            <label htmlFor="cmp-kernels">Kernels</label>
+            <div className="field-inline">
+              <input
+                id="cmp-kernels"
+                list="cmp-kernel-ids"
+                value={kernelText}
+                onChange={(e) => setKernelText(e.target.value)}
+                onBlur={() => applyKernels()}
+                placeholder="all kernels with results; or ids and family.* separated by commas"
+                size={50}
+              />
+              <button type="submit" className="button">
+                Apply
+              </button>
+            </div>
+            <datalist id="cmp-kernel-ids">
+              {families.map((f) => (
+                <option key={`f-${f}`} value={`${f}.*`} />
+              ))}
+              {kernels.map((k) => (
+                <option key={k.id} value={k.id} />
+              ))}
+            </datalist>
+            <div className="muted small">
+              Families:{' '}
+              {families.map((f) => (
+                <button
+                  key={f}
+                  type="button"
+                  className="link-button"
+                  onClick={() => {
+                    const list = [...new Set([...view.kernels, `${f}.*`])];
+                    setKernelText(list.join(', '));
+                    setLastKernels(list);
+                    onView({ kernels: list });
+                  }}
+                >
+                  {f}.*
+                </button>
+              ))}
+            </div>
+          </form>
+          {chosen.length > 0 && (
+            <div className="field field-inline">
+              <label htmlFor="cmp-baseline">Baseline</label>
+              <select id="cmp-baseline" value={view.baseline ?? chosen[0] ?? ''} onChange={(e) => onView({ baseline: e.target.value })}>
+                {chosen.map((id) => (
+                  <option key={id} value={id}>
+                    {byId.get(id)?.name ?? id}
+                  </option>
+                ))}
+              </select>
+            </div>
+          )}
+          {chosen.length > 0 && (
+            <fieldset className="runs-picker">
+              <legend>Runs</legend>
+              {chosen.map((id) => {
+                const m = byId.get(id);
+                return m ? <RunPicker key={id} machine={m} view={view} onView={onView} /> : null;
+              })}
+            </fieldset>
+          )}
+        </div>
+      </div>
+    </details>
+  );
+}

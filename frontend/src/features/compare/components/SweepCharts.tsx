@@ -1,0 +1,136 @@
+import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceDot, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { CompareResponse } from '@/lib/api-types';
+import type { ChartScale } from '@/lib/compare-query';
+import { formatNumber, formatParams } from '@/lib/format';
+import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGroup } from '../utils/sweep';
+import { ChartFrame } from './ChartFrame';
+import { machineColour } from './palette';
+
+function SweepChart({ group, data, scale }: { group: SweepGroup; data: CompareResponse; scale: ChartScale }) {
+  const ids = data.machines.map((m) => m.id);
+  const rows = seriesData(group, ids);
+  const xs = group.points.map((p) => p.x).filter((x): x is number => typeof x === 'number');
+  const ticks = group.log2 ? log2Ticks(Math.min(...xs), Math.max(...xs)) : undefined;
+  const seed = seedMark(group);
+  const fixed = Object.keys(group.fixed).length ? ` (${formatParams(group.fixed)})` : '';
+  return (
+    <ChartFrame
+      title={
+        <>
+          <code>{group.kernel}</code> over <strong>{group.param}</strong>
+          <span className="muted small">{fixed}</span>
+        </>
+      }
+      file={`${group.kernel}-${group.param}`}
+      testId="sweep-chart"
+    >
+      <ResponsiveContainer width="100%" height={280}>
+        <ComposedChart data={rows} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
+          {group.numeric ? (
+            <XAxis
+              dataKey="x"
+              type="number"
+              scale={group.log2 ? 'log' : 'linear'}
+              domain={group.log2 ? [Math.min(...(ticks ?? xs)), Math.max(...(ticks ?? xs))] : ['dataMin', 'dataMax']}
+              ticks={ticks}
+              tickFormatter={(v: number) => formatTick(v)}
+              allowDataOverflow
+              label={{ value: `${group.param}${group.log2 ? ' (log2)' : ''}`, position: 'insideBottom', offset: -10 }}
+            />
+          ) : (
+            <XAxis dataKey="x" type="category" label={{ value: group.param, position: 'insideBottom', offset: -10 }} />
+          )}
+          <YAxis
+            type="number"
+            scale={scale === 'log' ? 'log' : 'linear'}
+            domain={scale === 'log' ? ['auto', 'auto'] : [0, 'auto']}
+            allowDataOverflow={scale === 'log'}
+            tickFormatter={(v: number) => formatNumber(v, 3)}
+            width={70}
+            label={{ value: group.unit, angle: -90, position: 'insideLeft' }}
+          />
+          <Tooltip formatter={(v) => (Array.isArray(v) ? v.map((x) => formatNumber(Number(x))).join(' – ') : formatNumber(Number(v)))} />
+          <Legend verticalAlign="top" height={24} />
+          {data.machines.map((m, i) => (
+            <Area
+              key={`ci-${m.id}`}
+              dataKey={(d: Record<string, unknown>) => d[`ci:${m.id}`] as [number, number] | undefined}
+              name={`${m.name} 95 % CI`}
+              stroke="none"
+              fill={machineColour(i)}
+              fillOpacity={0.15}
+              isAnimationActive={false}
+              legendType="none"
+              connectNulls
+            />
+          ))}
+          {data.machines.map((m, i) => (
+            <Line
+              key={m.id}
+              dataKey={(d: Record<string, unknown>) => d[`median:${m.id}`] as number | undefined}
+              name={m.name}
+              stroke={machineColour(i)}
+              strokeWidth={2}
+              dot={{ r: 3 }}
+              isAnimationActive={false}
+              connectNulls
+            />
+          ))}
+          {seed?.kind === 'line' && (
+            <ReferenceLine
+              y={seed.value}
+              stroke="#5c6670"
+              strokeDasharray="6 4"
+              label={{ value: `seed ${seed.seed.seed}: ${formatNumber(seed.value)} (${seed.seed.machine})`, position: 'insideTopRight', fontSize: 11 }}
+            />
+          )}
+          {seed?.kind === 'point' && (
+            <ReferenceDot
+              x={seed.x}
+              y={seed.value}
+              r={5}
+              fill="#fff"
+              stroke="#1b1f24"
+              label={{ value: `seed ${seed.seed.seed}`, position: 'top', fontSize: 11 }}
+            />
+          )}
+        </ComposedChart>
+      </ResponsiveContainer>
+      {seed && (
+        <p className="muted small chart-note" data-testid="seed-note">
+          {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: seed {seed.seed.seed}, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
+          {seed.seed.machine}
+          {seed.seed.note ? ` (${seed.seed.note})` : ''}.
+        </p>
+      )}
+    </ChartFrame>
+  );
+}
+
+/** One chart per kernel and swept parameter: x the parameter, y the kernel's unit, a line per machine. */
+export function SweepCharts({ data, scale, onScale }: { data: CompareResponse; scale: ChartScale; onScale?: (s: ChartScale) => void }) {
+  const groups = sweepGroups(data.rows);
+  if (groups.length === 0) {
+    return <p className="muted">No kernel here has several points along one parameter: run a sweep to get a curve.</p>;
+  }
+  return (
+    <>
+      {onScale && (
+        <div className="toolbar">
+          <span className="strong">y axis</span>
+          {(['linear', 'log'] as const).map((s) => (
+            <label key={s} className="radio">
+              <input type="radio" name="chart-scale" value={s} checked={scale === s} onChange={() => onScale(s)} /> {s}
+            </label>
+          ))}
+        </div>
+      )}
+      <div className="charts">
+        {groups.map((g) => (
+          <SweepChart key={g.key} group={g} data={data} scale={scale} />
+        ))}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,38 @@
+// The kernels page: search over the catalog and its URL state (?q=&family=).
+import type { Kernel, ParamSpec } from '@/lib/api-types';
+
+export interface KernelsQuery {
+  q: string;
+  family: string | null;
+}
+
+export function decodeKernelsQuery(search: string | URLSearchParams): KernelsQuery {
+  const p = typeof search === 'string' ? new URLSearchParams(search) : search;
+  return { q: p.get('q')?.trim() ?? '', family: p.get('family')?.trim() || null };
+}
+
+export function encodeKernelsQuery(q: Partial<KernelsQuery>): string {
+  const p = new URLSearchParams();
+  if (q.q) p.set('q', q.q);
+  if (q.family) p.set('family', q.family);
+  return p.toString();
+}
+
+/** Kernels whose id, title, description or parameter names contain every word of the search. */
+export function searchKernels(kernels: Kernel[], query: KernelsQuery): Kernel[] {
+  const words = query.q.toLowerCase().split(/\s+/).filter(Boolean);
+  return kernels.filter((k) => {
+    if (query.family && k.family !== query.family) return false;
+    const hay = [k.id, k.title, k.description, k.family, k.unit, ...k.params.map((p) => p.name)].join(' ').toLowerCase();
+    return words.every((w) => hay.includes(w));
+  });
+}
+
+/** A parameter's range or choices in words: "1…4096", "same_core | cross_core". */
+export function paramRange(p: ParamSpec): string {
+  if (p.choices && p.choices.length) return p.choices.join(' | ');
+  if (p.min !== null && p.min !== undefined && p.max !== null && p.max !== undefined) return `${p.min}…${p.max}`;
+  if (p.min !== null && p.min !== undefined) return `≥ ${p.min}`;
+  if (p.max !== null && p.max !== undefined) return `≤ ${p.max}`;
+  return '';
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import {
+  compareApiQuery,
+  comparePath,
+  decodeCompareView,
+  EMPTY_COMPARE_VIEW,
+  encodeCompareView,
+  isWellFormedSlug,
+  viewFromShare,
+  viewToShare,
+  type CompareView,
+} from './compare-query';
+
+const full: CompareView = {
+  machines: ['m-a', 'm-b'],
+  kernels: ['sched.*', 'syscall.getppid'],
+  baseline: 'm-b',
+  runs: ['r1', 'r2'],
+  batch: 'b1',
+  sort: '-ratio',
+  sortMachine: 'm-a',
+  scale: 'log',
+  cell: { kernel: 'ctxswitch.pipe', paramsKey: 'placement=same_core&threads=2' },
+};
+
+describe('compare view URL', () => {
+  it('round-trips every part of the view', () => {
+    expect(decodeCompareView(encodeCompareView(full))).toEqual(full);
+  });
+
+  it('keeps the address readable: commas and family stars as they are', () => {
+    expect(encodeCompareView({ machines: ['a', 'b'], kernels: ['sched.*'], baseline: 'a' })).toBe(
+      'machines=a,b&kernels=sched.*&baseline=a',
+    );
+  });
+
+  it('leaves defaults out', () => {
+    expect(encodeCompareView(EMPTY_COMPARE_VIEW)).toBe('');
+    expect(comparePath({})).toBe('/compare');
+    expect(comparePath({ machines: ['x'], sortMachine: 'x' })).toBe('/compare?machines=x');
+  });
+
+  it('decodes hand-written and repeated parameters forgivingly', () => {
+    const v = decodeCompareView('?machines=a,%20b,a&machines=c&kernels=&sort=weird&scale=cubic&baseline=');
+    expect(v.machines).toEqual(['a', 'b', 'c']);
+    expect(v.kernels).toEqual([]);
+    expect(v.sort).toBe('kernel');
+    expect(v.scale).toBe('linear');
+    expect(v.baseline).toBeNull();
+  });
+
+  it('keeps a selected cell whose params contain & and =', () => {
+    const qs = encodeCompareView({ cell: { kernel: 'k.x', paramsKey: 'a=1&b=two' } });
+    expect(qs).not.toContain('&b=');
+    expect(decodeCompareView(qs).cell).toEqual({ kernel: 'k.x', paramsKey: 'a=1&b=two' });
+    expect(decodeCompareView('cell=k.y').cell).toEqual({ kernel: 'k.y', paramsKey: '' });
+  });
+
+  it('asks the API only for what selects data', () => {
+    expect(compareApiQuery(full)).toBe('machines=m-a,m-b&kernels=sched.*,syscall.getppid&baseline=m-b&runs=r1,r2&batch=b1');
+  });
+});
+
+describe('share view object', () => {
+  it('round-trips through the object a share stores', () => {
+    expect(viewFromShare(viewToShare(full))).toEqual(full);
+  });
+
+  it('fills the baseline with the first machine and forgives odd objects', () => {
+    expect(viewToShare({ ...EMPTY_COMPARE_VIEW, machines: ['a', 'b'] }).baseline).toBe('a');
+    expect(viewFromShare({ machines: 'a,b', sort: 3, cell: { kernel: 1 } })).toEqual({ ...EMPTY_COMPARE_VIEW, machines: ['a', 'b'] });
+    expect(viewFromShare(null)).toEqual(EMPTY_COMPARE_VIEW);
+  });
+});
+
+describe('isWellFormedSlug', () => {
+  it('takes base62 of 12 characters or more', () => {
+    expect(isWellFormedSlug('aB3dE5gH9jK1')).toBe(true);
+    expect(isWellFormedSlug('short')).toBe(false);
+    expect(isWellFormedSlug('has-a-dash-in-it')).toBe(false);
+  });
+});

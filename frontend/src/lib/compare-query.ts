@@ -1,0 +1,156 @@
+// The compare view's state lives in its URL: /compare?machines=a,b&kernels=k1,fam.*&baseline=a
+// [&runs=r1,r2][&batch=b][&sort=-ratio&sortm=b][&scale=log][&cell=<kernel>|<params_key>].
+// These functions are the only place that reads or writes it (and the object a share freezes).
+
+export type SortKey = 'kernel' | 'ratio' | '-ratio';
+export type ChartScale = 'linear' | 'log';
+
+export interface CompareView {
+  machines: string[];
+  /** Kernel ids or family prefixes ending in `.*`; empty = everything the machines have results for. */
+  kernels: string[];
+  /** One of `machines`; null = the first. */
+  baseline: string | null;
+  /** Specific runs (the run picker); empty = each machine's latest results. */
+  runs: string[];
+  batch: string | null;
+  /** Table order: by kernel (default) or by the ratio of `sortMachine` (ascending, or descending with `-`). */
+  sort: SortKey;
+  sortMachine: string | null;
+  /** The sweep charts' y axis. */
+  scale: ChartScale;
+  /** The selected cell (its row: kernel and canonical params), whose samples the distribution view shows. */
+  cell: { kernel: string; paramsKey: string } | null;
+}
+
+export const EMPTY_COMPARE_VIEW: CompareView = {
+  machines: [],
+  kernels: [],
+  baseline: null,
+  runs: [],
+  batch: null,
+  sort: 'kernel',
+  sortMachine: null,
+  scale: 'linear',
+  cell: null,
+};
+
+function list(params: URLSearchParams, key: string): string[] {
+  const seen = new Set<string>();
+  for (const raw of params.getAll(key)) {
+    for (const part of raw.split(',')) {
+      const v = part.trim();
+      if (v) seen.add(v);
+    }
+  }
+  return [...seen];
+}
+
+function one(params: URLSearchParams, key: string): string | null {
+  const v = params.get(key)?.trim();
+  return v ? v : null;
+}
+
+const CELL_SEP = '|';
+
+export function decodeCompareView(search: string | URLSearchParams): CompareView {
+  const params = typeof search === 'string' ? new URLSearchParams(search) : search;
+  const sort = one(params, 'sort');
+  const scale = one(params, 'scale');
+  const cellRaw = one(params, 'cell');
+  let cell: CompareView['cell'] = null;
+  if (cellRaw) {
+    const i = cellRaw.indexOf(CELL_SEP);
+    cell = i < 0 ? { kernel: cellRaw, paramsKey: '' } : { kernel: cellRaw.slice(0, i), paramsKey: cellRaw.slice(i + 1) };
+  }
+  return {
+    machines: list(params, 'machines'),
+    kernels: list(params, 'kernels'),
+    baseline: one(params, 'baseline'),
+    runs: list(params, 'runs'),
+    batch: one(params, 'batch'),
+    sort: sort === 'ratio' || sort === '-ratio' ? sort : 'kernel',
+    sortMachine: one(params, 'sortm'),
+    scale: scale === 'log' ? 'log' : 'linear',
+    cell,
+  };
+}
+
+/** A comma list that stays readable in the address bar (commas and `*` kept, the rest escaped). */
+function commaList(values: string[]): string {
+  return values.map((v) => encodeURIComponent(v).replace(/%2A/gi, '*')).join(',');
+}
+
+/** The query string (without "?"); defaults are left out so links stay short. */
+export function encodeCompareView(view: Partial<CompareView>): string {
+  const v = { ...EMPTY_COMPARE_VIEW, ...view };
+  const parts: string[] = [];
+  if (v.machines.length) parts.push(`machines=${commaList(v.machines)}`);
+  if (v.kernels.length) parts.push(`kernels=${commaList(v.kernels)}`);
+  if (v.baseline) parts.push(`baseline=${encodeURIComponent(v.baseline)}`);
+  if (v.runs.length) parts.push(`runs=${commaList(v.runs)}`);
+  if (v.batch) parts.push(`batch=${encodeURIComponent(v.batch)}`);
+  if (v.sort !== 'kernel') parts.push(`sort=${v.sort}`);
+  if (v.sort !== 'kernel' && v.sortMachine) parts.push(`sortm=${encodeURIComponent(v.sortMachine)}`);
+  if (v.scale !== 'linear') parts.push(`scale=${v.scale}`);
+  if (v.cell) parts.push(`cell=${encodeURIComponent(`${v.cell.kernel}${CELL_SEP}${v.cell.paramsKey}`)}`);
+  return parts.join('&');
+}
+
+export function comparePath(view: Partial<CompareView>): string {
+  const qs = encodeCompareView(view);
+  return qs ? `/compare?${qs}` : '/compare';
+}
+
+/** The REST query for GET /compare: only what selects data (UI state stays in the browser). */
+export function compareApiQuery(view: CompareView): string {
+  return encodeCompareView({
+    machines: view.machines,
+    kernels: view.kernels,
+    baseline: view.baseline,
+    runs: view.runs,
+    batch: view.batch,
+  });
+}
+
+/** The object POST /shares freezes: the compare query and the UI state. */
+export function viewToShare(view: CompareView): Record<string, unknown> {
+  return {
+    machines: view.machines,
+    kernels: view.kernels,
+    baseline: view.baseline ?? view.machines[0] ?? null,
+    ...(view.runs.length ? { runs: view.runs } : {}),
+    ...(view.batch ? { batch: view.batch } : {}),
+    sort: view.sort,
+    sort_machine: view.sortMachine,
+    scale: view.scale,
+    cell: view.cell ? { kernel: view.cell.kernel, params_key: view.cell.paramsKey } : null,
+  };
+}
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? v.split(',').filter(Boolean) : [];
+const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+
+/** A share's stored view back as a CompareView (forgiving: unknown or missing fields take defaults). */
+export function viewFromShare(obj: Record<string, unknown> | null | undefined): CompareView {
+  const o = obj ?? {};
+  const cell = o.cell as { kernel?: unknown; params_key?: unknown } | null | undefined;
+  const sort = o.sort;
+  return {
+    machines: strings(o.machines),
+    kernels: strings(o.kernels),
+    baseline: str(o.baseline),
+    runs: strings(o.runs),
+    batch: str(o.batch),
+    sort: sort === 'ratio' || sort === '-ratio' ? sort : 'kernel',
+    sortMachine: str(o.sort_machine),
+    scale: o.scale === 'log' ? 'log' : 'linear',
+    cell: cell && typeof cell.kernel === 'string' ? { kernel: cell.kernel, paramsKey: typeof cell.params_key === 'string' ? cell.params_key : '' } : null,
+  };
+}
+
+/** Share slugs: base62, at least 12 characters (anything else is a 404 without asking). */
+export function isWellFormedSlug(slug: string): boolean {
+  return /^[0-9A-Za-z]{12,64}$/.test(slug);
+}
