@@ -399,10 +399,13 @@ async def test_report_without_iterations_is_stored(make_agent: MakeAgent, http: 
     item = (await agent.expect("start_run")).start_run.items[0]
     req = agent.result(run["id"], item)
     del req.result_report.iterations[:]  # the agent sends none when the kernel printed none
+    req.result_report.started_at.FromSeconds(1_800_000_000)
+    req.result_report.finished_at.FromSeconds(-62135596800)  # Go's zero time.Time: never set
     await agent.send(req)
     await agent.expect("result_ack")
     [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
     assert res["iterations"] == [] and res["n"] == 10
+    assert res["started_at"].startswith("2027-01-15T08:00:00") and res["finished_at"] is None
 
 
 # --- lost agents ----------------------------------------------------------------------------------

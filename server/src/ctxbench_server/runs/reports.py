@@ -63,7 +63,8 @@ class Stored:
 
 
 def _ts(t: Timestamp, present: bool) -> datetime | None:
-    return t.ToDatetime(tzinfo=UTC) if present else None
+    """None when absent, or at or before 1970 (Go's zero time.Time arrives as year 1: never set)."""
+    return t.ToDatetime(tzinfo=UTC) if present and t.seconds > 0 else None
 
 
 async def _own_run(session: AsyncSession, machine_id: str, run_id: str) -> Run:
