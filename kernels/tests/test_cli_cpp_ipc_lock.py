@@ -27,12 +27,12 @@ def run(kernel: str, *params: str) -> dict:
 
 def test_seed_004_references(cpp_specs):
     seeds = {s["id"]: s.get("seed_reference") for s in cpp_specs}
-    assert seeds["syscall.open_close"]["value"] == pytest.approx(1e9 / 1093160.21)
-    assert seeds["syscall.gettimeofday"]["value"] == pytest.approx(1e9 / 1453568.66)
-    assert seeds["syscall.socket_close"]["value"] == pytest.approx(1e9 / 578356.96)
-    assert seeds["ipc.udp_loopback"]["value"] == pytest.approx(1e9 / 451723.21)
+    assert seeds["syscall.open_close"]["value"] == pytest.approx(1e9 / 1093160.21, abs=0.05)
+    assert seeds["syscall.gettimeofday"]["value"] == pytest.approx(1e9 / 1453568.66, abs=0.05)
+    assert seeds["syscall.socket_close"]["value"] == pytest.approx(1e9 / 578356.96, abs=0.05)
+    assert seeds["ipc.udp_loopback"]["value"] == pytest.approx(1e9 / 451723.21, abs=0.05)
     assert seeds["ipc.udp_loopback"]["params"] == {"size": "512", "socket": "reused"}
-    assert seeds["lock.spin_shm"]["value"] == pytest.approx(1e9 / 52631578.95)
+    assert seeds["lock.spin_shm"]["value"] == pytest.approx(1e9 / 52631578.95, abs=0.05)
     assert seeds["lock.flock"]["params"] == {"processes": "8"}
     for kernel in ("syscall.open_close", "lock.fcntl", "lock.posix_sem"):
         assert seeds[kernel]["seed"] == "004"

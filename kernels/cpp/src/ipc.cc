@@ -414,7 +414,7 @@ KernelRegistrar udp_kernel(MakeIpcKernel(
     65507,
     SeedReference{
         .seed = "004",
-        .value = 1e9 / 451723.21,
+        .value = PerOpNs(451723.21),
         .unit = "ns/op",
         .machine = kSeed004Machine,
         .params = {{"size", "512"}, {"socket", "reused"}},
@@ -433,7 +433,7 @@ KernelRegistrar shm_kernel(MakeIpcKernel(
     1 << 20,
     SeedReference{
         .seed = "004",
-        .value = 1e9 / 1.6e6,
+        .value = PerOpNs(1.6e6),
         .unit = "ns/op",
         .machine = kSeed004Machine,
         .params = {{"size", "512"}, {"notify", "spin"}},

@@ -211,7 +211,7 @@ Kernel MakeLockKernel(const char* id, const char* title, LockKind kind, const ch
   if (seed_rate > 0)
     k.spec.seed_reference = SeedReference{
         .seed = "004",
-        .value = 1e9 / seed_rate,
+        .value = PerOpNs(seed_rate),
         .unit = "ns/op",
         .machine = kSeed004Machine,
         .params = {{"processes", "8"}},

@@ -141,6 +141,8 @@ ParamSpec ChoiceParam(std::string name, std::string def, std::vector<std::string
   return p;
 }
 
+double PerOpNs(double ops_per_second) { return std::round(1e10 / ops_per_second) / 10; }
+
 ParamSpec StringParam(std::string name, std::string def, std::string help) {
   ParamSpec p;
   p.name = std::move(name);

@@ -92,6 +92,9 @@ struct KernelRegistrar {
   explicit KernelRegistrar(Kernel kernel) { Registry().push_back(std::move(kernel)); }
 };
 
+// A seed's rate (ops per second) as ns per op, rounded to 0.1 ns for the catalog.
+double PerOpNs(double ops_per_second);
+
 // Convenience constructors for specs.
 ParamSpec IntParam(std::string name, int64_t def, int64_t min, int64_t max, std::vector<int64_t> sweep,
                    std::string help);

@@ -171,7 +171,7 @@ KernelRegistrar open_close({
             .seed_reference =
                 SeedReference{
                     .seed = "004",
-                    .value = 1e9 / 1093160.21,
+                    .value = PerOpNs(1093160.21),
                     .unit = "ns/op",
                     .machine = kSeed004Machine,
                     .params = {},
@@ -212,7 +212,7 @@ KernelRegistrar gettimeofday_kernel({
             .seed_reference =
                 SeedReference{
                     .seed = "004",
-                    .value = 1e9 / 1453568.66,
+                    .value = PerOpNs(1453568.66),
                     .unit = "ns/op",
                     .machine = kSeed004Machine,
                     .params = {},
@@ -257,7 +257,7 @@ KernelRegistrar socket_close({
             .seed_reference =
                 SeedReference{
                     .seed = "004",
-                    .value = 1e9 / 578356.96,
+                    .value = PerOpNs(578356.96),
                     .unit = "ns/op",
                     .machine = kSeed004Machine,
                     .params = {},
