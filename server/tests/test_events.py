@@ -75,3 +75,24 @@ async def test_stop_ends_open_streams(
         await asyncio.wait_for(server.stop(), 5)  # neither the SSE stream nor the agent stream holds it up
     with pytest.raises(EOFError):
         await agent.next(wait_s=5)
+
+
+async def test_keepalive_comment(
+    make_agent: Callable[..., FakeAgent], http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxbench_server.runs import events
+
+    monkeypatch.setattr(events, "KEEPALIVE_S", 0.1)
+    agent = make_agent()
+    await agent.connect()
+    run = (
+        await http.post(
+            "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}]}
+        )
+    ).json()
+    async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
+        lines = aiter(resp.aiter_lines())
+        assert await anext(lines) == "event: run"
+        async with asyncio.timeout(5):
+            while (line := await anext(lines)) != ": keepalive":
+                assert not line.startswith("event: "), line

@@ -1,0 +1,199 @@
+"""Runs you can trust to finish (1/2): batches, profiles and default sweeps, the per-machine queue,
+dynamic reruns. Real server, real gRPC (tests/fake_agent.py)."""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+
+from .fake_agent import fake_catalog
+from .runs_helpers import PIPE, MakeAgent, agents, finish, get_run, post
+
+# --- batches --------------------------------------------------------------------------------------
+
+
+async def test_batch_one_run_per_machine(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    a, b = await agents(make_agent, 2)
+    out = await post(http, {"machine_ids": [a.agent_id, b.agent_id], "items": [PIPE, PIPE]})
+    assert set(out) == {"batch_id", "runs"}
+    runs = out["runs"]
+    assert [r["machine_id"] for r in runs] == [a.agent_id, b.agent_id]
+    assert {r["batch_id"] for r in runs} == {out["batch_id"]}
+    assert all(r["status"] == "running" and r["profile"] == "default" for r in runs)
+    assert len({r["id"] for r in runs} | {out["batch_id"]}) == 3
+    for agent, run in zip((a, b), runs, strict=True):
+        start = (await agent.expect("start_run")).start_run
+        assert start.run_id == run["id"] and len(start.items) == 2
+
+    listed = (await http.get("/api/v1/runs", params={"batch_id": out["batch_id"]})).json()
+    assert {r["id"] for r in listed} == {r["id"] for r in runs}
+    only_b = await http.get("/api/v1/runs", params={"batch_id": out["batch_id"], "machine_id": b.agent_id})
+    assert [r["id"] for r in only_b.json()] == [runs[1]["id"]]
+
+    alone = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
+    assert alone["batch_id"] == alone["id"]  # a run posted alone is its own batch
+    assert (await http.get("/api/v1/runs", params={"batch_id": "nope"})).json() == []
+
+
+async def test_batch_all_or_nothing(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    full = await agents(make_agent, 1)
+    small = await agents(make_agent, 1, kernels=[k for k in fake_catalog() if k.id == "ctxsw.pipe"])
+    ids = [full[0].agent_id, small[0].agent_id]
+
+    r = await post(http, {"machine_ids": [ids[0], "ghost", ids[1], "ghost2"], "items": [PIPE]}, 422)
+    assert [(e["loc"], e["type"]) for e in r["detail"]] == [
+        (["body", "machine_ids", 1], "unknown_machine"),
+        (["body", "machine_ids", 3], "unknown_machine"),
+    ]
+    assert "ghost" in r["detail"][0]["msg"]
+    r = await post(http, {"machine_ids": [ids[0], ids[0]], "items": [PIPE]}, 422)
+    assert [e["loc"] for e in r["detail"]] == [["body", "machine_ids", 1]]
+
+    # a kernel one machine lacks: 422 naming that machine, and nothing stored for the other one
+    r = await post(http, {"machine_ids": ids, "items": [PIPE, {"kernel": "syscall.getppid"}]}, 422)
+    assert [e["loc"] for e in r["detail"]] == [["body", "items", 1, "kernel"]]
+    assert small[0].agent_id in r["detail"][0]["msg"]
+    assert (await http.get("/api/v1/runs")).json() == []
+    await full[0].expect_nothing(0.1)
+
+    # an unknown machine_id (single) stays 404
+    assert (await http.post("/api/v1/runs", json={"machine_id": "ghost", "items": [PIPE]})).status_code == 404
+
+
+# --- profiles and "default" sweeps ----------------------------------------------------------------
+
+
+def sweep_catalog() -> list[pb.KernelSpec]:
+    kernels = fake_catalog()
+    threads = kernels[0].params[0]
+    del threads.sweep[:]
+    threads.sweep.extend(["1", "2", "4", "8"])
+    return kernels
+
+
+@pytest.mark.parametrize(
+    ("profile", "extra", "reps", "min_time", "threads"),
+    [
+        ("quick", {}, 5, 0.05, [1, 4, 8]),  # every other point, the last kept
+        ("default", {}, 5, 0.0, [1, 2, 4, 8]),
+        ("thorough", {}, 10, 1.0, [1, 2, 4, 8]),
+        ("quick", {"repetitions": 7, "min_time_s": 0.2}, 7, 0.2, [1, 4, 8]),  # explicit values win
+    ],
+)
+async def test_profiles(
+    make_agent: MakeAgent,
+    http: httpx.AsyncClient,
+    profile: str,
+    extra: dict[str, Any],
+    reps: int,
+    min_time: float,
+    threads: list[int],
+) -> None:
+    [agent] = await agents(make_agent, 1, kernels=sweep_catalog())
+    body = {
+        "machine_id": agent.agent_id,
+        "profile": profile,
+        "items": [{"kernel": "syscall.getppid", "sweep": {"threads": "default", "direct": [True]}}],
+        **extra,
+    }
+    run = await post(http, body)
+    assert run["profile"] == profile
+    assert (run["repetitions"], run["min_time_s"] or 0.0) == (reps, min_time)
+    assert [it["params"]["threads"] for it in run["items"]] == threads
+    start = (await agent.expect("start_run")).start_run
+    assert [(it.repetitions, it.min_time_s) for it in start.items] == [(reps, min_time)] * len(threads)
+    assert [it.params["threads"] for it in start.items] == [str(t) for t in threads]
+
+
+async def test_default_sweep_needs_one(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    r = await post(
+        http,
+        {
+            "machine_id": agent.agent_id,
+            "items": [{"kernel": "syscall.getppid", "sweep": {"ratio": "default"}}],
+        },
+        422,
+    )
+    assert [(e["loc"], e["type"]) for e in r["detail"]] == [
+        (["body", "items", 0, "sweep", "ratio"], "no_default_sweep")
+    ]
+
+
+def test_thin() -> None:
+    from ctxbench_server.runs.service import thin
+
+    assert thin([1, 2, 4]) == [1, 4]
+    assert thin([1, 2, 4, 8]) == [1, 4, 8]
+    assert thin([1]) == [1]
+    assert thin([1, 2]) == [1, 2]
+
+
+# --- the queue ------------------------------------------------------------------------------------
+
+
+async def test_fifo_per_machine_across_runs_and_batches(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    a, b = await agents(make_agent, 2)
+    both = [a.agent_id, b.agent_id]
+    batch1 = await post(http, {"machine_ids": both, "items": [PIPE]})
+    single = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
+    batch2 = await post(http, {"machine_ids": both, "items": [PIPE]})
+    assert single["status"] == "queued"
+    assert [r["status"] for r in batch2["runs"]] == ["queued", "queued"]
+    start_a = (await a.expect("start_run")).start_run
+    start_b = (await b.expect("start_run")).start_run
+    assert (start_a.run_id, start_b.run_id) == (batch1["runs"][0]["id"], batch1["runs"][1]["id"])
+    await a.expect_nothing(0.1)  # one run at a time
+
+    await finish(b, start_b)
+    assert (await b.expect("start_run")).start_run.run_id == batch2["runs"][1]["id"]
+    await finish(a, start_a)
+    start_a = (await a.expect("start_run")).start_run
+    assert start_a.run_id == single["id"]  # posted before batch2
+    await finish(a, start_a)
+    assert (await a.expect("start_run")).start_run.run_id == batch2["runs"][0]["id"]
+    assert (await get_run(http, single["id"]))["status"] == "succeeded"
+
+
+# --- dynamic reruns -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings_overrides", [{"rerun_cv": 0.05, "max_reruns": 3}])
+async def test_reruns_round_trip(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    assert (run["rerun_cv"], run["max_reruns"]) == (0.05, 3)  # from the settings
+    start = (await agent.expect("start_run")).start_run
+    assert (start.items[0].rerun_cv, start.items[0].max_reruns) == (0.05, 3)
+    req = agent.result(run["id"], start.items[0])
+    req.result_report.reruns = 2
+    req.result_report.noisy = True
+    req.result_report.attempt_cvs.extend([0.2, 0.09, float("nan")])
+    await agent.send(req)
+    await agent.expect("result_ack")
+    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
+    assert (res["reruns"], res["noisy"], res["attempt_cvs"], res["attempt"]) == (
+        2,
+        True,
+        [0.2, 0.09, None],
+        1,
+    )
+
+    other = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "rerun_cv": 0, "max_reruns": 0})
+    assert (other["rerun_cv"], other["max_reruns"]) == (0, 0)
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert (item.rerun_cv, item.max_reruns) == (0, 0)
+    await agent.report(other["id"], item)
+    [res] = (await http.get(f"/api/v1/runs/{other['id']}/results")).json()
+    assert (res["reruns"], res["noisy"], res["attempt_cvs"]) == (0, False, [])
+
+
+async def test_default_reruns(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    [agent] = await agents(make_agent, 1)
+    await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert (item.rerun_cv, item.max_reruns) == (pytest.approx(0.03), 2)
