@@ -31,7 +31,7 @@ export function ComparePage() {
     [setSearchParams],
   );
 
-  const names = new Map((machines.data ?? []).map((m) => [m.id, m.name]));
+  const names = new Map([...(machines.data ?? []), ...(compare.data?.machines ?? [])].map((m) => [m.id, m.name]));
   const err = compare.error;
   const bad = err instanceof ApiError && (err.status === 404 || err.status === 422);
   return (

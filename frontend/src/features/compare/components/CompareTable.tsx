@@ -116,7 +116,7 @@ export function CompareTable({
                     );
                   }
                   return (
-                    <td key={m.id} className="num cell-click" onClick={() => select(row)} data-testid="compare-cell" data-machine-id={m.id}>
+                    <td key={m.id} className="num cell-click" onClick={() => select(row)} data-testid="compare-cell" data-machine-id={m.id} data-result-id={c.result_id}>
                       <button type="button" className="link-button" data-testid="compare-median" title="Show the samples">
                         {formatScaled(c.median, row.units?.[m.id] && row.units[m.id] !== row.unit ? { factor: 1, unit: row.units[m.id]! } : scale)}
                       </button>

@@ -1,0 +1,276 @@
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { COMPARE_FIXTURE } from './compare-fixture';
+
+// Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
+// The story tests run against the real server and two real agents (run.sh's and one the test starts);
+// each is skipped, saying why, until the server has GET /compare and POST /shares.
+
+test.describe.configure({ mode: 'serial' });
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
+
+let paths: string[] | null = null;
+async function apiPaths(request: APIRequestContext): Promise<string[]> {
+  if (!paths) {
+    const openapi = (await (await request.get('/openapi.json')).json()) as { paths?: Record<string, unknown> };
+    paths = Object.keys(openapi.paths ?? {});
+  }
+  return paths;
+}
+async function hasCompare(request: APIRequestContext): Promise<boolean> {
+  const p = await apiPaths(request);
+  return p.includes('/api/v1/compare') && p.includes('/api/v1/shares');
+}
+
+interface MachineRow {
+  id: string;
+  name: string;
+  online: boolean;
+}
+
+async function machines(request: APIRequestContext): Promise<MachineRow[]> {
+  return (await (await request.get('/api/v1/machines')).json()) as MachineRow[];
+}
+
+/** run.sh's agent and a second one this test starts (own spool, so its own machine id). */
+async function twoMachines(request: APIRequestContext): Promise<{ first: string; second: string; agent: ChildProcess }> {
+  let first = '';
+  await expect.poll(async () => (first = (await machines(request)).find((m) => m.online && m.name !== 'second')?.id ?? ''), { timeout: 30_000 }).not.toBe('');
+  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
+  rmSync(spool, { recursive: true, force: true });
+  const agent = spawn(
+    resolve(ROOT, 'build/bin/ctxbench-agent'),
+    ['--server', '127.0.0.1:15051', '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
+  );
+  let second = '';
+  await expect
+    .poll(async () => (second = (await machines(request)).find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? ''), { timeout: 30_000 })
+    .not.toBe('');
+  return { first, second, agent };
+}
+
+async function medians(page: Page): Promise<string[]> {
+  return page.getByTestId('compare-median').allTextContents();
+}
+
+async function cellResultIds(page: Page): Promise<string[]> {
+  return page.getByTestId('compare-cell').evaluateAll((els) => els.map((e) => e.getAttribute('data-result-id') ?? ''));
+}
+
+test('compare two real machines after a sweep, share it, and the share stays frozen after a new run', async ({ page, request, browser }) => {
+  test.skip(!(await hasCompare(request)), 'the server has no GET /api/v1/compare and /api/v1/shares yet');
+  test.skip(!existsSync(resolve(ROOT, 'build/bin/ctxbench-agent')), 'no agent binary to start a second machine with (make build)');
+  test.setTimeout(240_000);
+  const { first, second, agent } = await twoMachines(request);
+  try {
+    // A small sweep on both machines from the New run page.
+    await page.goto(`/runs/new?machines=${first},${second}&kernel=sched.yield`);
+    await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
+    await page.getByLabel('Profile').selectOption('quick');
+    const option = page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: /sched\.yield/ }) });
+    await option.getByLabel('threads: value or sweep').selectOption('custom');
+    await option.locator('input[name="threads"]').fill('1, 2, 4');
+    await page.getByLabel('Repetitions').fill('5');
+    await page.getByLabel(/Min time/).fill('0.02');
+    await expect(page.getByTestId('item-count')).toHaveText(/^3 items per machine × 2 machines = 6 items/);
+    await page.getByRole('button', { name: 'Start 2 runs' }).click();
+    await expect(page).toHaveURL(/\/batches\/[0-9a-f-]{36}$/);
+    const rows = page.getByTestId('batch-run');
+    await expect(rows).toHaveCount(2);
+    for (const row of await rows.all()) await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 120_000 });
+
+    // Compare these machines (the batch's results).
+    await page.getByTestId('compare-batch').click();
+    await expect(page).toHaveURL(/\/compare\?.*batch=/);
+    const started = Date.now();
+    await expect(page.getByTestId('compare-row')).toHaveCount(3);
+    const loadMs = Date.now() - started;
+    await expect(page.getByTestId('compare-machine-head')).toHaveCount(2);
+    await expect(page.getByTestId('compare-ratio').first()).toHaveText(/\d.*×/);
+    await expect(page.getByTestId('sweep-chart')).toHaveCount(1);
+    await expect(page.getByTestId('heatmap')).toBeVisible();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: resolve(SCREENSHOTS, 'compare.png'), fullPage: true });
+    const frozen = await medians(page);
+    const frozenIds = await cellResultIds(page);
+    expect(frozen).toHaveLength(6);
+    console.log(`compare table visible ${loadMs} ms after the page opened`);
+
+    // Share: the link opens in a fresh browser context with the same numbers.
+    await page.getByRole('button', { name: 'Share' }).click();
+    const link = await page.getByTestId('share-link').inputValue();
+    expect(link).toMatch(/\/s\/[0-9A-Za-z]{12,}$/);
+    const fresh = await browser.newContext();
+    const shared = await fresh.newPage();
+    await shared.goto(link);
+    await expect(shared.getByTestId('frozen-banner')).toContainText('these numbers will not change');
+    await expect(shared.getByTestId('compare-row')).toHaveCount(3);
+    expect(await medians(shared)).toEqual(frozen);
+    await expect(shared.getByRole('button', { name: 'Share' })).toHaveCount(0);
+    await expect(shared.locator('details.pickers')).toHaveCount(0);
+
+    // Another run on the same machines.
+    const created = await request.post('/api/v1/runs', {
+      data: { machine_ids: [first, second], profile: 'quick', repetitions: 5, min_time_s: 0.02, items: [{ kernel: 'sched.yield', params: {}, sweep: { threads: [1, 2, 4] } }] },
+    });
+    expect(created.status()).toBe(201);
+    const { batch_id } = (await created.json()) as { batch_id: string };
+    await expect
+      .poll(async () => ((await (await request.get(`/api/v1/runs?batch_id=${batch_id}`)).json()) as { status: string }[]).map((r) => r.status).join(','), {
+        timeout: 120_000,
+      })
+      .toBe('succeeded,succeeded');
+
+    // The share did not change.
+    await shared.reload();
+    await expect(shared.getByTestId('compare-row')).toHaveCount(3);
+    expect(await medians(shared)).toEqual(frozen);
+    expect(await cellResultIds(shared)).toEqual(frozenIds);
+    await fresh.close();
+
+    // The live comparison of the same machines (from the machines page) shows the new results.
+    await page.goto('/machines');
+    for (const id of [first, second]) await page.locator(`[data-machine-id="${id}"]`).getByTestId('machine-select').check();
+    await page.getByTestId('compare-selected').click();
+    await expect(page).toHaveURL(/\/compare\?machines=/);
+    await page.getByLabel('Kernels').fill('sched.yield');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page.getByTestId('compare-row')).toHaveCount(3);
+    const liveIds = await cellResultIds(page);
+    const newRuns = (await (await request.get(`/api/v1/runs?batch_id=${batch_id}`)).json()) as { id: string }[];
+    const newIds = new Set<string>();
+    for (const r of newRuns) for (const res of (await (await request.get(`/api/v1/runs/${r.id}/results`)).json()) as { id: string }[]) newIds.add(res.id);
+    expect(liveIds.every((id) => newIds.has(id)), `live cells ${liveIds.join(',')} should be the new run's results`).toBe(true);
+    expect(liveIds.some((id) => frozenIds.includes(id))).toBe(false);
+  } finally {
+    agent.kill('SIGTERM');
+  }
+});
+
+test('an unknown machine in the compare address is named in a message', async ({ page, request }) => {
+  test.skip(!(await hasCompare(request)), 'the server has no GET /api/v1/compare yet');
+  await page.goto('/compare?machines=no-such-machine-1,no-such-machine-2');
+  await expect(page.getByTestId('compare-error')).toContainText('no-such-machine-1');
+  await expect(page.getByRole('heading', { name: 'Compare' })).toBeVisible();
+});
+
+test('an unknown or malformed share slug is a not-found page', async ({ page }) => {
+  await page.goto('/s/not-a-slug');
+  await expect(page.getByRole('heading', { name: 'Share not found' })).toBeVisible();
+  await page.goto('/s/AAAAAAAAAAAAAAAAAAAAAA');
+  await expect(page.getByRole('heading', { name: 'Share not found' })).toBeVisible();
+});
+
+test('the compare page draws a comparison: marks, warnings, sort, charts, samples, exports, share', async ({ page }) => {
+  // The server's answer is fixed here (contract shape) so the drawing is checked whatever the server has.
+  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
+  let sharedView: unknown = null;
+  await page.route('**/api/v1/shares', (route) => {
+    sharedView = (route.request().postDataJSON() as { view: unknown }).view;
+    return route.fulfill({ status: 201, json: { slug: 'Fixture0Slug01', url: '/s/Fixture0Slug01' } });
+  });
+  await page.route('**/api/v1/shares/Fixture0Slug01', (route) =>
+    route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
+  );
+
+  await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
+  const rows = page.getByTestId('compare-row');
+  await expect(rows).toHaveCount(5);
+  // Kernel order: sched (1, 2, 4 threads), storage, syscall.
+  await expect(rows.first()).toHaveAttribute('data-params', 'placement=same_core&threads=1');
+  await expect(rows.nth(2).getByTestId('compare-ratio').getByTestId('ratio-value')).toHaveText('1.63×');
+  await expect(rows.nth(2).getByTestId('significant')).toBeVisible();
+  const storage = rows.filter({ hasText: 'storage.write' });
+  await expect(storage.getByTestId('row-warning')).toContainText('units differ');
+  await expect(storage.getByTestId('compare-ratio')).toHaveText('—');
+  await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('noisy')).toBeVisible();
+  await expect(page.getByTestId('compare-geomean')).toHaveCount(4);
+  await expect(page.getByTestId('geomean-ratio').last()).toHaveText('1.20×');
+
+  // Sort by ratio: the URL says so, and the order follows.
+  await page.getByRole('button', { name: /beta \/ alpha/ }).click();
+  await expect(page).toHaveURL(/sort=ratio&sortm=m-b/);
+  await expect(rows.first()).toContainText('syscall.getppid');
+  await page.getByRole('button', { name: /beta \/ alpha/ }).click();
+  await expect(page).toHaveURL(/sort=-ratio/);
+  await expect(rows.first()).toHaveAttribute('data-params', 'placement=same_core&threads=4');
+
+  // Heatmap, facts diff with hints, a sweep chart with the seed's point and a log scale.
+  await expect(page.getByTestId('heat-cell')).toHaveCount(10);
+  await expect(page.getByTestId('fact-diff')).toHaveCount(2);
+  await expect(page.getByTestId('facts-diff')).toContainText('syscall costs depend on mitigations');
+  const chart = page.getByTestId('sweep-chart');
+  await expect(chart).toHaveCount(1);
+  await expect(chart.locator('svg.recharts-surface').first()).toBeVisible();
+  await expect(chart.getByTestId('seed-note')).toContainText('seed 001');
+  await page.getByRole('radio', { name: 'log' }).click();
+  await expect(page).toHaveURL(/scale=log/);
+
+  // A cell's samples.
+  await rows.first().getByTestId('compare-median').first().click();
+  await expect(page).toHaveURL(/cell=sched\.yield/);
+  await expect(page.getByTestId('distribution')).toBeVisible();
+  await expect(page.getByTestId('sample-counts')).toHaveText('alpha: 7 samples · beta: 7 samples');
+  // The whole view comes back from its address.
+  await page.reload();
+  await expect(page.getByTestId('distribution')).toBeVisible();
+  await expect(page.getByRole('radio', { name: 'log' })).toBeChecked();
+
+  // Exports: CSV and JSON of the table, PNG of a chart.
+  const csv = page.waitForEvent('download');
+  await page.getByTestId('export-csv').click();
+  const csvPath = await (await csv).path();
+  const csvText = readFileSync(csvPath, 'utf8');
+  expect(csvText.split('\n')[0]).toMatch(/^kernel,family,params,unit,machine_id/);
+  expect(csvText).toContain('sched.yield,sched,placement=same_core&threads=4,ns/op,m-b,beta,false,2600');
+  const json = page.waitForEvent('download');
+  await page.getByTestId('export-json').click();
+  expect(JSON.parse(readFileSync(await (await json).path(), 'utf8')).compare.rows).toHaveLength(5);
+  const png = page.waitForEvent('download');
+  await chart.getByTestId('chart-png').click();
+  const pngFile = await png;
+  expect(pngFile.suggestedFilename()).toMatch(/\.png$/);
+  expect(readFileSync(await pngFile.path()).subarray(1, 4).toString()).toBe('PNG');
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: resolve(SCREENSHOTS, 'compare-drawn.png'), fullPage: true });
+
+  // Share: the frozen page draws the same table, read-only.
+  await page.getByRole('button', { name: 'Share' }).click();
+  await expect(page.getByTestId('share-link')).toHaveValue(/\/s\/Fixture0Slug01$/);
+  expect(sharedView).toMatchObject({ machines: ['m-a', 'm-b'], baseline: 'm-a', sort: '-ratio', scale: 'log' });
+  const before = await medians(page);
+  await page.goto('/s/Fixture0Slug01');
+  await expect(page.getByTestId('frozen-banner')).toHaveText(/^Frozen on \d{4}-\d{2}-\d{2} [\d:]+: these numbers will not change/);
+  await expect(page.getByTestId('compare-row')).toHaveCount(5);
+  expect(await medians(page)).toEqual(before);
+  await expect(page.getByRole('button', { name: 'Share' })).toHaveCount(0);
+});
+
+test('the kernels page searches the catalog from its address and links to a run', async ({ page }) => {
+  await page.goto('/kernels?q=getppid');
+  await expect(page.getByTestId('kernel-card')).toHaveCount(1, { timeout: 30_000 });
+  await expect(page.getByTestId('kernel-card')).toContainText('syscall.getppid');
+  await expect(page.getByTestId('seed-reference')).toContainText('Seed 000');
+  await page.getByLabel('Search').fill('yield threads');
+  await expect(page).toHaveURL(/q=yield\+threads/);
+  await expect(page.getByTestId('kernel-card').filter({ hasText: 'sched.yield' })).toBeVisible();
+  await page.getByTestId('kernel-card').filter({ hasText: 'sched.yield' }).getByTestId('run-this').click();
+  await expect(page).toHaveURL(/\/runs\/new\?.*kernel=sched\.yield/);
+  await expect(page.getByRole('checkbox', { name: /sched\.yield/ })).toBeChecked();
+});
+
+test('a machine has its own page with its facts grouped and its runs', async ({ page }) => {
+  await page.goto('/machines');
+  const row = page.getByTestId('machine-row').filter({ has: page.getByTestId('machine-online').getByText('online', { exact: true }) }).first();
+  await expect(row).toBeVisible({ timeout: 30_000 });
+  await row.getByTestId('machine-link').click();
+  await expect(page).toHaveURL(/\/machines\/[^/]+$/);
+  await expect(page.getByTestId('fact-group').getByRole('heading', { name: 'CPU', exact: true })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Runs' })).toBeVisible();
+});
