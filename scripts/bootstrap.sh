@@ -17,7 +17,7 @@ command -v npm >/dev/null || die "npm is required"
 pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev python3-venv)
 case "$want" in
   test) pkgs+=(chromium iproute2 procps) ;;
-  bench) pkgs+=(linux-perf util-linux) ;;
+  bench) pkgs+=(linux-perf util-linux fio) ;;
 esac
 
 missing=()
