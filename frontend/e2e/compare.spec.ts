@@ -139,6 +139,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     for (const id of [first, second]) await page.locator(`[data-machine-id="${id}"]`).getByTestId('machine-select').check();
     await page.getByTestId('compare-selected').click();
     await expect(page).toHaveURL(/\/compare\?machines=/);
+    await page.getByText('Choose machines, kernels, baseline and runs').click();
     await page.getByLabel('Kernels').fill('sched.yield');
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect(page.getByTestId('compare-row')).toHaveCount(3);
@@ -192,6 +193,14 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('noisy')).toBeVisible();
   await expect(page.getByTestId('compare-geomean')).toHaveCount(4);
   await expect(page.getByTestId('geomean-ratio').last()).toHaveText('1.20×');
+
+  // The kernel picker writes the address (and the page asks the API for those kernels).
+  const asked = page.waitForRequest((r) => r.url().includes('/api/v1/compare?') && r.url().includes('kernels=sched.*,syscall.getppid'));
+  await page.getByText('Choose machines, kernels, baseline and runs').click();
+  await page.getByLabel('Kernels').fill('sched.*, syscall.getppid');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/kernels=sched\.\*,syscall\.getppid/);
+  await asked;
 
   // Sort by ratio: the URL says so, and the order follows.
   await page.getByRole('button', { name: /beta \/ alpha/ }).click();

@@ -1,5 +1,5 @@
-import { useCallback } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { useCallback, useEffect, useRef } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { canCompare, useCompare } from '@/features/compare/api/compare';
 import { CompareBody } from '@/features/compare/components/CompareBody';
@@ -14,21 +14,29 @@ import { useDocumentTitle } from './title';
 /** The explorer's centre: machines side by side, kernel by kernel and sweep by sweep. The URL is the view. */
 export function ComparePage() {
   useDocumentTitle('Compare');
-  const [searchParams, setSearchParams] = useSearchParams();
+  const [searchParams] = useSearchParams();
+  const navigate = useNavigate();
   const view = decodeCompareView(searchParams);
   const machines = useMachines();
   const kernels = useKernels();
   const compare = useCompare(view);
 
+  // Patches merge into the latest address, even two in one tick (a blur and a submit), and are written
+  // with `navigate` so the address keeps its readable commas.
+  const search = searchParams.toString();
+  const latest = useRef(search);
+  useEffect(() => {
+    latest.current = search;
+  }, [search]);
   const onView = useCallback(
     (patch: Partial<CompareView>) => {
-      setSearchParams(
-        (prev) => encodeCompareView({ ...decodeCompareView(prev), ...patch }),
-        // What is compared makes a history entry; sort, scale and the selected cell replace it.
-        { replace: !('machines' in patch || 'kernels' in patch || 'baseline' in patch || 'runs' in patch) },
-      );
+      const qs = encodeCompareView({ ...decodeCompareView(latest.current), ...patch });
+      latest.current = qs;
+      // What is compared makes a history entry; sort, scale and the selected cell replace it.
+      const replace = !('machines' in patch || 'kernels' in patch || 'baseline' in patch || 'runs' in patch);
+      void navigate({ search: qs ? `?${qs}` : '' }, { replace });
     },
-    [setSearchParams],
+    [navigate],
   );
 
   const names = new Map([...(machines.data ?? []), ...(compare.data?.machines ?? [])].map((m) => [m.id, m.name]));

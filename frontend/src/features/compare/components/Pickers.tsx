@@ -43,11 +43,12 @@ export function ComparePickers({
   onView: (p: Partial<CompareView>) => void;
 }) {
   const [kernelText, setKernelText] = useState(view.kernels.join(', '));
-  const [lastKernels, setLastKernels] = useState(view.kernels);
-  if (lastKernels !== view.kernels && lastKernels.join(',') !== view.kernels.join(',')) {
-    // The URL changed under the form (back button, a link): show its kernels.
-    setLastKernels(view.kernels);
-    setKernelText(view.kernels.join(', '));
+  // When the address's kernels change (Apply, the back button, a link) the box shows them.
+  const urlKernels = view.kernels.join(', ');
+  const [shown, setShown] = useState(urlKernels);
+  if (shown !== urlKernels) {
+    setShown(urlKernels);
+    setKernelText(urlKernels);
   }
   const chosen = view.machines;
   const byId = new Map(machines.map((m) => [m.id, m]));
@@ -59,8 +60,7 @@ export function ComparePickers({
   const applyKernels = (e?: FormEvent) => {
     e?.preventDefault();
     const list = [...new Set(kernelText.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean))];
-    setLastKernels(list);
-    onView({ kernels: list, cell: null });
+    if (list.join(', ') !== urlKernels) onView({ kernels: list, cell: null });
   };
   return (
     <details className="pickers" open={chosen.length < 2}>
@@ -111,8 +111,6 @@ export function ComparePickers({
                   className="link-button"
                   onClick={() => {
                     const list = [...new Set([...view.kernels, `${f}.*`])];
-                    setKernelText(list.join(', '));
-                    setLastKernels(list);
                     onView({ kernels: list });
                   }}
                 >
