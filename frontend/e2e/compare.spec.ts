@@ -180,9 +180,16 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
     route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
   );
 
+  const opened = Date.now();
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
   const rows = page.getByTestId('compare-row');
   await expect(rows).toHaveCount(5);
+  const usableMs = Date.now() - opened;
+  await expect(page.getByTestId('sweep-chart').locator('svg.recharts-surface').first()).toBeVisible();
+  console.log(`compare page (fixed answer): table ${usableMs} ms, charts ${Date.now() - opened} ms after navigation`);
+  // The budget is 1 s (about 0.8 s measured on the dev VM, cold browser context); the margin keeps a
+  // busy machine from failing the test while still catching a page that waits on something it should not.
+  expect(usableMs, 'the table is there within the 1 s budget (plus margin) on loopback').toBeLessThan(1500);
   // Kernel order: sched (1, 2, 4 threads), storage, syscall.
   await expect(rows.first()).toHaveAttribute('data-params', 'placement=same_core&threads=1');
   await expect(rows.nth(2).getByTestId('compare-ratio').getByTestId('ratio-value')).toHaveText('1.63×');
@@ -266,6 +273,8 @@ test('the kernels page searches the catalog from its address and links to a run'
   await expect(page.getByTestId('kernel-card')).toHaveCount(1, { timeout: 30_000 });
   await expect(page.getByTestId('kernel-card')).toContainText('syscall.getppid');
   await expect(page.getByTestId('seed-reference')).toContainText('Seed 000');
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: resolve(SCREENSHOTS, 'kernels.png'), fullPage: true });
   await page.getByLabel('Search').fill('yield threads');
   await expect(page).toHaveURL(/q=yield\+threads/);
   await expect(page.getByTestId('kernel-card').filter({ hasText: 'sched.yield' })).toBeVisible();
@@ -282,4 +291,6 @@ test('a machine has its own page with its facts grouped and its runs', async ({ 
   await expect(page).toHaveURL(/\/machines\/[^/]+$/);
   await expect(page.getByTestId('fact-group').getByRole('heading', { name: 'CPU', exact: true })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Runs' })).toBeVisible();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: resolve(SCREENSHOTS, 'machine.png'), fullPage: true });
 });

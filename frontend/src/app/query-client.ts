@@ -12,3 +12,6 @@ export function makeQueryClient(): QueryClient {
     },
   });
 }
+
+/** The app's one client: the provider hands it to React, route loaders prefetch into it. */
+export const queryClient = makeQueryClient();

@@ -1,6 +1,11 @@
 import { lazy } from 'react';
 import { createBrowserRouter, RouterProvider } from 'react-router';
+import { canCompare, compareQuery, shareQuery } from '@/features/compare/api/compare';
+import { kernelsQuery } from '@/features/kernels/api/kernels';
+import { machinesQuery } from '@/features/machines/api/machines';
+import { decodeCompareView, isWellFormedSlug } from '@/lib/compare-query';
 import { Layout, RouteError } from './layout';
+import { queryClient } from './query-client';
 
 // Each page is its own chunk: the first page loads only what it shows.
 const MachinesPage = lazy(() => import('./routes/machines'));
@@ -15,6 +20,23 @@ const KernelsPage = lazy(() => import('./routes/kernels'));
 const ComparePage = lazy(() => import('./routes/compare'));
 const SharePage = lazy(() => import('./routes/share'));
 
+/**
+ * The compare page's data is asked for as soon as its address is known, while its code (and the
+ * charts) still load: the answer is there when the page first draws. Nothing waits on it here.
+ */
+function prefetchCompare({ request }: { request: Request }) {
+  const view = decodeCompareView(new URL(request.url).search);
+  if (canCompare(view)) void queryClient.prefetchQuery(compareQuery(view));
+  void queryClient.prefetchQuery(machinesQuery());
+  void queryClient.prefetchQuery(kernelsQuery());
+  return null;
+}
+
+function prefetchShare({ params }: { params: { slug?: string } }) {
+  if (params.slug && isWellFormedSlug(params.slug)) void queryClient.prefetchQuery(shareQuery(params.slug));
+  return null;
+}
+
 const router = createBrowserRouter([
   {
     element: <Layout />,
@@ -24,8 +46,8 @@ const router = createBrowserRouter([
       { path: 'machines', element: <MachinesPage /> },
       { path: 'machines/:id', element: <MachinePage /> },
       { path: 'kernels', element: <KernelsPage /> },
-      { path: 'compare', element: <ComparePage /> },
-      { path: 's/:slug', element: <SharePage /> },
+      { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
+      { path: 's/:slug', element: <SharePage />, loader: prefetchShare },
       { path: 'runs', element: <RunsPage /> },
       { path: 'runs/new', element: <NewRunPage /> },
       { path: 'runs/:id', element: <RunPage /> },

@@ -34,12 +34,13 @@ export function useCreateShare() {
 }
 
 /** A frozen comparison: identical forever, so it is never refetched. */
-export function useShare(slug: string, enabled: boolean) {
-  return useQuery({
+export const shareQuery = (slug: string) =>
+  queryOptions({
     queryKey: ['shares', slug],
     queryFn: ({ signal }) => apiGet<Share>(`/shares/${encodeURIComponent(slug)}`, signal),
-    enabled,
     staleTime: Infinity,
-    refetchOnWindowFocus: false,
   });
+
+export function useShare(slug: string, enabled: boolean) {
+  return useQuery({ ...shareQuery(slug), enabled, refetchOnWindowFocus: false });
 }

@@ -1,13 +1,18 @@
+import { lazy, Suspense } from 'react';
+import { Loading } from '@/components/Feedback';
 import type { CompareResponse } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { compareToCsv, compareToJson, downloadBlob, exportName } from '@/lib/export';
 import { viewToShare } from '@/lib/compare-query';
 import { rowKey, rowWarning, warningText } from '../utils/table';
 import { CompareTable } from './CompareTable';
-import { Distribution } from './Distribution';
 import { FactsDiff } from './FactsDiff';
 import { Heatmap } from './Heatmap';
-import { SweepCharts } from './SweepCharts';
+
+// The charts (Recharts) are their own chunk: the table draws as soon as the numbers arrive, the
+// charts a moment later.
+const SweepCharts = lazy(() => import('./SweepCharts').then((m) => ({ default: m.SweepCharts })));
+const Distribution = lazy(() => import('./Distribution').then((m) => ({ default: m.Distribution })));
 
 function Exports({ data, view }: { data: CompareResponse; view: CompareView }) {
   return (
@@ -53,7 +58,9 @@ export function CompareBody({ data, view, onView }: { data: CompareResponse; vie
       {selected && (
         <>
           <h2>Distribution</h2>
-          <Distribution data={data} row={selected} onClose={() => onView({ cell: null })} />
+          <Suspense fallback={<Loading what="the samples chart" />}>
+            <Distribution data={data} row={selected} onClose={() => onView({ cell: null })} />
+          </Suspense>
         </>
       )}
       {data.rows.length > 0 && (
@@ -61,7 +68,9 @@ export function CompareBody({ data, view, onView }: { data: CompareResponse; vie
           <h2>Heatmap</h2>
           <Heatmap data={data} view={view} onView={onView} />
           <h2>Sweeps</h2>
-          <SweepCharts data={data} scale={view.scale} onScale={(scale) => onView({ scale })} />
+          <Suspense fallback={<Loading what="the sweep charts" />}>
+            <SweepCharts data={data} scale={view.scale} onScale={(scale) => onView({ scale })} />
+          </Suspense>
         </>
       )}
       <h2>What differs between the machines</h2>
