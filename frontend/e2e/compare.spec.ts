@@ -225,6 +225,9 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   await expect(chart).toHaveCount(1);
   await expect(chart.locator('svg.recharts-surface').first()).toBeVisible();
   await expect(chart.getByTestId('seed-note')).toContainText('seed 001');
+  // One line and one CI band per machine.
+  await expect(chart.locator('path.recharts-line-curve')).toHaveCount(2);
+  await expect(chart.locator('path.recharts-area-area')).toHaveCount(2);
   await page.getByRole('radio', { name: 'log' }).click();
   await expect(page).toHaveURL(/scale=log/);
 

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { useRecentRuns } from '@/features/machines/api/machine';
 import { runsQuery } from '@/features/runs/api/runs';
 import type { Kernel, Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
@@ -51,6 +52,10 @@ export function ComparePickers({
     setKernelText(urlKernels);
   }
   const chosen = view.machines;
+  // Machines with a successful run among the recent ones come first; the others say they have none yet.
+  const recent = useRecentRuns();
+  const measured = new Set((recent.data ?? []).filter((r) => r.status === 'succeeded').map((r) => r.machine_id));
+  const listed = recent.data ? [...machines].sort((a, b) => Number(measured.has(b.id)) - Number(measured.has(a.id))) : machines;
   const byId = new Map(machines.map((m) => [m.id, m]));
   const families = [...new Set(kernels.map((k) => k.family))].sort();
   const toggle = (id: string, on: boolean) => {
@@ -68,11 +73,12 @@ export function ComparePickers({
       <div className="pickers-body">
         <fieldset className="machine-picker">
           <legend>Machines (two or more)</legend>
-          {machines.map((m) => (
+          {listed.map((m) => (
             <div key={m.id} className="machine-option" data-testid="compare-machine-option">
               <input id={`cmp-${m.id}`} type="checkbox" checked={chosen.includes(m.id)} onChange={(e) => toggle(m.id, e.target.checked)} />
               <label htmlFor={`cmp-${m.id}`}>
                 {m.name} <span className="muted small">{m.hostname}</span>
+                {recent.data && !measured.has(m.id) && <span className="muted small"> · no results yet</span>}
               </label>
             </div>
           ))}
