@@ -118,7 +118,8 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize(
-    "args", [("ipc.pipe",), ("ipc.shm_queue",), ("lock.flock", "processes=4"), ("lock.spin_shm", "processes=4")]
+    "args",
+    [("ipc.pipe",), ("ipc.shm_queue",), ("lock.flock", "processes=4"), ("lock.spin_shm", "processes=4")],
 )
 def test_sigterm_leaves_no_child_behind(cpp_exe, args):
     cmd = [str(CPP_EXE), "--run", args[0], "--min-time", "5"]

@@ -133,8 +133,19 @@ def test_stale_scratch_dirs_are_removed_and_nothing_else(tmp_path):
 
 def test_sigterm_mid_run_leaves_no_scratch(tmp_path):
     proc = subprocess.Popen(
-        [str(CPP_EXE), "--run", "storage.write", "--param", f"dir={tmp_path}", "--param", "file_mb=8",
-         "--param", "pattern=rand", "--min-time", "5"],
+        [
+            str(CPP_EXE),
+            "--run",
+            "storage.write",
+            "--param",
+            f"dir={tmp_path}",
+            "--param",
+            "file_mb=8",
+            "--param",
+            "pattern=rand",
+            "--min-time",
+            "5",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -162,7 +173,10 @@ def test_too_little_free_space_exits_3(cpp_exe, tmp_path):
     )
     proc = subprocess.run(
         [unshare, "-m", "-r", "sh", "-c", script] if os.geteuid() else [unshare, "-m", "sh", "-c", script],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     if proc.returncode == 99 or "unshare" in proc.stderr:
         pytest.skip("cannot mount a private tmpfs here")
