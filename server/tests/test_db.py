@@ -27,7 +27,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
             assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
             assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
             assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
-            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0002"
+            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0003"
             indexes = {
                 r[1] for r in await conn.execute(text("SELECT * FROM sqlite_master WHERE type = 'index'"))
             }
@@ -36,7 +36,16 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
                 "ix_runs_machine_status_queued",
                 "ix_runs_batch_id",
                 "ix_results_kernel_machine_params",
+                "ix_latest_results_result_id",
+                "ix_shares_created_at",
             } <= indexes
+            # compare reads latest_results by its primary key (machine, kernel, params_key)
+            info = (await conn.execute(text("PRAGMA table_info(latest_results)"))).all()
+            assert [r[1] for r in sorted(info, key=lambda r: r[5]) if r[5]] == [
+                "machine_id",
+                "kernel_id",
+                "params_key",
+            ]
     finally:
         await engine.dispose()
 
@@ -88,5 +97,62 @@ async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
             assert (await conn.execute(text("SELECT attempt FROM run_items"))).scalar() == 1
             res = (await conn.execute(text("SELECT attempt, reruns, noisy, attempt_cvs FROM results"))).one()
             assert tuple(res) == (1, 0, 0, "[]")
+    finally:
+        await engine.dispose()
+
+
+async def test_0003_fills_latest_results(tmp_path: Path) -> None:
+    """Results stored before 0003: the newest ok one per machine and point becomes the pointer."""
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}")
+
+    def upgrade(conn: Connection, rev: str) -> None:
+        cfg = alembic_config()
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, rev)
+
+    cols = (
+        "id, run_id, item_id, machine_id, kernel_id, status, params, params_key, unit, samples, iterations,"
+        " counters, harness, n, median, exit_code, created_at"
+    )
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(upgrade, "0002")
+            now = "2026-11-22 01:00:00.000000"
+            await conn.execute(
+                text(
+                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+                )
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO runs (id, machine_id, batch_id, status, spec, created_at)"
+                    f" VALUES ('r', 'm', 'r', 'succeeded', '{{}}', '{now}')"
+                )
+            )
+            await conn.execute(
+                text(
+                    'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, timeout_s)'
+                    " VALUES ('i', 'r', 0, 'k', '{}', 'succeeded', 60)"
+                )
+            )
+            for rid, status, median, t in (
+                ("old", "ok", 1.0, "2026-11-22 01:00:01"),
+                ("new", "ok", 2.0, "2026-11-22 01:00:02"),
+                ("bad", "failed", None, "2026-11-22 01:00:03"),
+            ):
+                await conn.execute(
+                    text(
+                        f"INSERT INTO results ({cols}) VALUES (:id, 'r', 'i', 'm', 'k', :status, '{{}}', '',"
+                        " 'ns/op', '[]', '[]', '{}', '{}', 1, :median, 0, :t)"
+                    ),
+                    {"id": rid, "status": status, "median": median, "t": t},
+                )
+        await migrate(engine)
+        async with engine.connect() as conn:
+            rows = (
+                await conn.execute(text("SELECT machine_id, kernel_id, result_id FROM latest_results"))
+            ).all()
+            assert [tuple(r) for r in rows] == [("m", "k", "new")]
     finally:
         await engine.dispose()

@@ -7,11 +7,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__, exception_handlers, frontend
 from ctxbench_server.agents.hub import AgentHub
+from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.router import router as runs_router
+from ctxbench_server.shares.router import router as shares_router
 
 api = APIRouter(prefix="/api/v1")
 
@@ -24,6 +26,8 @@ async def health() -> dict[str, str]:
 api.include_router(machines_router)
 api.include_router(kernels_router)
 api.include_router(runs_router)
+api.include_router(compare_router)
+api.include_router(shares_router)
 
 
 def create_app(

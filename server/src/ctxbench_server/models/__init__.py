@@ -2,6 +2,7 @@
 
 from ctxbench_server.models.base import Base
 from ctxbench_server.models.kernel import Kernel
+from ctxbench_server.models.latest import LatestResult
 from ctxbench_server.models.machine import Machine, MachineKernel
 from ctxbench_server.models.result import Result
 from ctxbench_server.models.run import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
@@ -12,6 +13,7 @@ __all__ = [
     "Base",
     "ItemState",
     "Kernel",
+    "LatestResult",
     "Machine",
     "MachineKernel",
     "Result",

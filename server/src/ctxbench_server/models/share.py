@@ -17,4 +17,6 @@ class Share(Base):
     slug: Mapped[str] = mapped_column(String(64), primary_key=True)
     view: Mapped[dict[str, Any]] = mapped_column(JSON)
     result_ids: Mapped[list[str]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The compare answer as it was when shared (None only for shares stored before 0003).
+    compare: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

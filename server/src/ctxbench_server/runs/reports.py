@@ -12,6 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ctxbench_server.compare import latest
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import from_wire, params_key
@@ -216,6 +217,8 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     result.status = status
     result.error = error
     session.add(result)
+    if status == "ok":
+        await latest.record(session, result)
     if not current:
         await session.commit()
         return Stored(ack=True)

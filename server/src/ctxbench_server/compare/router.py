@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from ctxbench_server.agents.deps import HubDep
+from ctxbench_server.compare import service
+from ctxbench_server.compare.schemas import CompareOut
+from ctxbench_server.db import SessionDep
+
+router = APIRouter(tags=["compare"])
+
+
+@router.get(
+    "/compare",
+    response_model=CompareOut,
+    responses={
+        404: {"description": "unknown machine (named)"},
+        422: {"description": "unknown kernel, prefix, run or batch; baseline not compared; too many"},
+    },
+)
+async def compare(
+    session: SessionDep,
+    hub: HubDep,
+    machines: str | None = None,
+    kernels: str | None = None,
+    baseline: str | None = None,
+    runs: str | None = None,
+    batch: str | None = None,
+) -> JSONResponse:
+    """Each machine's latest successful result per (kernel, params) side by side, ratios to the
+    baseline's with a bootstrap CI and a Mann-Whitney U p-value, geometric means, and the facts that
+    differ. `runs`: a machine with runs among these uses only their results; `batch`: the same for a
+    batch's runs (and its machines when `machines` is omitted)."""
+    q = service.CompareQuery(
+        machines=service.split_list(machines),
+        kernels=service.split_list(kernels),
+        baseline=baseline or None,
+        runs=service.split_list(runs),
+        batch=batch or None,
+    )
+    return JSONResponse(await service.compare(session, q, hub.online_ids()))

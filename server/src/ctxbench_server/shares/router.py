@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from ctxbench_server.agents.deps import HubDep
+from ctxbench_server.compare.schemas import ShareCreate, ShareCreated, ShareOut
+from ctxbench_server.db import SessionDep
+from ctxbench_server.shares import service
+
+router = APIRouter(prefix="/shares", tags=["shares"])
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ShareCreated,
+    responses={422: {"description": "a view field does not validate (unknown machine included)"}},
+)
+async def create_share(body: ShareCreate, session: SessionDep, hub: HubDep) -> ShareCreated:
+    """Computes the comparison the view describes now and freezes it: its result ids and its answer."""
+    share = await service.create(session, body.view, hub.online_ids())
+    return ShareCreated(slug=share.slug, url=f"/s/{share.slug}")
+
+
+@router.get("/{slug}", response_model=ShareOut, responses={404: {"description": "unknown or malformed slug"}})
+async def get_share(slug: str, session: SessionDep) -> JSONResponse:
+    """The frozen comparison, identical forever whatever results come later (as GET /compare answered
+    when it was shared, byte for byte in content)."""
+    share = await service.get(session, slug)
+    return JSONResponse(
+        {
+            "view": share.view,
+            "result_ids": share.result_ids,
+            "created_at": share.created_at.isoformat().replace("+00:00", "Z"),
+            "compare": share.compare,
+        }
+    )

@@ -1,0 +1,53 @@
+"""Shares: a comparison frozen under an unguessable slug (its view, exact result ids and answer)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ctxbench_server.compare import service as compare_service
+from ctxbench_server.compare.schemas import ShareView
+from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
+from ctxbench_server.models import Share
+
+BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+SLUG_LENGTH = 16  # 62^16 ≈ 4.8e28
+SLUG = re.compile(r"[0-9A-Za-z]{12,64}")
+LOC = ("body", "view")
+
+
+def new_slug() -> str:
+    return "".join(secrets.choice(BASE62) for _ in range(SLUG_LENGTH))
+
+
+async def create(session: AsyncSession, view: ShareView, online: set[str]) -> Share:
+    q = compare_service.CompareQuery(
+        machines=compare_service.split_list(view.machines),
+        kernels=compare_service.split_list(view.kernels),
+        baseline=view.baseline,
+        runs=compare_service.split_list(view.runs),
+        batch=view.batch,
+    )
+    try:
+        answer = await compare_service.compare(session, q, online, LOC)
+    except compare_service.UnknownMachine as e:  # in a body it is a bad field, not a missing page
+        raise ValidationFailed(
+            [field_error([*LOC, "machines", e.index], f"unknown machine {e.machine_id!r}", "unknown_machine")]
+        ) from e
+    stored_view: dict[str, Any] = view.model_dump(mode="json")
+    stored_view["baseline"] = answer["baseline"]
+    share = Share(slug=new_slug(), view=stored_view, result_ids=answer["result_ids"], compare=answer)
+    session.add(share)
+    await session.commit()
+    return share
+
+
+async def get(session: AsyncSession, slug: str) -> Share:
+    share = await session.get(Share, slug) if SLUG.fullmatch(slug) else None
+    if share is None:
+        raise NotFound("share not found")
+    return share

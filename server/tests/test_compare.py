@@ -1,0 +1,210 @@
+"""GET /compare over the real server and SQLite: selection, ratio statistics, facts, errors, SQL cost."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event
+
+from ctxbench_server.compare import ratios
+from ctxbench_server.main import CtxbenchServer
+
+from .compare_helpers import FACTS, Seeder, spread
+
+
+@pytest.fixture
+async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
+    s = Seeder(server.sessionmaker)
+    await s.kernels()
+    yield s
+
+
+async def get(http: httpx.AsyncClient, status: int = 200, **q: str) -> Any:
+    r = await http.get("/api/v1/compare", params=q)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def row(body: dict[str, Any], kernel: str, params_key: str = "") -> dict[str, Any]:
+    [hit] = [r for r in body["rows"] if r["kernel"] == kernel and r["params_key"] == params_key]
+    return hit
+
+
+async def test_latest_result_per_machine_and_point(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a, b = await seed.machine("a"), await seed.machine("b")
+    ra1, rb1 = await seed.run(a), await seed.run(b)
+    old = await seed.result(ra1, a, "syscall.getppid", spread(100))
+    ra2 = await seed.run(a)
+    new = await seed.result(ra2, a, "syscall.getppid", spread(110))
+    await seed.result(ra2, a, "syscall.getppid", [], status="failed")  # failures never count
+    b1 = await seed.result(rb1, b, "syscall.getppid", spread(200))
+    body = await get(http, machines="a,b")
+    assert body["baseline"] == "a"
+    assert [m["id"] for m in body["machines"]] == ["a", "b"]
+    r = row(body, "syscall.getppid")
+    assert r["cells"]["a"]["result_id"] == new and r["cells"]["a"]["run_id"] == ra2
+    assert r["cells"]["b"]["result_id"] == b1
+    assert r["cells"]["a"]["median"] == pytest.approx(110) and r["cells"]["a"]["n"] == 10
+    assert len(r["cells"]["a"]["samples"]) == 10 and r["cells"]["a"]["created_at"].endswith("Z")
+    assert r["seed_reference"]["seed"] == "000" and r["family"] == "syscall"
+    assert r["higher_is_better"] is False
+    assert r["ratios"]["a"]["ratio"] == 1.0
+    assert r["ratios"]["b"]["ratio"] == pytest.approx(200 / 110)
+    assert sorted(body["result_ids"]) == sorted([new, b1]) and old not in body["result_ids"]
+
+    # runs= restricts a machine with picked runs to them; the others keep their latest
+    body = await get(http, machines="a,b", runs=ra1)
+    assert row(body, "syscall.getppid")["cells"]["a"]["result_id"] == old
+    assert row(body, "syscall.getppid")["cells"]["b"]["result_id"] == b1
+
+
+async def test_batch_restricts_and_names_machines(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a, b = await seed.machine("a"), await seed.machine("b")
+    ra, rb = await seed.run(a, batch="B1"), await seed.run(b, batch="B1")
+    in_a = await seed.result(ra, a, "ctxsw.pipe", spread(1000))
+    in_b = await seed.result(rb, b, "ctxsw.pipe", spread(1500))
+    later = await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(900))  # outside the batch
+    body = await get(http, batch="B1")  # the batch names its machines
+    assert [m["id"] for m in body["machines"]] == ["a", "b"]
+    assert row(body, "ctxsw.pipe")["cells"]["a"]["result_id"] == in_a
+    assert body["result_ids"] == sorted([in_a, in_b])
+    assert (await get(http, machines="a,b"))["rows"][0]["cells"]["a"]["result_id"] == later
+    await get(http, 422, machines="a,b", batch="nope")
+
+
+async def test_ratio_statistics(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
+    ra, rb, rc = await seed.run(a), await seed.run(b), await seed.run(c)
+    same = spread(100, width=0.05)
+    await seed.result(ra, a, "syscall.getppid", same)
+    await seed.result(rb, b, "syscall.getppid", same)  # identical sample sets
+    await seed.result(rc, c, "syscall.getppid", spread(130))  # clearly shifted, n = 10
+    await seed.result(ra, a, "ctxsw.pipe", spread(1000, n=4))
+    await seed.result(rb, b, "ctxsw.pipe", spread(2000, n=4))  # n < 5: no test
+    body = await get(http, machines="a,b,c")
+    r = row(body, "syscall.getppid")["ratios"]
+    assert r["b"]["ratio"] == 1.0 and r["b"]["ci_low"] <= 1 <= r["b"]["ci_high"]
+    assert r["b"]["p_value"] == pytest.approx(1.0, abs=0.01) and r["b"]["significant"] is False
+    assert r["c"]["ratio"] == pytest.approx(1.3) and r["c"]["significant"] is True
+    assert r["c"]["p_value"] < 0.001 and 1 < r["c"]["ci_low"] <= 1.3 <= r["c"]["ci_high"]
+    small = row(body, "ctxsw.pipe")["ratios"]["b"]
+    assert small["ratio"] == pytest.approx(2.0) and small["p_value"] is None and small["significant"] is False
+    assert "c" not in row(body, "ctxsw.pipe")["ratios"]  # no cell, no ratio
+
+    # the bootstrap is seeded by the result ids: recomputed without the cache, the same numbers
+    ratios.clear_cache()
+    assert (await get(http, machines="a,b,c"))["rows"] == body["rows"]
+
+
+async def test_geomean_units_and_direction(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a, b = await seed.machine("a"), await seed.machine("b")
+    ra, rb = await seed.run(a), await seed.run(b)
+    for kernel, base, other in (
+        ("syscall.getppid", 100, 200),
+        ("syscall.open_close", 100, 50),
+        ("ctxsw.pipe", 1000, 4000),
+        ("storage.write", 1000, 500),  # MB/s: half the throughput is twice as slow
+    ):
+        await seed.result(ra, a, kernel, spread(base))
+        await seed.result(rb, b, kernel, spread(other))
+    await seed.result(ra, a, "syscall.getppid", spread(10), params={"threads": 2})
+    await seed.result(rb, b, "syscall.getppid", spread(10), params={"threads": 2}, unit="us/op")
+    body = await get(http, machines="a,b", kernels="syscall.*,ctxsw.pipe,storage.write")
+    assert row(body, "storage.write")["higher_is_better"] is True
+    assert row(body, "storage.write")["ratios"]["b"]["ratio"] == pytest.approx(0.5)
+    mismatch = row(body, "syscall.getppid", "threads=2")
+    assert mismatch["ratios"] == {} and mismatch["units"] == {"a": "ns/op", "b": "us/op"}
+    assert mismatch["warning"] and "threads=2" in mismatch["warning"]
+    [w] = body["warnings"]
+    assert w["kernel"] == "syscall.getppid" and w["params_key"] == "threads=2"
+    # geomean of 2, 0.5, 4 and 1/0.5 (the mismatched row left out)
+    assert body["geomean"]["b"] == pytest.approx((2 * 0.5 * 4 * 2) ** 0.25)
+    assert body["geomean"]["a"] == pytest.approx(1.0)
+    assert body["geomean_by_family"]["syscall"]["b"] == pytest.approx(1.0)
+    assert body["geomean_by_family"]["ctxsw"]["b"] == pytest.approx(4.0)
+    assert body["geomean_by_family"]["storage"]["b"] == pytest.approx(2.0)
+    only = await get(http, machines="a,b", kernels="ctxsw.*")
+    assert [r["kernel"] for r in only["rows"]] == ["ctxsw.pipe"]
+
+
+async def test_facts_diff_uses_run_snapshots(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a = await seed.machine("a")
+    b = await seed.machine("b", clocksource="kvm-clock", virtualization="kvm")
+    vulns = {**FACTS["vulnerabilities"], "spectre_v2": "Vulnerable"}
+    snap = {"clocksource": "tsc", "virtualization": "kvm", "vulnerabilities": vulns}
+    rb = await seed.run(b, facts={**FACTS, "hostname": "b", **snap, "extra": {"timer_slack_ns": "1"}})
+    await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(10))
+    await seed.result(rb, b, "ctxsw.pipe", spread(10))
+    body = await get(http, machines="a,b")
+    diff = {d["fact"]: d for d in body["facts_diff"]}
+    # b's run snapshot (tsc) is used, not its current facts (kvm-clock); hostname and cpu_mhz never count
+    assert list(diff) == ["virtualization", "vulnerabilities.spectre_v2", "extra.timer_slack_ns"]
+    assert diff["virtualization"]["values"] == {"a": "none", "b": "kvm"}
+    assert "hypervisor" in diff["virtualization"]["hint"]
+    assert "mitigations" in diff["vulnerabilities.spectre_v2"]["hint"]
+    assert "usleep" in diff["extra.timer_slack_ns"]["hint"]
+    assert body["machines"][1]["facts_run_id"] == rb and body["machines"][0]["facts_run_id"] is None
+
+
+async def test_errors_name_what_is_wrong(http: httpx.AsyncClient, seed: Seeder) -> None:
+    await seed.machine("a")
+    await seed.machine("b")
+    r = await http.get("/api/v1/compare", params={"machines": "a,ghost"})
+    assert r.status_code == 404 and "ghost" in r.json()["detail"]
+    [e] = (await get(http, 422, machines="a,b", kernels="syscall.getppid,nope"))["detail"]
+    assert e["loc"] == ["query", "kernels", 1] and "nope" in e["msg"] and e["type"] == "unknown_kernel"
+    [e] = (await get(http, 422, machines="a,b", kernels="zzz.*"))["detail"]
+    assert e["loc"] == ["query", "kernels", 0] and "zzz" in e["msg"]
+    [e] = (await get(http, 422, machines="a,b", baseline="c"))["detail"]
+    assert e["loc"] == ["query", "baseline"]
+    [e] = (await get(http, 422))["detail"]
+    assert e["loc"] == ["query", "machines"]
+    [e] = (await get(http, 422, machines=",".join(f"m{i}" for i in range(21))))["detail"]
+    assert e["loc"] == ["query", "machines"]
+    [e] = (await get(http, 422, machines="a,b", runs="no-such-run"))["detail"]
+    assert e["loc"] == ["query", "runs", 0] and "no-such-run" in e["msg"]
+    assert (await get(http, machines="a,b"))["rows"] == []
+
+
+@contextmanager
+def count_statements(server: CtxbenchServer) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def on(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "machines.last_seen <" not in statement:  # the lost-agent timer, running beside the request
+            seen.append(statement)
+
+    event.listen(server.engine.sync_engine, "before_cursor_execute", on)
+    try:
+        yield seen
+    finally:
+        event.remove(server.engine.sync_engine, "before_cursor_execute", on)
+
+
+async def test_sql_statements_do_not_grow(
+    http: httpx.AsyncClient, seed: Seeder, server: CtxbenchServer
+) -> None:
+    machines = [await seed.machine(f"m{i}") for i in range(10)]
+    for m in machines:
+        rid = await seed.run(m, batch="B")
+        for t in range(1, 26):
+            for kernel in ("syscall.getppid", "ctxsw.pipe"):
+                await seed.result(rid, m, kernel, spread(100 + t, n=5), params={"threads": t})
+
+    async def statements(**q: str) -> int:
+        with count_statements(server) as seen:
+            body = await get(http, **q)
+        assert body["rows"]
+        return len(seen)
+
+    two = await statements(machines="m0,m1", kernels="syscall.getppid")
+    ten = await statements(machines=",".join(machines), kernels="syscall.getppid,ctxsw.pipe")
+    assert len((await get(http, machines=",".join(machines)))["rows"]) == 50
+    assert two == ten <= 6
+    assert await statements(machines="m0,m1", batch="B") == await statements(
+        machines=",".join(machines), batch="B"
+    )
