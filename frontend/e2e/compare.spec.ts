@@ -55,6 +55,14 @@ async function twoMachines(request: APIRequestContext): Promise<{ first: string;
   return { first, second, agent };
 }
 
+/** Stops the second agent and waits until it has gone (so later tests see one online machine). */
+async function stopAgent(agent: ChildProcess) {
+  if (agent.exitCode !== null) return;
+  const gone = new Promise((done) => agent.once('exit', done));
+  agent.kill('SIGTERM');
+  await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
+}
+
 async function medians(page: Page): Promise<string[]> {
   return page.getByTestId('compare-median').allTextContents();
 }
@@ -150,7 +158,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     expect(liveIds.every((id) => newIds.has(id)), `live cells ${liveIds.join(',')} should be the new run's results`).toBe(true);
     expect(liveIds.some((id) => frozenIds.includes(id))).toBe(false);
   } finally {
-    agent.kill('SIGTERM');
+    await stopAgent(agent);
   }
 });
 

@@ -55,8 +55,9 @@ async function localMachineId(request: APIRequestContext): Promise<string> {
   await expect
     .poll(
       async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; online: boolean }[];
-        id = machines.find((m) => m.online)?.id ?? '';
+        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+        // Not a second agent another test started (it may still be saying goodbye).
+        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
         return id;
       },
       { timeout: 30_000 },
@@ -103,7 +104,9 @@ test('a sweep started from the New run page shows its progress live and succeeds
   const machine = await localMachineId(request);
 
   await page.goto(`/runs/new?machines=${machine}`);
-  await expect(page.getByTestId('machine-option').getByRole('checkbox').first()).toBeChecked();
+  // Exactly the machine in the address is ticked (other tests may have left offline machines in the list).
+  await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(1);
+  await expect(page.locator(`[id="machine-${machine}"]`)).toBeChecked();
   await page.getByRole('checkbox', { name: /syscall\.getppid/ }).check();
   await page.getByRole('checkbox', { name: /go\.mutex/ }).check();
   await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
