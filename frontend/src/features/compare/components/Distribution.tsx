@@ -3,7 +3,7 @@ import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import { formatNumber, formatParams } from '@/lib/format';
 import { ecdf, stripPoints } from '../utils/distribution';
 import { ChartFrame } from './ChartFrame';
-import { machineColour } from './palette';
+import { machineColour } from '../utils/heatmap';
 
 /** One row's raw samples per machine: a strip plot and the ECDF. */
 export function Distribution({ data, row, onClose }: { data: CompareResponse; row: CompareRow; onClose?: () => void }) {

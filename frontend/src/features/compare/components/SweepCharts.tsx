@@ -4,7 +4,7 @@ import type { ChartScale } from '@/lib/compare-query';
 import { formatNumber, formatParams } from '@/lib/format';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGroup } from '../utils/sweep';
 import { ChartFrame } from './ChartFrame';
-import { machineColour } from './palette';
+import { machineColour } from '../utils/heatmap';
 
 function SweepChart({ group, data, scale }: { group: SweepGroup; data: CompareResponse; scale: ChartScale }) {
   const ids = data.machines.map((m) => m.id);

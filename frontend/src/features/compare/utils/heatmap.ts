@@ -36,3 +36,10 @@ export function heatInk(position: number | null): string {
 export function heatLegend(maxLog = HEAT_MAX_LOG): { ratio: number; colour: string }[] {
   return [-1, -0.5, 0, 0.5, 1].map((p) => ({ ratio: Math.exp(p * maxLog), colour: heatColour(p) }));
 }
+
+/** One colour per machine, in the order the comparison lists them. */
+const PALETTE = ['#0b5cad', '#d9480f', '#2b8a3e', '#862e9c', '#c2255c', '#1098ad', '#5c940d', '#e67700'];
+
+export function machineColour(index: number): string {
+  return PALETTE[index % PALETTE.length]!;
+}
