@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import event
 
-from ctxbench_server.compare import ratios
+from ctxbench_server.compare import service
 from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, spread
@@ -96,7 +96,7 @@ async def test_ratio_statistics(http: httpx.AsyncClient, seed: Seeder) -> None:
     assert "c" not in row(body, "ctxsw.pipe")["ratios"]  # no cell, no ratio
 
     # the bootstrap is seeded by the result ids: recomputed without the cache, the same numbers
-    ratios.clear_cache()
+    service.clear_caches()
     assert (await get(http, machines="a,b,c"))["rows"] == body["rows"]
 
 

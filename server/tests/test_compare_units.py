@@ -58,9 +58,27 @@ def test_unit_direction(unit: str, higher: bool) -> None:
 
 def test_bootstrap_is_seeded_by_result_ids() -> None:
     x, y = [1.0, 1.1, 1.2, 1.05, 1.15, 0.95], [1.0, 1.02, 0.98, 1.01, 0.99, 1.03]
-    one = ratios.compute(x, y, ratios.seed_for("a", "b"))
-    assert ratios.compute(x, y, ratios.seed_for("a", "b")) == one
-    assert ratios.compute(x, y, ratios.seed_for("a", "c")) != one
-    assert ratios.compute(x, [0.0] * 6, 1) == ratios.NONE  # no positive baseline median: no ratio
-    big = ratios.compute([1.0 + i % 7 for i in range(5000)], [1.0 + i % 5 for i in range(5000)], 1)
-    assert big.ci_low is not None and big.ci_high is not None and big.ci_low <= big.ratio <= big.ci_high
+    [one] = ratios.compare_pairs([("a", x, "b", y)])
+    ratios.clear_cache()
+    [again] = ratios.compare_pairs([("a", x, "b", y)])
+    assert again == one and again is not one
+    [other] = ratios.compare_pairs([("c", x, "b", y)])
+    assert other["ci_low"] != one["ci_low"] and other["ratio"] == one["ratio"]
+    assert ratios.compare_pairs([("d", x, "e", [0.0] * 6)]) == [ratios.NONE]  # no positive baseline median
+
+
+def test_grouped_mann_whitney_matches_one_call_per_pair() -> None:
+    from scipy.stats import mannwhitneyu
+
+    sets = [[float(i + j * 0.37) for i in range(10)] for j in range(6)]
+    sets.append([1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 5.0, 5.0])  # ties
+    pairs = [(f"x{j}", s, "base", sets[0]) for j, s in enumerate(sets[1:])]
+    got = ratios.compare_pairs(pairs)
+    for (_, s, _, b), r in zip(pairs, got, strict=True):
+        assert r["p_value"] == pytest.approx(mannwhitneyu(s, b, alternative="two-sided").pvalue)
+
+
+def test_large_sample_sets_bootstrap_in_chunks() -> None:
+    big = [1.0 + i % 7 for i in range(5000)]
+    [r] = ratios.compare_pairs([("big-a", big, "big-b", [1.0 + i % 5 for i in range(5000)])])
+    assert r["ci_low"] <= r["ratio"] <= r["ci_high"]

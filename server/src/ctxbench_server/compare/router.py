@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.compare import service
@@ -27,7 +27,7 @@ async def compare(
     baseline: str | None = None,
     runs: str | None = None,
     batch: str | None = None,
-) -> JSONResponse:
+) -> Response:
     """Each machine's latest successful result per (kernel, params) side by side, ratios to the
     baseline's with a bootstrap CI and a Mann-Whitney U p-value, geometric means, and the facts that
     differ. `runs`: a machine with runs among these uses only their results; `batch`: the same for a
@@ -39,4 +39,6 @@ async def compare(
         runs=service.split_list(runs),
         batch=batch or None,
     )
-    return JSONResponse(await service.compare(session, q, hub.online_ids()))
+    fragments: dict[str, str] = {}
+    answer = await service.compare(session, q, hub.online_ids(), fragments=fragments)
+    return Response(service.render(answer, fragments), media_type="application/json")

@@ -7,14 +7,17 @@ of restricted runs, and the facts snapshots. Nothing is queried per cell.
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Row, func, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ctxbench_server.compare import facts, ratios
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
@@ -119,8 +122,14 @@ def _resolve_kernels(
 
 
 async def compare(
-    session: AsyncSession, q: CompareQuery, online: set[str], loc: Sequence[str | int] = ("query",)
+    session: AsyncSession,
+    q: CompareQuery,
+    online: set[str],
+    loc: Sequence[str | int] = ("query",),
+    fragments: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """The compare answer. With `fragments`, each cell is a placeholder string and `fragments` gets the
+    cell's JSON by placeholder: `render` puts them together (GET /compare; shares store the plain dict)."""
     loc = list(loc)
     machine_ids = split_list(q.machines)
     wanted_kernels = split_list(q.kernels)
@@ -202,20 +211,16 @@ async def compare(
     }
     kernel_filter = _resolve_kernels(wanted_kernels, specs, loc)
 
-    # Results: the latest pointers for unrestricted machines, the newest per point of the named runs for
-    # the others.
-    results: list[Row[Any]] = []
+    # Result ids: the latest pointers for unrestricted machines, the newest per point of the named runs
+    # for the others; then the rows of those not cached yet (results never change once stored).
+    ids: list[str] = []
+    conn = await session.connection()  # Core rows: no ORM processing for hundreds of cells
     free = [m for m in machine_ids if m not in restricted]
     if free:
-        stmt = (
-            select(*COLUMNS)
-            .select_from(LatestResult)
-            .join(Result, Result.id == LatestResult.result_id)
-            .where(LatestResult.machine_id.in_(free))
-        )
+        stmt = select(LatestResult.result_id).where(LatestResult.machine_id.in_(free))
         if kernel_filter is not None:
             stmt = stmt.where(LatestResult.kernel_id.in_(kernel_filter))
-        results.extend((await session.execute(stmt)).all())
+        ids.extend((await conn.execute(stmt)).scalars())
     if restricted:
         rank = (
             func.row_number()
@@ -225,7 +230,7 @@ async def compare(
             )
             .label("rn")
         )
-        inner = select(*COLUMNS, rank).where(
+        inner = select(Result.id, rank).where(
             Result.run_id.in_(sorted(set().union(*restricted.values()))),
             Result.status == "ok",
             Result.median.is_not(None),
@@ -233,10 +238,11 @@ async def compare(
         if kernel_filter is not None:
             inner = inner.where(Result.kernel_id.in_(kernel_filter))
         ranked = inner.subquery()
-        results.extend((await session.execute(select(ranked).where(ranked.c.rn == 1))).all())
+        ids.extend((await conn.execute(select(ranked.c.id).where(ranked.c.rn == 1))).scalars())
+    results = await _records(conn, ids)
 
     # Facts: the snapshot of the run each machine's newest result came from, else its current facts.
-    newest: dict[str, Row[Any]] = {}
+    newest: dict[str, Record] = {}
     for r in results:
         if r.machine_id not in newest or r.created_at > newest[r.machine_id].created_at:
             newest[r.machine_id] = r
@@ -254,12 +260,42 @@ async def compare(
         facts_run[mid] = newest[mid].run_id if snap else None
 
     return _assemble(
-        machine_ids, baseline, machines, machine_facts, facts_run, online, specs, results, warnings
+        machine_ids, baseline, machines, machine_facts, facts_run, online, specs, results, warnings, fragments
     )
 
 
-def _cell(r: Row[Any]) -> dict[str, Any]:
-    return {
+def _cell(r: Record, fragments: dict[str, str] | None) -> Any:
+    if fragments is None:
+        return r.cell
+    fragments[r.id] = r.cell_json
+    return _MARK + r.id
+
+
+@dataclass(frozen=True)
+class Record:
+    """A stored result as compare uses it, with its cell ready (as a dict and as JSON)."""
+
+    id: str
+    run_id: str
+    machine_id: str
+    kernel_id: str
+    params: dict[str, Any]
+    params_key: str
+    unit: str
+    samples: list[float]
+    created_at: datetime
+    cell: dict[str, Any]
+    cell_json: str
+
+
+_records_cache: ratios.LRU[str, Record] = ratios.LRU(20_000)
+# Placeholders for cells in the answer before rendering: unguessable, so no stored string can fake one.
+_MARK = f"@@cell-{secrets.token_hex(8)}:"
+_MARK_RE = re.compile(f'"{re.escape(_MARK)}([^"]+)"')
+
+
+def _record(r: Row[Any]) -> Record:
+    cell = {
         "result_id": r.id,
         "run_id": r.run_id,
         "median": r.median,
@@ -271,6 +307,43 @@ def _cell(r: Row[Any]) -> dict[str, Any]:
         "samples": r.samples,
         "created_at": _iso(r.created_at),
     }
+    return Record(
+        id=r.id,
+        run_id=r.run_id,
+        machine_id=r.machine_id,
+        kernel_id=r.kernel_id,
+        params=r.params,
+        params_key=r.params_key,
+        unit=r.unit,
+        samples=r.samples,
+        created_at=r.created_at,
+        cell=cell,
+        cell_json=json.dumps(cell, ensure_ascii=False, allow_nan=False, separators=(",", ":")),
+    )
+
+
+async def _records(conn: AsyncConnection, ids: list[str]) -> list[Record]:
+    """The results by id: cached ones from memory, the others in one statement."""
+    got = {i: rec for i in ids if (rec := _records_cache.get(i)) is not None}
+    missing = [i for i in ids if i not in got]
+    if missing:
+        for row in await conn.execute(select(*COLUMNS).where(Result.id.in_(missing))):
+            rec = _record(row)
+            _records_cache.put(rec.id, rec)
+            got[rec.id] = rec
+    return [got[i] for i in ids if i in got]
+
+
+def clear_caches() -> None:
+    """Forget cached results and ratios (benchmarks and tests measure the cold path with it)."""
+    _records_cache.clear()
+    ratios.clear_cache()
+
+
+def render(answer: dict[str, Any], fragments: dict[str, str]) -> bytes:
+    """The answer as JSON with each cell placeholder replaced by the cell's own JSON."""
+    text = json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return _MARK_RE.sub(lambda m: fragments[m.group(1)], text).encode()
 
 
 def _assemble(
@@ -281,14 +354,16 @@ def _assemble(
     facts_run: Mapping[str, str | None],
     online: set[str],
     specs: Mapping[str, Mapping[str, Any]],
-    results: list[Row[Any]],
+    results: list[Record],
     warnings: list[dict[str, Any]],
+    fragments: dict[str, str] | None,
 ) -> dict[str, Any]:
-    points: dict[tuple[str, str], dict[str, Row[Any]]] = {}
+    points: dict[tuple[str, str], dict[str, Record]] = {}
     for r in results:
         points.setdefault((r.kernel_id, r.params_key), {})[r.machine_id] = r
 
     rows = []
+    pending: list[tuple[dict[str, Any], str, ratios.Pair]] = []
     # Per machine, log ratios in the "lower is better" direction, overall and per family.
     logs: dict[str, list[float]] = {m: [] for m in machine_ids}
     logs_by_family: dict[str, dict[str, list[float]]] = {}
@@ -309,7 +384,7 @@ def _assemble(
             "params_key": params_key,
             "unit": unit,
             "higher_is_better": ratios.higher_is_better(unit),
-            "cells": {m: _cell(cells[m]) for m in machine_ids if m in cells},
+            "cells": {m: _cell(cells[m], fragments) for m in machine_ids if m in cells},
             "ratios": {},
             "seed_reference": spec.get("seed_reference"),
             "warning": None,
@@ -325,24 +400,28 @@ def _assemble(
             row["warning"] = message
             warnings.append({"row": label, "kernel": kernel_id, "params_key": params_key, "message": message})
         elif base is not None:
-            fam_logs = logs_by_family.setdefault(family, {m: [] for m in machine_ids})
+            logs_by_family.setdefault(family, {m: [] for m in machine_ids})
             for m in machine_ids:
                 c = cells.get(m)
                 if c is None:
                     continue
-                rr = (
-                    ratios.BASELINE
-                    if m == baseline
-                    else ratios.cached(c.id, c.samples, base.id, base.samples)
-                )
-                row["ratios"][m] = rr.as_dict()
-                if rr.ratio is not None and rr.ratio > 0:
-                    lg = math.log(rr.ratio)
-                    if row["higher_is_better"]:
-                        lg = -lg
-                    logs[m].append(lg)
-                    fam_logs[m].append(lg)
+                if m == baseline:
+                    row["ratios"][m] = ratios.BASELINE
+                else:
+                    pending.append((row, m, (c.id, c.samples, base.id, base.samples)))
         rows.append(row)
+
+    answers = ratios.compare_pairs([p[2] for p in pending])
+    for (row, m, _), rr in zip(pending, answers, strict=True):
+        row["ratios"][m] = rr
+    for row in rows:
+        for m, rr in row["ratios"].items():
+            if rr["ratio"] is not None and rr["ratio"] > 0:
+                lg = math.log(rr["ratio"])
+                if row["higher_is_better"]:
+                    lg = -lg
+                logs[m].append(lg)
+                logs_by_family[row["family"]][m].append(lg)
 
     def mean_exp(values: list[float]) -> float | None:
         return math.exp(sum(values) / len(values)) if values else None
