@@ -352,9 +352,12 @@ def run_counters(kernel: str, *params: str) -> dict:
 
 
 def test_sched_yield_switches_only_with_company(cpp_exe):
-    assert run_counters("sched.yield", "threads=1")["ctxsw_per_op"] < 0.1
+    # Alone, a yield switches only when some other process happens to be runnable on that CPU (on a busy
+    # CI machine that is not never); with a partner pinned beside it, every yield hands the CPU over.
+    alone = run_counters("sched.yield", "threads=1")["ctxsw_per_op"]
     counters = run_counters("sched.yield", "threads=2", "placement=same_core")
     assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
+    assert alone <= counters["ctxsw_per_op"] / 2, (alone, counters)
 
 
 def test_usleep0_blocks_and_reports_timer_slack(cpp_exe):
