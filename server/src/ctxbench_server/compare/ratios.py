@@ -65,7 +65,7 @@ class LRU(Generic[K, V]):
 
 
 _pairs: LRU[tuple[str, str], dict[str, Any]] = LRU(200_000)  # ~0.5 KB each
-_medians: LRU[str, np.ndarray] = LRU(4096)  # 16 KB each
+_medians: LRU[str, np.ndarray] = LRU(2048)  # 16 KB each
 
 
 def clear_cache() -> None:

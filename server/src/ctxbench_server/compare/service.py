@@ -288,6 +288,8 @@ class Record:
     cell_json: str
 
 
+# 20 000 results of up to 1 000 samples: well under 200 MB even then, ~40 MB with typical sample counts.
+CACHE_MAX_SAMPLES = 1000
 _records_cache: ratios.LRU[str, Record] = ratios.LRU(20_000)
 # Placeholders for cells in the answer before rendering: unguessable, so no stored string can fake one.
 _MARK = f"@@cell-{secrets.token_hex(8)}:"
@@ -329,7 +331,8 @@ async def _records(conn: AsyncConnection, ids: list[str]) -> list[Record]:
     if missing:
         for row in await conn.execute(select(*COLUMNS).where(Result.id.in_(missing))):
             rec = _record(row)
-            _records_cache.put(rec.id, rec)
+            if len(rec.samples) <= CACHE_MAX_SAMPLES:
+                _records_cache.put(rec.id, rec)
             got[rec.id] = rec
     return [got[i] for i in ids if i in got]
 
