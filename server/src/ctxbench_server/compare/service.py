@@ -191,6 +191,10 @@ async def compare(
 
     if not machine_ids:
         raise ValidationFailed([field_error([*loc, "machines"], "name at least one machine", "missing")])
+    if len(machine_ids) > MAX_MACHINES:  # a batch of more machines, named by `batch` alone
+        raise ValidationFailed(
+            [field_error([*loc, "machines"], f"at most {MAX_MACHINES} machines", "too_many_machines")]
+        )
     baseline = q.baseline or machine_ids[0]
     if baseline not in machine_ids:
         raise ValidationFailed(
