@@ -5,6 +5,10 @@ fidelity       each kernel that has an independent anchor runs beside that ancho
                same run on the same machine; the table goes to docs/fidelity.md with date and machine.
 storage        storage.write/read beside fio doing the same pattern, block size and cache mode
                (docs/fidelity.md, section storage).
+suite          every kernel with its default sweep through one agent: the wall time (docs/performance.md).
+compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
+               (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
+               loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
 orchestration  the real server and agent: trigger latency (POST → the agent starts the kernel), result
                latency (kernel ends → the result arrives on the events stream), an idle agent's CPU and
                RSS over 60 s, and a kernel through the agent vs the same kernel run by hand; the table
@@ -218,6 +222,37 @@ def storage(rounds: int, write: bool) -> int:
     return 0
 
 
+def compare(write: bool) -> int:
+    data = ROOT / "build" / "bench-compare"
+    py = str(ROOT / ".venv" / "bin" / "python")
+    bench = ROOT / "server" / "benchmarks"
+    if not (data / "ctxbench.db").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        t0 = dt.datetime.now()
+        subprocess.run([py, str(bench / "fill.py"), "--data-dir", str(data)], check=True, cwd=ROOT / "server")
+        print(f"bench: filled {data} in {(dt.datetime.now() - t0).total_seconds():.0f} s", flush=True)
+    out = subprocess.run(
+        [py, str(bench / "compare_bench.py"), "--data-dir", str(data), "--requests", "200"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "server",
+    )
+    print(out.stdout, out.stderr, sep="\n")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = "\n".join(
+        [
+            f"Measured {now} on: {machine_line()}.",
+            "Command: `make bench` (`scripts/bench.py compare`: `server/benchmarks/fill.py` once, then "
+            "`server/benchmarks/compare_bench.py --requests 200`); target p95 ≤ 50 ms.",
+            "",
+            out.stdout.strip(),
+        ]
+    )
+    if write and out.returncode in (0, 1):
+        write_section(ROOT / "docs" / "performance.md", "compare", table)
+    return out.returncode
+
+
 def machine_line() -> str:
     cpu = "unknown CPU"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -298,8 +333,8 @@ def main() -> int:
     ap.add_argument(
         "sections",
         nargs="*",
-        default=["fidelity", "storage", "orchestration"],
-        choices=["fidelity", "storage", "orchestration"],
+        default=["fidelity", "storage", "orchestration", "suite", "compare"],
+        choices=["fidelity", "storage", "orchestration", "suite", "compare"],
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
@@ -313,6 +348,12 @@ def main() -> int:
         from bench_orchestration import orchestration
 
         status |= orchestration(a.rounds, not a.no_write, write_section, machine_line)
+    if "compare" in a.sections:
+        status |= compare(not a.no_write)
+    if "suite" in a.sections:
+        from bench_orchestration import suite
+
+        status |= suite(not a.no_write, write_section, machine_line)
     return status
 
 

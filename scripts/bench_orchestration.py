@@ -168,3 +168,99 @@ def orchestration(
     if write:
         write_section(ROOT / "docs" / "performance.md", "orchestration", table)
     return 0
+
+
+# The swept parameter of each kernel family (the issues' "x param"); other params keep their defaults.
+SWEPT = ("threads", "goroutines", "coroutines", "depth", "block_size", "size", "processes")
+
+
+def suite(
+    write: bool, write_section: Callable[[Path, str, str], None], machine_line: Callable[[], str]
+) -> int:
+    """Every kernel with its default sweep, through one agent, default profile: how long it takes."""
+    with tempfile.TemporaryDirectory(prefix="ctxbench-suite-") as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        server = Server(data)
+        agent = Agent(server, Path(tmp) / "spool", name="suite")
+        try:
+            machine = wait_until(
+                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
+            )
+            kernels = [k for k in server.http.get("/kernels").json() if machine["id"] in k["machines"]]
+            items = []
+            for k in sorted(kernels, key=lambda k: k["id"]):
+                swept = [p["name"] for p in k["params"] if p["name"] in SWEPT and p.get("sweep")]
+                items.append(
+                    {"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]}
+                )
+            started = time.monotonic()
+            r = server.http.post(
+                "/runs", json={"machine_id": machine["id"], "items": items, "profile": "default"}
+            )
+            r.raise_for_status()
+            run = r.json()
+            run = wait_until(
+                "the suite to finish",
+                lambda: (
+                    (x := server.http.get(f"/runs/{run['id']}").json())["status"]
+                    in ("succeeded", "failed", "cancelled")
+                    and x
+                ),
+                3600,
+                interval=1,
+            )
+            took = time.monotonic() - started
+            res = server.http.get(f"/runs/{run['id']}/results").json()
+        finally:
+            agent.stop()
+            server.stop()
+    secs: dict[str, float] = {}
+    reruns: dict[str, int] = {}
+    for r in res:
+        span = dt.datetime.fromisoformat(r["finished_at"]) - dt.datetime.fromisoformat(r["started_at"])
+        secs[r["kernel"]] = secs.get(r["kernel"], 0.0) + span.total_seconds()
+        reruns[r["kernel"]] = reruns.get(r["kernel"], 0) + (r.get("reruns") or 0)
+    issue6 = (
+        "storage.",
+        "ipc.",
+        "lock.spin_shm",
+        "lock.posix_sem",
+        "lock.flock",
+        "lock.fcntl",
+        "lock.pthread_mutex_p",
+    )
+    issue6 += ("syscall.open_close", "syscall.gettimeofday", "syscall.socket_close")
+    cpu_sched = sum(v for k, v in secs.items() if not k.startswith(issue6))
+    slowest = sorted(secs.items(), key=lambda kv: -kv[1])[:12]
+    per_kernel: dict[str, int] = {}
+    for it in run["items"]:
+        per_kernel[it["kernel"]] = per_kernel.get(it["kernel"], 0) + 1
+    failed = [
+        f"`{i['kernel']}` {i['params']}: {i['error']}" for i in run["items"] if i["state"] != "succeeded"
+    ]
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = "\n".join(
+        [
+            f"Measured {now} on: {machine_line()}.",
+            "Command: `make bench` (`scripts/bench.py suite`): one run of every kernel in the catalog, each "
+            f"with its default sweep of {', '.join(SWEPT)} (other parameters at their defaults), default "
+            "profile (5 repetitions, default min times, reruns when CV > 3 %), through one agent.",
+            "",
+            f"- kernels: {len(per_kernel)}, items: {len(run['items'])}, status: {run['status']}",
+            f"- wall time from POST to the run's end: **{took / 60:.1f} min** (target for the CPU and "
+            "scheduling kernels of issue 3: ≤ 5 min)",
+            f"- kernel time of the CPU and scheduling kernels alone (issue 3's set, without storage, IPC, "
+            f"everyday syscalls and cross-process locks): **{cpu_sched / 60:.1f} min**",
+            f"- failed items: {len(failed)}"
+            + ("" if not failed else "\n" + "\n".join(f"  - {f}" for f in failed)),
+            "",
+            "| kernel (slowest first) | items | seconds | reruns |",
+            "|---|---:|---:|---:|",
+            *(f"| `{k}` | {per_kernel[k]} | {v:.1f} | {reruns[k]} |" for k, v in slowest),
+        ]
+    )
+    print(table)
+    if write:
+        write_section(ROOT / "docs" / "performance.md", "suite", table)
+    return 0 if not failed else 1
