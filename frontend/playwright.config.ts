@@ -1,8 +1,8 @@
 import { defineConfig } from '@playwright/test';
+import { GRPC_PORT, HTTP_PORT } from './e2e/ports';
 
 // Browser tests drive Debian's Chromium (no browser download) against the real stack: scripts/run.sh
 // starts the server and a local agent on their own ports and a fresh data directory.
-const HTTP_PORT = '18080';
 const baseURL = `http://127.0.0.1:${HTTP_PORT}`;
 
 export default defineConfig({
@@ -44,7 +44,7 @@ export default defineConfig({
     stderr: 'pipe',
     env: {
       CTXBENCH_HTTP_PORT: HTTP_PORT,
-      CTXBENCH_GRPC_PORT: '15051',
+      CTXBENCH_GRPC_PORT: GRPC_PORT,
       CTXBENCH_DATA_DIR: '../build/e2e-playwright/data',
       CTXBENCH_AGENT_SPOOL: '../build/e2e-playwright/spool',
       CTXBENCH_RUN_FRESH: '1',

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMPARE_FIXTURE } from './compare-fixture';
+import { GRPC_TARGET } from './ports';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
 // The story tests run against the real server and two real agents (run.sh's and one the test starts);
@@ -45,7 +46,7 @@ async function twoMachines(request: APIRequestContext): Promise<{ first: string;
   rmSync(spool, { recursive: true, force: true });
   const agent = spawn(
     resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', '127.0.0.1:15051', '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
   );
   let second = '';

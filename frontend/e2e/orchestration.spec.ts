@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GRPC_TARGET } from './ports';
 
 // Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
 // Server-Sent Events, cancel and retry from the run page, the batch page. Each test first asks the
@@ -242,7 +243,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
   rmSync(spool, { recursive: true, force: true });
   const agent = spawn(
     agentBin,
-    ['--server', '127.0.0.1:15051', '--token-file', resolve(dataDir, 'agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
   );
   try {
