@@ -5,6 +5,7 @@ Real processes (the same ones the end-to-end tests start, from tests/e2e/stack.p
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -85,63 +86,70 @@ def _by_hand(kernel: str, min_time: float, reps: int) -> float:
     return statistics.median(json.loads(out)["samples"])
 
 
+@contextlib.contextmanager
+def local_stack(name: str) -> Iterator[tuple[Server, Agent, dict]]:
+    """A real server and one real agent in a temporary data dir; yields them and the agent's machine."""
+    with tempfile.TemporaryDirectory(prefix=f"ctxbench-{name}-") as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        server = Server(data)
+        agent = Agent(server, Path(tmp) / "spool", name=name)
+        try:
+            machine = wait_until(
+                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
+            )
+            yield server, agent, machine
+        finally:
+            agent.stop()
+            server.stop()
+
+
 def orchestration(
     rounds: int,
     write: bool,
     write_section: Callable[[Path, str, str], None],
     machine_line: Callable[[], str],
 ) -> int:
-    with tempfile.TemporaryDirectory(prefix="ctxbench-bench-") as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        server = Server(data)
-        agent = Agent(server, Path(tmp) / "spool", name="bench")
-        try:
-            machine = wait_until(
-                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
+    with local_stack("bench") as (server, agent, machine):
+        time.sleep(2)  # let connect-time work settle
+
+        # Idle agent: connected, nothing to run, 60 s.
+        cpu0, t0 = _proc_cpu_seconds(agent.proc.pid), time.monotonic()
+        time.sleep(60)
+        idle_cpu = (_proc_cpu_seconds(agent.proc.pid) - cpu0) / (time.monotonic() - t0) * 100
+        idle_rss = _proc_rss_mb(agent.proc.pid)
+        print(f"idle agent: {idle_cpu:.3f} % CPU over 60 s, RSS {idle_rss:.1f} MB", flush=True)
+
+        trigger, result_lat, through_agent, by_hand = [], [], [], []
+        for _ in range(rounds):
+            by_hand.append(_by_hand("syscall.getppid", 0.2, 5))
+            posted = time.time()
+            r = server.http.post(
+                "/runs",
+                json={
+                    "machine_id": machine["id"],
+                    "items": [{"kernel": "syscall.getppid"}],
+                    "repetitions": 5,
+                    "min_time_s": 0.2,
+                    "max_reruns": 0,
+                },
             )
-            time.sleep(2)  # let connect-time work settle
-
-            # Idle agent: connected, nothing to run, 60 s.
-            cpu0, t0 = _proc_cpu_seconds(agent.proc.pid), time.monotonic()
-            time.sleep(60)
-            idle_cpu = (_proc_cpu_seconds(agent.proc.pid) - cpu0) / (time.monotonic() - t0) * 100
-            idle_rss = _proc_rss_mb(agent.proc.pid)
-            print(f"idle agent: {idle_cpu:.3f} % CPU over 60 s, RSS {idle_rss:.1f} MB", flush=True)
-
-            trigger, result_lat, through_agent, by_hand = [], [], [], []
-            for _ in range(rounds):
-                by_hand.append(_by_hand("syscall.getppid", 0.2, 5))
-                posted = time.time()
-                r = server.http.post(
-                    "/runs",
-                    json={
-                        "machine_id": machine["id"],
-                        "items": [{"kernel": "syscall.getppid"}],
-                        "repetitions": 5,
-                        "min_time_s": 0.2,
-                        "max_reruns": 0,
-                    },
-                )
-                r.raise_for_status()
-                run_id = r.json()["id"]
-                events = EventStream(server.base_url, run_id)
-                trigger.append(_kernel_start_time(agent, run_id) - posted)
-                events.join(60)
-                if not events.arrivals:
-                    raise RuntimeError(f"no result event for run {run_id}")
-                arrived, res = events.arrivals[0]
-                finished = dt.datetime.fromisoformat(res["finished_at"].replace("Z", "+00:00")).timestamp()
-                result_lat.append(arrived - finished)
-                through_agent.append(res["median"])
-                print(
-                    f"round: trigger {trigger[-1] * 1000:.0f} ms, result {result_lat[-1] * 1000:.0f} ms, "
-                    f"agent {through_agent[-1]:.1f} vs hand {by_hand[-1]:.1f} ns/op",
-                    flush=True,
-                )
-        finally:
-            agent.stop()
-            server.stop()
+            r.raise_for_status()
+            run_id = r.json()["id"]
+            events = EventStream(server.base_url, run_id)
+            trigger.append(_kernel_start_time(agent, run_id) - posted)
+            events.join(60)
+            if not events.arrivals:
+                raise RuntimeError(f"no result event for run {run_id}")
+            arrived, res = events.arrivals[0]
+            finished = dt.datetime.fromisoformat(res["finished_at"].replace("Z", "+00:00")).timestamp()
+            result_lat.append(arrived - finished)
+            through_agent.append(res["median"])
+            print(
+                f"round: trigger {trigger[-1] * 1000:.0f} ms, result {result_lat[-1] * 1000:.0f} ms, "
+                f"agent {through_agent[-1]:.1f} vs hand {by_hand[-1]:.1f} ns/op",
+                flush=True,
+            )
 
     ms = lambda xs: f"{statistics.median(xs) * 1000:.0f} ms (max {max(xs) * 1000:.0f} ms)"  # noqa: E731
     agent_med, hand_med = statistics.median(through_agent), statistics.median(by_hand)
@@ -178,43 +186,32 @@ def suite(
     write: bool, write_section: Callable[[Path, str, str], None], machine_line: Callable[[], str]
 ) -> int:
     """Every kernel with its default sweep, through one agent, default profile: how long it takes."""
-    with tempfile.TemporaryDirectory(prefix="ctxbench-suite-") as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        server = Server(data)
-        agent = Agent(server, Path(tmp) / "spool", name="suite")
-        try:
-            machine = wait_until(
-                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
+    with local_stack("suite") as (server, _agent, machine):
+        kernels = [k for k in server.http.get("/kernels").json() if machine["id"] in k["machines"]]
+        items = []
+        for k in sorted(kernels, key=lambda k: k["id"]):
+            swept = [p["name"] for p in k["params"] if p["name"] in SWEPT and p.get("sweep")]
+            items.append(
+                {"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]}
             )
-            kernels = [k for k in server.http.get("/kernels").json() if machine["id"] in k["machines"]]
-            items = []
-            for k in sorted(kernels, key=lambda k: k["id"]):
-                swept = [p["name"] for p in k["params"] if p["name"] in SWEPT and p.get("sweep")]
-                items.append(
-                    {"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]}
-                )
-            started = time.monotonic()
-            r = server.http.post(
-                "/runs", json={"machine_id": machine["id"], "items": items, "profile": "default"}
-            )
-            r.raise_for_status()
-            run = r.json()
-            run = wait_until(
-                "the suite to finish",
-                lambda: (
-                    (x := server.http.get(f"/runs/{run['id']}").json())["status"]
-                    in ("succeeded", "failed", "cancelled")
-                    and x
-                ),
-                3600,
-                interval=1,
-            )
-            took = time.monotonic() - started
-            res = server.http.get(f"/runs/{run['id']}/results").json()
-        finally:
-            agent.stop()
-            server.stop()
+        started = time.monotonic()
+        r = server.http.post(
+            "/runs", json={"machine_id": machine["id"], "items": items, "profile": "default"}
+        )
+        r.raise_for_status()
+        run = r.json()
+        run = wait_until(
+            "the suite to finish",
+            lambda: (
+                (x := server.http.get(f"/runs/{run['id']}").json())["status"]
+                in ("succeeded", "failed", "cancelled")
+                and x
+            ),
+            3600,
+            interval=1,
+        )
+        took = time.monotonic() - started
+        res = server.http.get(f"/runs/{run['id']}/results").json()
     secs: dict[str, float] = {}
     reruns: dict[str, int] = {}
     for r in res:

@@ -27,3 +27,24 @@ def run_exe(*args: str, exe: Path = CPP_EXE, prefix: tuple[str, ...] = (), timeo
         [*prefix, str(exe), *args], capture_output=True, text=True, timeout=timeout, check=False
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+# Process-tree probes for the no-orphan tests: children of every thread of pid, and whether pid still runs.
+def children_of(pid: int) -> set[int]:
+    kids: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids.update(int(x) for x in f.read().split())
+    except FileNotFoundError:
+        pass
+    return kids
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")

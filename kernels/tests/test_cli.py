@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from cli_helpers import CPP_EXE, run_exe
+from cli_helpers import CPP_EXE, alive, children_of, run_exe
 
 SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
 PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
@@ -257,26 +257,6 @@ def test_same_core_under_one_cpu_still_runs(cpp_exe):
 
 
 # ---------------------------------------------------------------- no orphans
-
-
-def children_of(pid: int) -> set[int]:
-    kids: set[int] = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                kids.update(int(x) for x in f.read().split())
-    except FileNotFoundError:
-        pass
-    return kids
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
 
 
 @pytest.mark.parametrize("kernel", ["ctxswitch.pipe", "ctxswitch.futex"])

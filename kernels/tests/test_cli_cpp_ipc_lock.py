@@ -3,13 +3,12 @@ processes (DESIGN 3.1 CLI). Tiny params only: these run on a loaded 2-CPU VM."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
 
 import pytest
-from cli_helpers import CPP_EXE, run_exe
+from cli_helpers import CPP_EXE, alive, children_of, run_exe
 
 FAST = ["--min-time", "0.01", "--repetitions", "2"]
 LOCKS = ["lock.spin_shm", "lock.posix_sem", "lock.flock", "lock.fcntl", "lock.pthread_mutex_pshared"]
@@ -95,26 +94,6 @@ def test_many_processes_finish_quickly():
 def test_processes_out_of_range_exit_2(cpp_exe, value):
     res = run_exe("--run", "lock.fcntl", "--param", f"processes={value}")
     assert res.code == 2 and res.stderr.count("\n") == 1 and "processes" in res.stderr
-
-
-def children_of(pid: int) -> set[int]:
-    kids: set[int] = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                kids.update(int(x) for x in f.read().split())
-    except FileNotFoundError:
-        pass
-    return kids
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
 
 
 @pytest.mark.parametrize(
