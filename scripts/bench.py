@@ -338,6 +338,7 @@ def main() -> int:
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    ap.add_argument("--max-reruns", type=int, default=None, help="suite: override the server's rerun default")
     a = ap.parse_args()
     status = 0
     if "fidelity" in a.sections:
@@ -353,7 +354,7 @@ def main() -> int:
     if "suite" in a.sections:
         from bench_orchestration import suite
 
-        status |= suite(not a.no_write, write_section, machine_line)
+        status |= suite(not a.no_write, write_section, machine_line, a.max_reruns)
     return status
 
 
