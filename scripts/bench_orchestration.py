@@ -198,9 +198,10 @@ def suite(
                 {"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]}
             )
         started = time.monotonic()
-        r = server.http.post(
-            "/runs", json={"machine_id": machine["id"], "items": items, "profile": "default"}
-        )
+        body: dict[str, object] = {"machine_id": machine["id"], "items": items, "profile": "default"}
+        if max_reruns is not None:
+            body["max_reruns"] = max_reruns
+        r = server.http.post("/runs", json=body)
         r.raise_for_status()
         run = r.json()
         run = wait_until(
