@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,3 +50,25 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def assert_sigterm_leaves_no_child(cmd: list[str], forked: str, outlived: str) -> None:
+    """Starts a kernel that forks, SIGTERMs it once its children exist, and checks none outlives it."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        kids: set[int] = set()
+        deadline = time.monotonic() + 10
+        while not kids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            kids = children_of(proc.pid)
+        assert kids, forked
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(alive(k) for k in kids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(k) for k in kids), outlived
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -10,12 +10,10 @@ import math
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 
 import pytest
-from cli_helpers import CPP_EXE, alive, children_of, run_exe
+from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe
 
 SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
 PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
@@ -261,28 +259,11 @@ def test_same_core_under_one_cpu_still_runs(cpp_exe):
 
 @pytest.mark.parametrize("kernel", ["ctxswitch.pipe", "ctxswitch.futex"])
 def test_sigterm_leaves_no_child_behind(cpp_exe, kernel):
-    proc = subprocess.Popen(
+    assert_sigterm_leaves_no_child(
         [str(CPP_EXE), "--run", kernel, "--min-time", "5", "--repetitions", "5"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        "the kernel never forked its partner",
+        "partner process outlived its parent",
     )
-    try:
-        kids: set[int] = set()
-        deadline = time.monotonic() + 10
-        while not kids and time.monotonic() < deadline:
-            time.sleep(0.05)
-            kids = children_of(proc.pid)
-        assert kids, "the kernel never forked its partner"
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while any(alive(k) for k in kids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(alive(k) for k in kids), "partner process outlived its parent"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 # ---------------------------------------------------------------- process and thread kernels

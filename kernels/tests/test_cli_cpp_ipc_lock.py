@@ -3,12 +3,8 @@ processes (DESIGN 3.1 CLI). Tiny params only: these run on a loaded 2-CPU VM."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import time
-
 import pytest
-from cli_helpers import CPP_EXE, alive, children_of, run_exe
+from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe
 
 FAST = ["--min-time", "0.01", "--repetitions", "2"]
 LOCKS = ["lock.spin_shm", "lock.posix_sem", "lock.flock", "lock.fcntl", "lock.pthread_mutex_pshared"]
@@ -104,21 +100,4 @@ def test_sigterm_leaves_no_child_behind(cpp_exe, args):
     cmd = [str(CPP_EXE), "--run", args[0], "--min-time", "5"]
     for p in args[1:]:
         cmd += ["--param", p]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        kids: set[int] = set()
-        deadline = time.monotonic() + 10
-        while not kids and time.monotonic() < deadline:
-            time.sleep(0.05)
-            kids = children_of(proc.pid)
-        assert kids, "the kernel never forked"
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while any(alive(k) for k in kids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(alive(k) for k in kids), "a child outlived its parent"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert_sigterm_leaves_no_child(cmd, "the kernel never forked", "a child outlived its parent")
