@@ -108,12 +108,20 @@ class Settings(BaseSettings):
     def served_hosts(self) -> frozenset[str]:
         """Host header names (lower case, no port) this server answers; "*" in it = any."""
         if self.allowed_hosts:
-            hosts = {h.strip().lower().strip("[]") for h in self.allowed_hosts.split(",") if h.strip()}
+            hosts = {host_name(h) for h in self.allowed_hosts.split(",") if h.strip()}
         else:
-            hosts = {self.http_host.lower().strip("[]"), "localhost", "127.0.0.1", "::1"}
+            hosts = {host_name(self.http_host), "localhost", "127.0.0.1", "::1"}
         if self.public_url:
             hosts.add((urlsplit(self.public_url).hostname or "").lower())
         return frozenset(hosts)
+
+
+def host_name(host: str) -> str:
+    """A Host header or allowed_hosts entry without its port, lower case: `[::1]:80` -> `::1`."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 def check_token(token: str, env: str, source: str) -> None:

@@ -20,7 +20,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ctxbench_server.auth.deps import SESSION_COOKIE
-from ctxbench_server.config import Settings
+from ctxbench_server.config import Settings, host_name
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSP = (
@@ -41,14 +41,6 @@ COMMON_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
-
-
-def host_name(host: str) -> str:
-    """`Example.org:8080` -> `example.org`; `[::1]:8080` -> `::1`."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 class BrowserSafety:
