@@ -134,7 +134,12 @@ async def delete_session(session: AsyncSession, cookie: str) -> None:
 
 async def create_login_code(session: AsyncSession) -> str:
     code = new_secret()
-    session.add(LoginCode(code_hash=digest(code), expires_at=utcnow() + LOGIN_CODE_TTL))
+    now = utcnow()
+    # Each start makes one: drop the spent ones so the table stays small.
+    await session.execute(
+        delete(LoginCode).where((LoginCode.expires_at <= now) | LoginCode.used_at.is_not(None))
+    )
+    session.add(LoginCode(code_hash=digest(code), expires_at=now + LOGIN_CODE_TTL))
     await session.commit()
     return code
 
