@@ -47,14 +47,15 @@ def _kernel_start_time(agent: Agent, run_id: str, timeout: float = 30) -> float:
 class EventStream:
     """Reads a run's Server-Sent Events in a thread and timestamps each `result` event on arrival."""
 
-    def __init__(self, base_url: str, run_id: str) -> None:
+    def __init__(self, server: Server, run_id: str) -> None:
         self.arrivals: list[tuple[float, dict]] = []
-        self._t = threading.Thread(target=self._read, args=(base_url, run_id), daemon=True)
+        self._t = threading.Thread(target=self._read, args=(server, run_id), daemon=True)
         self._t.start()
 
-    def _read(self, base_url: str, run_id: str) -> None:
+    def _read(self, server: Server, run_id: str) -> None:
         event = ""
-        with httpx.stream("GET", f"{base_url}/api/v1/runs/{run_id}/events", timeout=60) as r:
+        url = f"{server.base_url}/api/v1/runs/{run_id}/events"
+        with httpx.stream("GET", url, headers=server.auth, timeout=60) as r:
             for line in r.iter_lines():
                 if line.startswith("event:"):
                     event = line.split(":", 1)[1].strip()
@@ -136,7 +137,7 @@ def orchestration(
             )
             r.raise_for_status()
             run_id = r.json()["id"]
-            events = EventStream(server.base_url, run_id)
+            events = EventStream(server, run_id)
             trigger.append(_kernel_start_time(agent, run_id) - posted)
             events.join(60)
             if not events.arrivals:

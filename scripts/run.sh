@@ -4,7 +4,9 @@
 #
 # Overrides (all optional): CTXBENCH_HTTP_HOST/PORT (127.0.0.1:8080), CTXBENCH_GRPC_HOST/PORT
 # (127.0.0.1:50051), CTXBENCH_DATA_DIR (./data), CTXBENCH_AGENT_SPOOL (<data dir>/agent-spool),
-# CTXBENCH_AGENT_NAME, CTXBENCH_RUN_FRESH=1 (start from an empty data dir: used by browser tests).
+# CTXBENCH_AGENT_NAME, CTXBENCH_RUN_FRESH=1 (start from an empty data dir: used by browser tests),
+# CTXBENCH_ADMIN_TOKEN (else <data dir>/admin-token) and the server's other CTXBENCH_* settings.
+# Prints the server's one-time sign-in link (http://127.0.0.1:8080/?login=<code>).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -26,12 +28,14 @@ if [ "${CTXBENCH_RUN_FRESH:-0}" = 1 ]; then
 fi
 mkdir -p "$data_dir" "$spool_dir"
 
-server_pid="" agent_pid=""
+server_pid="" agent_pid="" tee_pid="" server_out=""
 stop() {
   trap - INT TERM EXIT
   [ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null || true
   wait 2>/dev/null || true
+  [ -n "$tee_pid" ] && wait "$tee_pid" 2>/dev/null || true
+  [ -n "$server_out" ] && rm -f "$server_out"
 }
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
@@ -40,8 +44,14 @@ export CTXBENCH_HTTP_HOST=$http_host CTXBENCH_HTTP_PORT=$http_port
 export CTXBENCH_GRPC_HOST=$grpc_host CTXBENCH_GRPC_PORT=$grpc_port
 export CTXBENCH_DATA_DIR=$data_dir
 export CTXBENCH_FRONTEND_DIR=${CTXBENCH_FRONTEND_DIR:-$root/build/frontend}
-(cd "$root" && exec "$server_bin") &
+# The server's stdout (its `ctxbench-server: ...` lines) also goes to a private file, to find the
+# one-time sign-in link in it. tee ignores Ctrl-C so the server's last lines still get through.
+server_out=$(mktemp)
+exec 3> >(trap '' INT TERM; exec tee "$server_out")
+tee_pid=$!
+(cd "$root" && exec "$server_bin") >&3 &
 server_pid=$!
+exec 3>&-
 
 # Wait for the HTTP side; gRPC starts in the same process before HTTP answers.
 health="http://$http_host:$http_port/api/v1/health"
@@ -58,11 +68,20 @@ token_args=(--token-file "$data_dir/agent-token")
   --kernels "$root/build/kernels" --spool "$spool_dir" &
 agent_pid=$!
 
+sign_in=""
+for _ in $(seq 1 50); do
+  sign_in=$(sed -n 's/^ctxbench-server: sign in at //p' "$server_out" | tail -n 1)
+  [ -n "$sign_in" ] && break
+  sleep 0.1
+done
+
 cat <<EOF
 
-  ctxbench is running: open http://$http_host:$http_port/
+  ctxbench is running: sign in at ${sign_in:-http://$http_host:$http_port/}
+  (the link works once; afterwards sign in with the token in $data_dir/admin-token)
   API docs: http://$http_host:$http_port/docs   gRPC for agents: $grpc_host:$grpc_port
-  data: $data_dir (SQLite ctxbench.db, agent-token)   Ctrl-C stops both.
+  API: curl -H "authorization: Bearer \$(cat $data_dir/admin-token)" http://$http_host:$http_port/api/v1/machines
+  data: $data_dir (SQLite ctxbench.db, admin-token, agent-token)   Ctrl-C stops both.
 
 EOF
 

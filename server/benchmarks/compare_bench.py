@@ -33,6 +33,7 @@ from ctxbench_server.db import create_engine, create_sessionmaker
 
 BENCH_KERNELS = "syscall.getppid,ctxsw.pipe,ctxsw.futex,lock.pthread_mutex,storage.write"
 TARGET_P95_MS = 50.0
+ADMIN_TOKEN = "bench-admin-token-0123456789abcdef"  # given to the server, sent as authorization: Bearer
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -51,6 +52,7 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
         "CTXBENCH_HTTP_PORT": "0",
         "CTXBENCH_GRPC_PORT": "0",
         "CTXBENCH_AGENT_TOKEN": "bench-token-0123456789abcdef",
+        "CTXBENCH_ADMIN_TOKEN": ADMIN_TOKEN,
         "CTXBENCH_LOG_LEVEL": "warning",
     }
     env.pop("CTXBENCH_DATABASE_URL", None)
@@ -96,7 +98,8 @@ def main() -> None:
 
     proc, base = start_server(a.data_dir)
     try:
-        with httpx.Client(base_url=base, timeout=60) as http:
+        auth = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+        with httpx.Client(base_url=base, headers=auth, timeout=60) as http:
             t = time.perf_counter()
             r = http.get("/api/v1/compare", params=params)
             first_ms = (time.perf_counter() - t) * 1000

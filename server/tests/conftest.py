@@ -18,6 +18,8 @@ from ctxbench_server.main import CtxbenchServer
 from .fake_agent import FakeAgent
 
 TOKEN = "test-token-0123456789abcdef"
+ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
+ADMIN = {"authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 @pytest.fixture
@@ -40,6 +42,7 @@ def test_settings(root: Path, **overrides: Any) -> Settings:
         "data_dir": root / "data",
         "frontend_dir": root / "frontend",
         "agent_token": TOKEN,
+        "admin_token": ADMIN_TOKEN,
         "log_level": "warning",
         **overrides,
     }
@@ -83,6 +86,16 @@ async def server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
 
 @pytest.fixture
 async def http(server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the real server that sends the admin token."""
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{server.http_port}", headers=ADMIN, timeout=10
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+async def anon(server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the real server without any credential."""
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.http_port}", timeout=10) as client:
         yield client
 

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from ctxbench_server.main import CtxbenchServer
 
-from .conftest import TOKEN, running_server, test_settings
+from .conftest import ADMIN, TOKEN, running_server, test_settings
 from .fake_agent import FakeAgent
 
 
@@ -39,7 +39,7 @@ async def module_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def http(module_server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{module_server.http_port}", timeout=10
+        base_url=f"http://127.0.0.1:{module_server.http_port}", headers=ADMIN, timeout=10
     ) as client:
         yield client
 

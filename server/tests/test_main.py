@@ -31,7 +31,9 @@ def start(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.Popen[str]
     for line in proc.stdout:
         if m := re.match(r"ctxbench-server: (http|grpc) listening on (\S+)", line):
             found[m.group(1)] = m.group(2)
-        if len(found) == 2 or time.monotonic() > deadline:
+        if m := re.match(r"ctxbench-server: (sign in) at (\S+)", line):
+            found[m.group(1)] = m.group(2)
+        if len(found) == 3 or time.monotonic() > deadline:
             break
     return proc, found
 
@@ -43,10 +45,11 @@ def test_ephemeral_ports_announced_and_clean_exit(tmp_path: Path, sig: signal.Si
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", found["http"])
         assert re.fullmatch(r"127\.0\.0\.1:\d+", found["grpc"])
         assert not found["http"].endswith(":0")
+        assert re.fullmatch(re.escape(found["http"]) + r"/\?login=[\w-]{20,}", found["sign in"])
         r = httpx.get(found["http"] + "/api/v1/health", timeout=5)
         assert r.json() == {"status": "ok"}
-        token_file = tmp_path / "data" / "agent-token"
-        assert token_file.stat().st_mode & 0o777 == 0o600
+        for name in ("agent-token", "admin-token"):
+            assert (tmp_path / "data" / name).stat().st_mode & 0o777 == 0o600
         assert (tmp_path / "data" / "ctxbench.db").exists()
     finally:
         proc.send_signal(sig)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ctxbench_server.config import Settings, load_settings, resolve_agent_token
+from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 
 
 @pytest.fixture(autouse=True)
@@ -87,3 +87,36 @@ def test_empty_env_values_count_as_unset(monkeypatch: pytest.MonkeyPatch, tmp_pa
     s = load_settings([])
     assert s.agent_token is None
     assert s.database_url == f"sqlite+aiosqlite:///{tmp_path / 'ctxbench.db'}"
+
+
+def test_admin_token_generated_0600_apart_from_the_agent_token(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path / "d")
+    admin, source = resolve_admin_token(s)
+    path = tmp_path / "d" / "admin-token"
+    assert source == str(path) and len(admin) >= 40
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert resolve_admin_token(s)[0] == admin != resolve_agent_token(s)[0]
+    given = Settings(data_dir=tmp_path, admin_token="env-admin-0123456789abcdef")  # type: ignore[arg-type]
+    assert resolve_admin_token(given) == ("env-admin-0123456789abcdef", "CTXBENCH_ADMIN_TOKEN")
+
+
+def test_access_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXBENCH_ADMIN_TOKEN", "changeme")
+    with pytest.raises(ValidationError, match="CTXBENCH_ADMIN_TOKEN"):
+        load_settings([])
+    monkeypatch.delenv("CTXBENCH_ADMIN_TOKEN")
+    s = load_settings([])
+    assert (s.public_read, s.public_url, s.session_ttl_s) == (False, None, 7 * 86400)
+    assert s.served_hosts() == {"127.0.0.1", "localhost", "::1"}
+    assert s.base_url(8080) == "http://127.0.0.1:8080"
+    s = load_settings(
+        ["--http-host", "0.0.0.0", "--public-url", "https://Bench.example/x/", "--public-read", "true"]
+    )
+    assert s.public_read and s.public_url == "https://Bench.example/x"
+    assert s.served_hosts() == {"0.0.0.0", "127.0.0.1", "localhost", "::1", "bench.example"}
+    assert s.base_url(1) == "https://Bench.example/x"
+    assert load_settings(["--http-host", "::"]).base_url(80) == "http://[::1]:80"
+    s = load_settings(["--allowed-hosts", "a.lan, B.lan:8080,[::2]"])
+    assert s.served_hosts() == {"a.lan", "b.lan", "::2"}
+    with pytest.raises(ValidationError, match="PUBLIC_URL"):
+        load_settings(["--public-url", "bench.example"])

@@ -25,6 +25,9 @@ KERNELS_DIR = ROOT / "build" / "kernels"
 
 _HTTP_RE = re.compile(r"http listening on http://([\d.]+):(\d+)")
 _GRPC_RE = re.compile(r"grpc listening on ([\d.]+):(\d+)")
+_SIGN_IN_RE = re.compile(r"ctxbench-server: sign in at (\S+)")
+# The harness's credential: given to the server as CTXBENCH_ADMIN_TOKEN, sent as authorization: Bearer.
+ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
 
 
 class Process:
@@ -107,6 +110,7 @@ class Server(Process):
         grpc_host: str = "127.0.0.1",
         **settings: str,
     ) -> None:
+        settings.setdefault("admin_token", ADMIN_TOKEN)
         env = base_env(
             CTXBENCH_DATA_DIR=str(data_dir),
             CTXBENCH_HTTP_PORT=str(http_port),
@@ -115,14 +119,17 @@ class Server(Process):
             CTXBENCH_FRONTEND_DIR=str(ROOT / "build" / "frontend"),
             **{f"CTXBENCH_{k.upper()}": v for k, v in settings.items()},
         )
+        self.admin_token = env["CTXBENCH_ADMIN_TOKEN"]
         super().__init__("server", [str(SERVER_BIN)], env, data_dir)
         self.data_dir = data_dir
         http = self.wait_for_line(_HTTP_RE, 60)
         grpc = self.wait_for_line(_GRPC_RE, 10)
+        self.sign_in_url = self.wait_for_line(_SIGN_IN_RE, 10).group(1)
         self.base_url = f"http://{http.group(1)}:{http.group(2)}"
         self.http_port, self.grpc_port = int(http.group(2)), int(grpc.group(2))
         self.grpc_target = f"{grpc.group(1)}:{grpc.group(2)}"
-        self.http = httpx.Client(base_url=self.base_url + "/api/v1", timeout=10)
+        self.auth = {"authorization": f"Bearer {self.admin_token}"}
+        self.http = httpx.Client(base_url=self.base_url + "/api/v1", headers=self.auth, timeout=10)
 
     @property
     def token_file(self) -> Path:

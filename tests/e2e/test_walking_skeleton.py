@@ -163,8 +163,12 @@ def test_run_script_starts_both_and_ctrl_c_stops_both(tmp_path: Path) -> None:
         api = f"http://127.0.0.1:{http_port}/api/v1"
 
         def agent_online() -> bool:
+            token_file = tmp_path / "data" / "admin-token"
+            if not token_file.exists():
+                return False
+            auth = {"authorization": f"Bearer {token_file.read_text().strip()}"}
             try:
-                return any(m["online"] for m in httpx.get(f"{api}/machines", timeout=2).json())
+                return any(m["online"] for m in httpx.get(f"{api}/machines", headers=auth, timeout=2).json())
             except httpx.HTTPError:
                 return False
 
@@ -178,6 +182,10 @@ def test_run_script_starts_both_and_ctrl_c_stops_both(tmp_path: Path) -> None:
         out, _ = proc.communicate(timeout=20)
         assert proc.returncode == 0, out
         assert "http://127.0.0.1:" in out
+        # The banner shows the one-time sign-in link the server printed.
+        assert re.search(
+            rf"ctxbench is running: sign in at http://127\.0\.0\.1:{http_port}/\?login=\S+", out
+        ), out
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -7,6 +7,7 @@ import {
   fieldErrorsFromDetail,
   formatLoc,
   messageFromDetail,
+  setUnauthorizedHandler,
 } from './api-client';
 
 describe('formatLoc', () => {
@@ -79,7 +80,45 @@ describe('errorFromNetwork', () => {
 });
 
 describe('apiFetch', () => {
-  afterEach(() => vi.unstubAllGlobals());
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    setUnauthorizedHandler(null);
+  });
+
+  it('sends the session cookie on our own origin only', async () => {
+    const fetchMock = vi.fn(async () => new Response('[]', { status: 200 }));
+    vi.stubGlobal('fetch', fetchMock);
+    await apiFetch('/machines');
+    const [, init] = fetchMock.mock.calls[0] as unknown as [string, RequestInit];
+    expect(init.credentials).toBe('same-origin');
+  });
+
+  it('hands a 401 to the registered handler and still throws it', async () => {
+    const seen: ApiError[] = [];
+    setUnauthorizedHandler((e) => seen.push(e));
+    vi.stubGlobal('fetch', async () => new Response('{"detail":"session expired: sign in again"}', { status: 401 }));
+    await expect(apiFetch('/machines')).rejects.toMatchObject({ status: 401, isUnauthorized: true, message: 'session expired: sign in again' });
+    expect(seen.map((e) => e.message)).toEqual(['session expired: sign in again']);
+  });
+
+  it('leaves a 401 to the caller that asks so (the sign-in form), and other errors alone', async () => {
+    const seen: ApiError[] = [];
+    setUnauthorizedHandler((e) => seen.push(e));
+    vi.stubGlobal('fetch', async () => new Response('{"detail":"unknown token"}', { status: 401 }));
+    await expect(apiFetch('/session', { method: 'POST', body: '{}', authRedirect: false })).rejects.toMatchObject({ message: 'unknown token' });
+    vi.stubGlobal('fetch', async () => new Response('{"detail":"admin only"}', { status: 403 }));
+    await expect(apiFetch('/tokens')).rejects.toMatchObject({ status: 403, isUnauthorized: false });
+    expect(seen).toEqual([]);
+  });
+
+  it('never passes authRedirect on to fetch', async () => {
+    const fetchMock = vi.fn(async () => new Response(null, { status: 204 }));
+    vi.stubGlobal('fetch', fetchMock);
+    await expect(apiFetch('/session', { method: 'DELETE', authRedirect: false })).resolves.toBeUndefined();
+    const [, init] = fetchMock.mock.calls[0] as unknown as [string, Record<string, unknown>];
+    expect(init).not.toHaveProperty('authRedirect');
+    expect(init.method).toBe('DELETE');
+  });
 
   it('returns parsed JSON and sends JSON bodies', async () => {
     const fetchMock = vi.fn(async () => new Response('{"id":"r1"}', { status: 201 }));

@@ -1,6 +1,7 @@
 // The one fetch layer: every REST call goes through `apiFetch`, which turns any failure (HTTP error
 // with FastAPI's `{"detail": ...}`, a non-JSON body, or no answer at all) into an `ApiError` whose
-// message a person can read, naming the field when the server names one.
+// message a person can read, naming the field when the server names one. A 401 (no credential, or a
+// stale session) also goes to the one handler the app registers, which sends the browser to sign in.
 
 export const API_BASE = '/api/v1';
 
@@ -25,6 +26,27 @@ export class ApiError extends Error {
   get isNotFound(): boolean {
     return this.status === 404;
   }
+
+  /** No valid credential: signed out, session expired, or the token was revoked. */
+  get isUnauthorized(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface ApiRequestInit extends RequestInit {
+  /**
+   * false: a 401 is this caller's own answer (a wrong token on the sign-in form), not a reason to
+   * send the browser to the sign-in page.
+   */
+  authRedirect?: boolean;
+}
+
+type UnauthorizedHandler = (error: ApiError) => void;
+let unauthorizedHandler: UnauthorizedHandler | null = null;
+
+/** The app's one reaction to a 401 (the router sends the browser to /signin); null removes it. */
+export function setUnauthorizedHandler(handler: UnauthorizedHandler | null): void {
+  unauthorizedHandler = handler;
 }
 
 /** FastAPI's `loc` (["body", "items", 0, "params", "placement"]) as a readable path. */
@@ -106,7 +128,7 @@ export function errorMessage(err: unknown): string {
   return 'Something went wrong.';
 }
 
-export async function apiFetch<T>(path: string, init: RequestInit = {}): Promise<T> {
+export async function apiFetch<T>(path: string, { authRedirect = true, ...init }: ApiRequestInit = {}): Promise<T> {
   const url = `${API_BASE}${path}`;
   const headers = new Headers(init.headers);
   headers.set('Accept', 'application/json');
@@ -115,13 +137,18 @@ export async function apiFetch<T>(path: string, init: RequestInit = {}): Promise
   }
   let response: Response;
   try {
-    response = await fetch(url, { ...init, headers });
+    // The session is an HttpOnly cookie: sent on our own origin only, never readable by scripts.
+    response = await fetch(url, { credentials: 'same-origin', ...init, headers });
   } catch (err) {
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
     throw errorFromNetwork(err, url);
   }
   const text = await response.text();
-  if (!response.ok) throw errorFromResponse(response.status, text);
+  if (!response.ok) {
+    const error = errorFromResponse(response.status, text);
+    if (error.isUnauthorized && authRedirect) unauthorizedHandler?.(error);
+    throw error;
+  }
   if (text === '') return undefined as T;
   try {
     return JSON.parse(text) as T;
@@ -134,6 +161,10 @@ export function apiGet<T>(path: string, signal?: AbortSignal): Promise<T> {
   return apiFetch<T>(path, { signal });
 }
 
-export function apiPost<T>(path: string, body: unknown): Promise<T> {
-  return apiFetch<T>(path, { method: 'POST', body: JSON.stringify(body) });
+export function apiPost<T>(path: string, body: unknown, init: ApiRequestInit = {}): Promise<T> {
+  return apiFetch<T>(path, { ...init, method: 'POST', body: JSON.stringify(body) });
+}
+
+export function apiDelete<T>(path: string, init: ApiRequestInit = {}): Promise<T> {
+  return apiFetch<T>(path, { ...init, method: 'DELETE' });
 }

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__, exception_handlers, frontend
 from ctxbench_server.agents.hub import AgentHub
+from ctxbench_server.auth import service as auth_service
+from ctxbench_server.auth.deps import require_read
+from ctxbench_server.auth.middleware import BrowserSafety
+from ctxbench_server.auth.router import install_login_link, session_router, tokens_router
 from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
 from ctxbench_server.kernels.router import router as kernels_router
@@ -23,10 +27,15 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-api.include_router(machines_router)
-api.include_router(kernels_router)
-api.include_router(runs_router)
-api.include_router(compare_router)
+# Reads need a credential unless CTXBENCH_PUBLIC_READ=true; each write route adds WriteDep or AdminDep.
+# Open: health, session, GET /shares/{slug} (the shares router guards its own POST).
+readers = [Depends(require_read)]
+api.include_router(session_router)
+api.include_router(machines_router, dependencies=readers)
+api.include_router(kernels_router, dependencies=readers)
+api.include_router(runs_router, dependencies=readers)
+api.include_router(compare_router, dependencies=readers)
+api.include_router(tokens_router, dependencies=readers)
 api.include_router(shares_router)
 
 
@@ -35,6 +44,7 @@ def create_app(
     sessionmaker: async_sessionmaker[AsyncSession],
     hub: AgentHub,
     dispatcher: Dispatcher,
+    admin_token: str,
 ) -> FastAPI:
     app = FastAPI(
         title="ctxbench",
@@ -46,7 +56,10 @@ def create_app(
     app.state.sessionmaker = sessionmaker
     app.state.hub = hub
     app.state.dispatcher = dispatcher
+    app.state.admin_token_digest = auth_service.digest(admin_token)
     exception_handlers.install(app)
     app.include_router(api)
+    install_login_link(app, lambda: frontend.index_response(settings.frontend_dir))
     frontend.install(app, settings.frontend_dir)
+    app.add_middleware(BrowserSafety, settings=settings)
     return app

@@ -7,6 +7,7 @@ import os
 import secrets
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -36,6 +37,17 @@ class Settings(BaseSettings):
     database_url: str | None = None
     # Shared agent token. Unset: read <data_dir>/agent-token, or generate one there (mode 0600).
     agent_token: SecretStr | None = None
+    # The admin's API credential (authorization: Bearer). Unset: <data_dir>/admin-token, as agent_token.
+    admin_token: SecretStr | None = None
+    # Reads (GET) without a credential; writes always need one.
+    public_read: bool = False
+    # Host header names served (comma list, port ignored, "*" = any). Unset: http_host, localhost,
+    # 127.0.0.1 and ::1. The host of public_url is always served.
+    allowed_hosts: str | None = None
+    # Base URL people reach the server by (share links, the sign-in link), e.g. https://bench.example.
+    public_url: str | None = None
+    # How long a browser session (sign-in) lasts.
+    session_ttl_s: int = Field(default=7 * 86400, ge=60, le=366 * 86400)
     frontend_dir: Path = Path("./build/frontend")
     heartbeat_interval_s: int = Field(default=10, ge=1, le=3600)
     # Lower bound of RunItem.timeout_s; longer runs get 20 x repetitions x min_time_s + 60 s.
@@ -48,7 +60,9 @@ class Settings(BaseSettings):
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
-    @field_validator("agent_token", "database_url", mode="before")
+    @field_validator(
+        "agent_token", "admin_token", "database_url", "allowed_hosts", "public_url", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, v: Any) -> Any:
         return None if isinstance(v, str) and not v.strip() else v
@@ -61,6 +75,13 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'ctxbench.db'}"
         if self.agent_token is not None:
             check_token(self.agent_token.get_secret_value(), self.env, "CTXBENCH_AGENT_TOKEN")
+        if self.admin_token is not None:
+            check_token(self.admin_token.get_secret_value(), self.env, "CTXBENCH_ADMIN_TOKEN")
+        if self.public_url is not None:
+            url = urlsplit(self.public_url)
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise ValueError("CTXBENCH_PUBLIC_URL: want http(s)://host[:port][/path]")
+            self.public_url = self.public_url.rstrip("/")
         return self
 
     @property
@@ -72,20 +93,60 @@ class Settings(BaseSettings):
     def token_file(self) -> Path:
         return self.data_dir / "agent-token"
 
+    @property
+    def admin_token_file(self) -> Path:
+        return self.data_dir / "admin-token"
+
+    def base_url(self, port: int | None = None) -> str:
+        """public_url, else the bound address (loopback when bound to every interface)."""
+        if self.public_url:
+            return self.public_url
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.http_host, self.http_host)
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.http_port if port is None else port}"
+
+    def served_hosts(self) -> frozenset[str]:
+        """Host header names (lower case, no port) this server answers; "*" in it = any."""
+        if self.allowed_hosts:
+            hosts = {host_name(h) for h in self.allowed_hosts.split(",") if h.strip()}
+        else:
+            hosts = {host_name(self.http_host), "localhost", "127.0.0.1", "::1"}
+        if self.public_url:
+            hosts.add((urlsplit(self.public_url).hostname or "").lower())
+        return frozenset(hosts)
+
+
+def host_name(host: str) -> str:
+    """A Host header or allowed_hosts entry without its port, lower case: `[::1]:80` -> `::1`."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
 
 def check_token(token: str, env: str, source: str) -> None:
     if env != "dev" and is_placeholder_token(token):
         raise ValueError(
-            f"{source}: refusing a placeholder or short agent token (fewer than {MIN_TOKEN_LENGTH} "
+            f"{source}: refusing a placeholder or short token (fewer than {MIN_TOKEN_LENGTH} "
             "characters or a well-known value) outside env=dev; unset it to have one generated"
         )
 
 
 def resolve_agent_token(settings: Settings) -> tuple[str, str]:
     """Returns (token, where it came from). Creates <data_dir>/agent-token (0600) on first start."""
-    if settings.agent_token is not None:
-        return settings.agent_token.get_secret_value(), "CTXBENCH_AGENT_TOKEN"
-    path = settings.token_file
+    return _resolve_secret(settings, settings.agent_token, "CTXBENCH_AGENT_TOKEN", settings.token_file)
+
+
+def resolve_admin_token(settings: Settings) -> tuple[str, str]:
+    """Returns (token, where it came from). Creates <data_dir>/admin-token (0600) on first start."""
+    return _resolve_secret(settings, settings.admin_token, "CTXBENCH_ADMIN_TOKEN", settings.admin_token_file)
+
+
+def _resolve_secret(
+    settings: Settings, given: SecretStr | None, env_name: str, path: Path
+) -> tuple[str, str]:
+    if given is not None:
+        return given.get_secret_value(), env_name
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -9,7 +9,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 
 NOT_BUILT = """<!doctype html>
 <html><head><meta charset="utf-8"><title>ctxbench</title></head>
-<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto">
+<body>
 <h1>ctxbench</h1>
 <p>The explorer is not built: run <code>make frontend</code> (or <code>make run</code>) and reload.</p>
 <p>The API is up: <a href="/docs">/docs</a>, <a href="/api/v1/health">/api/v1/health</a>.</p>
@@ -17,6 +17,14 @@ NOT_BUILT = """<!doctype html>
 """
 
 RESERVED = ("api/", "docs", "redoc", "openapi.json")
+
+
+def index_response(frontend_dir: Path) -> Response:
+    """The explorer's shell (it holds no data: the API answers 401 until the browser signs in)."""
+    index = frontend_dir.resolve() / "index.html"
+    if not index.is_file():
+        return HTMLResponse(NOT_BUILT)
+    return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
 
 def install(app: FastAPI, frontend_dir: Path) -> None:
@@ -34,8 +42,7 @@ def install(app: FastAPI, frontend_dir: Path) -> None:
     async def spa(path: str) -> Response:
         if path == "api" or path.startswith(RESERVED):
             raise HTTPException(status_code=404, detail="Not Found")
-        index = root / "index.html"
-        if not index.is_file():
+        if not (root / "index.html").is_file():
             return HTMLResponse(NOT_BUILT)
         if path:
             candidate = (root / path).resolve()
@@ -43,4 +50,4 @@ def install(app: FastAPI, frontend_dir: Path) -> None:
                 return FileResponse(candidate)
             if "." in path.rsplit("/", 1)[-1] and path.startswith("assets/"):
                 raise HTTPException(status_code=404, detail="Not Found")  # a missing asset is not a page
-        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+        return index_response(root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import socket
 import sys
@@ -17,7 +18,8 @@ from pydantic import ValidationError
 from ctxbench_server.agents.hub import AgentHub
 from ctxbench_server.agents.servicer import AgentService
 from ctxbench_server.app import create_app
-from ctxbench_server.config import Settings, load_settings, resolve_agent_token
+from ctxbench_server.auth import service as auth_service
+from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from ctxbench_server.runs.dispatch import Dispatcher
@@ -35,6 +37,18 @@ GRPC_OPTIONS = [
     # Agents keep reports far below this (at most 100 000 samples, 3 MiB); gRPC refuses bigger ones.
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
+
+
+_LOGIN_PARAM = re.compile(r"(login=)[^&\s\"]+")
+
+
+def redact_login_codes(record: logging.LogRecord) -> bool:
+    """Access log lines (log level debug) show `/?login=<redacted>`: a code is a credential until used."""
+    if isinstance(record.args, tuple):
+        record.args = tuple(
+            _LOGIN_PARAM.sub(r"\1<redacted>", a) if isinstance(a, str) else a for a in record.args
+        )
+    return True
 
 
 def announce(line: str) -> None:
@@ -58,17 +72,24 @@ class CtxbenchServer:
         self.http_port = 0
         self.grpc_port = 0
         self.token = ""
+        self.admin_token = ""
+        self.sign_in_url = ""
 
     async def start(self) -> None:
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
+        logging.getLogger("uvicorn.access").addFilter(redact_login_codes)  # once: filters are a set
         self.token, token_source = resolve_agent_token(s)
         announce(f"data dir {s.data_dir}")
         announce(f"agent token from {token_source}")
+        self.admin_token, admin_source = resolve_admin_token(s)
+        announce(f"admin token from {admin_source}")
         self.engine = create_engine(s.db_url)
         await migrate(self.engine)
         announce(f"database {self.engine.url.render_as_string(hide_password=True)}")
         self.sessionmaker = create_sessionmaker(self.engine)
+        async with self.sessionmaker() as session:
+            login_code = await auth_service.create_login_code(session)
         self.hub = AgentHub()
         self.dispatcher = Dispatcher(self.hub, self.sessionmaker)
 
@@ -86,7 +107,7 @@ class CtxbenchServer:
         await self.grpc.start()
         announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
 
-        app = create_app(s, self.sessionmaker, self.hub, self.dispatcher)
+        self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
         family = socket.AF_INET6 if ":" in s.http_host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -100,7 +121,7 @@ class CtxbenchServer:
         sock.set_inheritable(True)
         self.http_port = sock.getsockname()[1]
         config = uvicorn.Config(
-            app,
+            self.app,
             log_level=s.log_level,
             access_log=s.log_level == "debug",
             lifespan="off",
@@ -115,6 +136,8 @@ class CtxbenchServer:
                 raise RuntimeError("the HTTP server stopped during start-up")
             await asyncio.sleep(0.01)
         announce(f"http listening on http://{_hostport(s.http_host, self.http_port)}")
+        self.sign_in_url = f"{s.base_url(self.http_port)}/?login={login_code}"
+        announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
 
     async def stop(self) -> None:

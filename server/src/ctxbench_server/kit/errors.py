@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
@@ -12,6 +12,7 @@ class CtxbenchError(Exception):
 
     status_code: int = 400
     grpc_code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
+    headers: ClassVar[dict[str, str] | None] = None
 
     def __init__(self, detail: Any = None) -> None:
         self.detail = detail if detail is not None else self.__class__.__doc__ or "error"
@@ -37,6 +38,14 @@ class Unauthenticated(CtxbenchError):
 
     status_code = 401
     grpc_code = grpc.StatusCode.UNAUTHENTICATED
+    headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": "Bearer"}
+
+
+class Forbidden(CtxbenchError):
+    """The credential is valid but may not do this."""
+
+    status_code = 403
+    grpc_code = grpc.StatusCode.PERMISSION_DENIED
 
 
 class ValidationFailed(CtxbenchError):

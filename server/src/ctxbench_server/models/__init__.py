@@ -1,5 +1,6 @@
 """ORM models, all in one place so Alembic sees every table through Base.metadata."""
 
+from ctxbench_server.models.auth import ApiToken, AuthSession, LoginCode
 from ctxbench_server.models.base import Base
 from ctxbench_server.models.kernel import Kernel
 from ctxbench_server.models.latest import LatestResult
@@ -10,10 +11,13 @@ from ctxbench_server.models.share import Share
 
 __all__ = [
     "FINISHED_RUN",
+    "ApiToken",
+    "AuthSession",
     "Base",
     "ItemState",
     "Kernel",
     "LatestResult",
+    "LoginCode",
     "Machine",
     "MachineKernel",
     "Result",

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from ctxbench_server.agents.deps import DispatcherDep
+from ctxbench_server.auth.deps import WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
 from ctxbench_server.runs import events, service
@@ -25,7 +26,7 @@ router = APIRouter(prefix="/runs", tags=["runs"])
     },
 )
 async def create_run(
-    body: RunCreate, request: Request, session: SessionDep, dispatcher: DispatcherDep
+    body: RunCreate, request: Request, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
@@ -56,7 +57,7 @@ async def get_run(run_id: str, session: SessionDep) -> RunOut:
 
 
 @router.post("/{run_id}/cancel", response_model=RunOut, responses={409: {"description": "already finished"}})
-async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep) -> RunOut:
+async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep) -> RunOut:
     await dispatcher.cancel(run_id)
     return service.run_out(await service.load_run(session, run_id))
 
@@ -69,7 +70,7 @@ async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep
         409: {"description": "not finished, or nothing to retry"},
     },
 )
-async def retry_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep) -> RunOut:
+async def retry_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep) -> RunOut:
     """Queues a finished run's unfinished items (failed, cancelled, never run) again, attempt + 1."""
     await dispatcher.retry(run_id)
     return service.run_out(await service.load_run(session, run_id))

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ctxbench_server.agents.deps import HubDep
+from ctxbench_server.auth.deps import WriteDep
 from ctxbench_server.compare.schemas import ShareCreate, ShareCreated, ShareOut
 from ctxbench_server.db import SessionDep
 from ctxbench_server.shares import service
@@ -17,16 +18,21 @@ router = APIRouter(prefix="/shares", tags=["shares"])
     response_model=ShareCreated,
     responses={422: {"description": "a view field does not validate (unknown machine included)"}},
 )
-async def create_share(body: ShareCreate, session: SessionDep, hub: HubDep) -> ShareCreated:
-    """Computes the comparison the view describes now and freezes it: its result ids and its answer."""
+async def create_share(
+    body: ShareCreate, request: Request, session: SessionDep, hub: HubDep, _who: WriteDep
+) -> ShareCreated:
+    """Computes the comparison the view describes now and freezes it: its result ids and its answer.
+    `url`: absolute under CTXBENCH_PUBLIC_URL when set, else relative to this server."""
     share = await service.create(session, body.view, hub.online_ids())
-    return ShareCreated(slug=share.slug, url=f"/s/{share.slug}")
+    public_url = request.app.state.settings.public_url or ""
+    return ShareCreated(slug=share.slug, url=f"{public_url}/s/{share.slug}")
 
 
 @router.get("/{slug}", response_model=ShareOut, responses={404: {"description": "unknown or malformed slug"}})
 async def get_share(slug: str, session: SessionDep) -> JSONResponse:
-    """The frozen comparison, identical forever whatever results come later (as GET /compare answered
-    when it was shared, byte for byte in content)."""
+    """Open without a credential: whoever has the link. The frozen comparison, identical forever
+    whatever results come later (as GET /compare answered when it was shared, byte for byte in
+    content)."""
     share = await service.get(session, slug)
     return JSONResponse(
         {

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { decodeSignInParams, isOpenPath, linkErrorMessage, safeNext, signInPath } from './sign-in-path';
+
+describe('isOpenPath', () => {
+  it('keeps the sign-in page and share pages open, nothing else', () => {
+    expect(isOpenPath('/signin')).toBe(true);
+    expect(isOpenPath('/s/abc123')).toBe(true);
+    expect(isOpenPath('/')).toBe(false);
+    expect(isOpenPath('/machines')).toBe(false);
+    expect(isOpenPath('/settings/tokens')).toBe(false);
+    expect(isOpenPath('/signing')).toBe(false);
+    expect(isOpenPath('/sx')).toBe(false);
+  });
+});
+
+describe('safeNext', () => {
+  it('keeps a path on this site with its query and hash', () => {
+    expect(safeNext('/runs/abc')).toBe('/runs/abc');
+    expect(safeNext('/compare?machines=a,b&kernel=x#cell')).toBe('/compare?machines=a,b&kernel=x#cell');
+  });
+
+  it('refuses other hosts, schemes, loops and nothing', () => {
+    for (const bad of [null, undefined, '', 'runs', 'https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)', '/\t/evil.example', '/signin', '/signin?next=/x']) {
+      expect(safeNext(bad)).toBe('/');
+    }
+  });
+});
+
+describe('signInPath', () => {
+  it('carries where the browser was, encoded', () => {
+    expect(signInPath('/runs/r1?tab=results')).toBe('/signin?next=%2Fruns%2Fr1%3Ftab%3Dresults');
+    expect(decodeSignInParams(new URL(signInPath('/compare?machines=a,b&kernel=x'), 'http://h').search).next).toBe('/compare?machines=a,b&kernel=x');
+  });
+
+  it('is the bare page for the home page or an unsafe target', () => {
+    expect(signInPath('/')).toBe('/signin');
+    expect(signInPath(null)).toBe('/signin');
+    expect(signInPath('//evil.example')).toBe('/signin');
+  });
+});
+
+describe('decodeSignInParams', () => {
+  it('reads next and a failed link error', () => {
+    expect(decodeSignInParams('?next=%2Fruns&error=login%20code%20already%20used')).toEqual({ next: '/runs', linkError: 'login code already used' });
+    expect(decodeSignInParams('')).toEqual({ next: '/', linkError: null });
+    expect(decodeSignInParams('?next=https://evil.example&error=%20')).toEqual({ next: '/', linkError: null });
+  });
+
+  it('says what a failed link means', () => {
+    expect(linkErrorMessage('login code already used.')).toBe(
+      'That sign-in link did not work (login code already used): each link works once. Sign in with your token instead.',
+    );
+  });
+});

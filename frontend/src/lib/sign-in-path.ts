@@ -1,0 +1,48 @@
+// Where a signed-out browser goes, and where it comes back to: pure functions over addresses, so the
+// redirect rules (no open redirects, the open pages stay open) are tested without a browser.
+
+export const SIGN_IN_PATH = '/signin';
+
+/** Pages that work without signing in: the sign-in page itself and shared comparisons (/s/<slug>). */
+export function isOpenPath(pathname: string): boolean {
+  return pathname === SIGN_IN_PATH || pathname.startsWith(`${SIGN_IN_PATH}/`) || pathname.startsWith('/s/');
+}
+
+/**
+ * The `next` address if it is a path on this site, else "/". Refused: absolute URLs, protocol-relative
+ * `//host` and `/\host` (browsers read both as another host), and the sign-in page itself (a loop).
+ */
+export function safeNext(raw: string | null | undefined): string {
+  if (!raw || !raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\')) return '/';
+  // Control characters (a tab or newline inside "/\t/evil") are dropped by URL parsers: refuse them.
+  if ([...raw].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) return '/';
+  const pathname = raw.split(/[?#]/, 1)[0] ?? '/';
+  if (pathname === SIGN_IN_PATH || pathname.startsWith(`${SIGN_IN_PATH}/`)) return '/';
+  return raw;
+}
+
+/** The sign-in page's address that comes back to `next` (path + search + hash) once signed in. */
+export function signInPath(next?: string | null): string {
+  const target = safeNext(next);
+  return target === '/' ? SIGN_IN_PATH : `${SIGN_IN_PATH}?${new URLSearchParams({ next: target }).toString()}`;
+}
+
+export interface SignInParams {
+  /** Where to go once signed in (already made safe). */
+  next: string;
+  /** Why a one-time sign-in link failed, as the server said it (`?error=`), or null. */
+  linkError: string | null;
+}
+
+/** The sign-in page's own address, read. */
+export function decodeSignInParams(search: string): SignInParams {
+  const params = new URLSearchParams(search);
+  const error = params.get('error')?.trim();
+  return { next: safeNext(params.get('next')), linkError: error ? error : null };
+}
+
+/** A failed sign-in link's reason as a sentence for a person. */
+export function linkErrorMessage(reason: string): string {
+  const why = reason.replace(/[.\s]+$/, '');
+  return `That sign-in link did not work (${why}): each link works once. Sign in with your token instead.`;
+}
