@@ -9,6 +9,7 @@ from ctxbench_server import __version__, exception_handlers, frontend
 from ctxbench_server.agents.hub import AgentHub
 from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
+from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.runs.dispatch import Dispatcher
@@ -28,6 +29,7 @@ api.include_router(kernels_router)
 api.include_router(runs_router)
 api.include_router(compare_router)
 api.include_router(shares_router)
+api.include_router(fleet_router)
 
 
 def create_app(

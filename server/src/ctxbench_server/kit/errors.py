@@ -39,6 +39,13 @@ class Unauthenticated(CtxbenchError):
     grpc_code = grpc.StatusCode.UNAUTHENTICATED
 
 
+class PermissionDenied(CtxbenchError):
+    """Not allowed."""
+
+    status_code = 403
+    grpc_code = grpc.StatusCode.PERMISSION_DENIED
+
+
 class ValidationFailed(CtxbenchError):
     """Request fields that do not validate; detail is FastAPI's list of {loc, msg, type}."""
 

@@ -1,6 +1,7 @@
 """ORM models, all in one place so Alembic sees every table through Base.metadata."""
 
 from ctxbench_server.models.base import Base
+from ctxbench_server.models.join_token import JoinToken
 from ctxbench_server.models.kernel import Kernel
 from ctxbench_server.models.latest import LatestResult
 from ctxbench_server.models.machine import Machine, MachineKernel
@@ -12,6 +13,7 @@ __all__ = [
     "FINISHED_RUN",
     "Base",
     "ItemState",
+    "JoinToken",
     "Kernel",
     "LatestResult",
     "Machine",
