@@ -209,6 +209,17 @@ func (r *Runner) validate(item *agentv1.RunItem) (*agentv1.KernelSpec, map[strin
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, ok := params[ScratchParam]; ok {
+		given, set := item.GetParams()[ScratchParam]
+		switch {
+		case set:
+			if params[ScratchParam], err = scratchDir(given, r.opts.ScratchDirs); err != nil {
+				return nil, nil, fmt.Errorf("kernel %s: %w", item.GetKernelId(), err)
+			}
+		case len(r.opts.ScratchDirs) > 0:
+			params[ScratchParam] = r.opts.ScratchDirs[0]
+		}
+	}
 	if item.GetRepetitions() < 0 {
 		return nil, nil, fmt.Errorf("kernel %s: repetitions %d is negative", item.GetKernelId(), item.GetRepetitions())
 	}
