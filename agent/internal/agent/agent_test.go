@@ -61,6 +61,7 @@ func TestHelloCarriesIdentityFactsAndCatalog(t *testing.T) {
 
 func TestRunReportsEveryOutcome(t *testing.T) {
 	t.Setenv("CTXBENCH_AGENT_TOKEN", "secret") // the fake kernel fails if it sees this
+	t.Setenv("CTXBENCH_AGENT_JOIN_TOKEN", "cxj_secret")
 	spoolDir := t.TempDir()
 	srv := startServer(t, token, spoolDir)
 	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)

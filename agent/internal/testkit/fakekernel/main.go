@@ -71,7 +71,7 @@ func list() {
 }
 
 func run(id string, rest []string) {
-	if os.Getenv("CTXBENCH_AGENT_TOKEN") != "" {
+	if os.Getenv("CTXBENCH_AGENT_TOKEN") != "" || os.Getenv("CTXBENCH_AGENT_JOIN_TOKEN") != "" {
 		fmt.Fprintln(os.Stderr, "the agent leaked its token into the kernel's environment")
 		os.Exit(1)
 	}
