@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
-import { useMachines } from '@/features/machines/api/machines';
+import type { Machine } from '@/lib/api-types';
 import {
   type JoinTokenCreated,
   useCreateJoinToken,
@@ -117,12 +117,10 @@ function JoinTokens() {
   );
 }
 
-function Hosts() {
-  const machines = useMachines({ poll: true });
+/** The machines with their enrollment status (the list comes from the page: features do not import each other). */
+export function HostsTable({ machines }: { machines: Machine[] }) {
   const act = useMachineAction();
-  if (machines.isPending) return <Loading what="machines" />;
-  if (machines.error) return <ErrorMessage error={machines.error} />;
-  if (machines.data.length === 0) return <EmptyState title="No hosts have enrolled yet" />;
+  if (machines.length === 0) return <EmptyState title="No hosts have enrolled yet" />;
   return (
     <div className="table-wrap">
       {act.error && <ErrorMessage error={act.error} />}
@@ -137,7 +135,7 @@ function Hosts() {
           </tr>
         </thead>
         <tbody>
-          {machines.data.map((m) => {
+          {machines.map((m) => {
             const status = m.status ?? 'active';
             return (
               <tr key={m.id} data-testid="host-row">
@@ -188,8 +186,6 @@ export function AddHosts() {
       <CreateJoinToken />
       <h2>Join tokens</h2>
       <JoinTokens />
-      <h2>Hosts</h2>
-      <Hosts />
     </>
   );
 }
