@@ -62,9 +62,15 @@ for _ in $(seq 1 600); do
 done
 curl -fsS -o /dev/null "$health" || { echo "run: the server did not answer $health in 60 s" >&2; exit 1; }
 
+# The local agent enrolls with the server's multi-use agent token (once: its credential stays in the
+# spool) and trusts the CA the server generated, or the operator's CA (CTXBENCH_AGENT_CA_FILE).
 token_args=(--token-file "$data_dir/agent-token")
 [ -n "${CTXBENCH_AGENT_TOKEN:-}" ] && token_args=()
-"$agent_bin" --server "$grpc_host:$grpc_port" "${token_args[@]}" \
+tls_args=(--ca-file "$data_dir/tls/ca.pem")
+[ -n "${CTXBENCH_GRPC_TLS_CERT:-}" ] && tls_args=()
+[ -n "${CTXBENCH_AGENT_CA_FILE:-}${CTXBENCH_AGENT_CA_FINGERPRINT:-}" ] && tls_args=()
+case "${CTXBENCH_GRPC_TLS:-true}" in false | 0 | no | off) tls_args=(--insecure) ;; esac
+"$agent_bin" --server "$grpc_host:$grpc_port" "${token_args[@]}" "${tls_args[@]}" \
   --kernels "$root/build/kernels" --spool "$spool_dir" &
 agent_pid=$!
 
@@ -81,7 +87,7 @@ cat <<EOF
   (the link works once; afterwards sign in with the token in $data_dir/admin-token)
   API docs: http://$http_host:$http_port/docs   gRPC for agents: $grpc_host:$grpc_port
   API: curl -H "authorization: Bearer \$(cat $data_dir/admin-token)" http://$http_host:$http_port/api/v1/machines
-  data: $data_dir (SQLite ctxbench.db, admin-token, agent-token)   Ctrl-C stops both.
+  data: $data_dir (SQLite ctxbench.db, admin-token, agent-token, tls/ca.pem)   Ctrl-C stops both.
 
 EOF
 

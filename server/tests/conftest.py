@@ -104,8 +104,13 @@ async def anon(server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient]:
 async def make_agent(server: CtxbenchServer) -> AsyncIterator[Callable[..., FakeAgent]]:
     agents: list[FakeAgent] = []
 
+    credentials: dict[str, str] = {}
+    root_ca = server_ca(server)
+
     def make(**kw: object) -> FakeAgent:
         kw.setdefault("token", TOKEN)
+        kw.setdefault("credentials", credentials)
+        kw.setdefault("root_ca", root_ca)
         agent = FakeAgent(f"127.0.0.1:{server.grpc_port}", **kw)  # type: ignore[arg-type]
         agents.append(agent)
         return agent
@@ -113,6 +118,16 @@ async def make_agent(server: CtxbenchServer) -> AsyncIterator[Callable[..., Fake
     yield make
     for a in agents:
         await a.close()
+
+
+def server_ca(server: CtxbenchServer) -> bytes | None:
+    """The CA PEM agents of this server trust; None when it serves plaintext (grpc_tls=false)."""
+    tls = server.tls
+    if tls is None:
+        return None
+    if tls.ca_path is not None:
+        return tls.ca_path.read_bytes()
+    return tls.cert_chain_pem
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:

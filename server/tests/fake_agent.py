@@ -49,6 +49,11 @@ def fake_catalog() -> list[pb.KernelSpec]:
 
 
 class FakeAgent:
+    """Enrolls with `token` (a join token or the agent token) on its first connect, then connects with
+    the machine credential it got. `credentials` (agent id -> credential) is shared between the agents
+    of one test, so a new FakeAgent with an old id is that agent restarted, not a newcomer.
+    `root_ca`: PEM of the CA to trust (TLS); None: plaintext."""
+
     def __init__(
         self,
         target: str,
@@ -56,9 +61,15 @@ class FakeAgent:
         agent_id: str | None = None,
         kernels: Iterable[pb.KernelSpec] | None = None,
         name: str = "fake-host",
+        root_ca: bytes | None = None,
+        credentials: dict[str, str] | None = None,
+        server_name: str = "localhost",
     ) -> None:
         self.target = target
         self.token = token
+        self.root_ca = root_ca
+        self.server_name = server_name
+        self.credentials = credentials if credentials is not None else {}
         self.agent_id = agent_id or str(uuid.uuid4())
         self.kernels = list(kernels) if kernels is not None else fake_catalog()
         self.name = name
@@ -79,16 +90,52 @@ class FakeAgent:
         except grpc.aio.AioRpcError as e:
             await self.inbox.put(e)
 
-    async def open(self) -> None:
+    def channel(self) -> grpc.aio.Channel:
+        if self.root_ca is None:
+            return grpc.aio.insecure_channel(self.target)
+        return grpc.aio.secure_channel(
+            self.target,
+            grpc.ssl_channel_credentials(root_certificates=self.root_ca),
+            options=[("grpc.ssl_target_name_override", self.server_name)],
+        )
+
+    @property
+    def credential(self) -> str | None:
+        return self.credentials.get(self.agent_id)
+
+    async def enroll(self, token: str | None = None) -> pb.EnrollResponse:
+        """Enroll over a fresh channel; keeps the credential. Raises grpc.aio.AioRpcError if refused."""
+        async with self.channel() as ch:
+            resp: pb.EnrollResponse = await pb_grpc.AgentServiceStub(ch).Enroll(
+                pb.EnrollRequest(
+                    join_token=self.token if token is None else token,
+                    proposed_machine_id=self.agent_id,
+                    name=self.name,
+                    hostname=self.name,
+                    agent_version="test",
+                ),
+                timeout=10,
+            )
+        self.credentials[resp.machine_id] = resp.machine_credential
+        return resp
+
+    async def open(self, credential: str | None = None) -> None:
+        """Opens a Connect stream, enrolling first when this agent has no credential yet."""
+        if credential is None:
+            if self.credential is None:
+                await self.enroll()
+            credential = self.credential
         self._out = asyncio.Queue()
         self.inbox = asyncio.Queue()
-        self._channel = grpc.aio.insecure_channel(self.target)
+        self._channel = self.channel()
         stub = pb_grpc.AgentServiceStub(self._channel)
-        call = stub.Connect(self._requests(), metadata=[("authorization", f"Bearer {self.token}")])
+        call = stub.Connect(self._requests(), metadata=[("authorization", f"Bearer {credential}")])
         self._reader = asyncio.create_task(self._read(call))
 
-    async def connect(self, current_run_id: str = "", pending: Iterable[str] = ()) -> pb.Welcome:
-        await self.open()
+    async def connect(
+        self, current_run_id: str = "", pending: Iterable[str] = (), credential: str | None = None
+    ) -> pb.Welcome:
+        await self.open(credential)
         await self.send(
             pb.ConnectRequest(
                 hello=pb.Hello(

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from ctxbench_server.main import CtxbenchServer
 
-from .conftest import ADMIN, TOKEN, running_server, test_settings
+from .conftest import ADMIN, TOKEN, running_server, server_ca, test_settings
 from .fake_agent import FakeAgent
 
 
@@ -46,7 +46,7 @@ async def http(module_server: CtxbenchServer) -> AsyncIterator[httpx.AsyncClient
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def machine_id(module_server: CtxbenchServer) -> AsyncIterator[str]:
-    agent = FakeAgent(f"127.0.0.1:{module_server.grpc_port}", TOKEN)
+    agent = FakeAgent(f"127.0.0.1:{module_server.grpc_port}", TOKEN, root_ca=server_ca(module_server))
     await agent.connect()
     yield agent.agent_id
     await agent.close()

@@ -39,6 +39,8 @@ OPEN_ROUTES = {
     *((m, "/api/{path:path}") for m in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")),
 }
 BODY_METHODS = {"POST", "PUT", "PATCH"}
+# Reads that stay admin-only even with CTXBENCH_PUBLIC_READ=true: credentials and enrollment.
+ADMIN_READS = ("/api/v1/tokens", "/api/v1/join-tokens")
 
 
 def flat_routes(server: CtxbenchServer) -> list[Any]:
@@ -103,7 +105,7 @@ async def test_public_read_opens_reads_only(server: CtxbenchServer, anon: httpx.
         r = await request(anon, method, path)
         if (method, path) in OPEN_ROUTES:
             continue
-        if method == "GET" and not path.startswith("/api/v1/tokens"):
+        if method == "GET" and not path.startswith(ADMIN_READS):
             assert r.status_code != 401, (method, path, r.text)  # 200, or 404 for the made-up id
         else:
             assert r.status_code == 401, (method, path, r.status_code)

@@ -27,7 +27,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
             assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
             assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
             assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
-            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0004"
+            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0005"
             indexes = {
                 r[1] for r in await conn.execute(text("SELECT * FROM sqlite_master WHERE type = 'index'"))
             }

@@ -28,6 +28,7 @@ _GRPC_RE = re.compile(r"grpc listening on ([\d.]+):(\d+)")
 _SIGN_IN_RE = re.compile(r"ctxbench-server: sign in at (\S+)")
 # The harness's credential: given to the server as CTXBENCH_ADMIN_TOKEN, sent as authorization: Bearer.
 ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
+_TLS_RE = re.compile(r"grpc tls ca (\S+) fingerprint (sha256:[0-9a-f]{64})")
 
 
 class Process:
@@ -128,6 +129,10 @@ class Server(Process):
         self.base_url = f"http://{http.group(1)}:{http.group(2)}"
         self.http_port, self.grpc_port = int(http.group(2)), int(grpc.group(2))
         self.grpc_target = f"{grpc.group(1)}:{grpc.group(2)}"
+        # The CA the server generated (announced before it listens); None when it serves plaintext.
+        tls = next((m for line in self.lines if (m := _TLS_RE.search(line))), None)
+        self.ca_file: Path | None = Path(tls.group(1)) if tls else None
+        self.ca_fingerprint: str | None = tls.group(2) if tls else None
         self.auth = {"authorization": f"Bearer {self.admin_token}"}
         self.http = httpx.Client(base_url=self.base_url + "/api/v1", headers=self.auth, timeout=10)
 
@@ -142,7 +147,10 @@ class Server(Process):
 
 class Agent(Process):
     """The real agent. `target` overrides the server address (e.g. over a veth link) and `wrap` prefixes
-    the command (e.g. `ip netns exec NS`, which execs, so signals reach the agent itself)."""
+    the command (e.g. `ip netns exec NS`, which execs, so signals reach the agent itself).
+
+    It enrolls with the server's agent token (or `join_token_file`) and trusts the server's CA file,
+    or pins `ca_fingerprint`; against a plaintext server it runs with --insecure."""
 
     def __init__(
         self,
@@ -154,14 +162,28 @@ class Agent(Process):
         target: str | None = None,
         kernels: Path = KERNELS_DIR,
         wrap: list[str] | None = None,
+        join_token_file: Path | None = None,
+        ca_fingerprint: str | None = None,
+        extra: list[str] | None = None,
     ) -> None:
+        if join_token_file is not None:
+            token_args = ["--join-token-file", str(join_token_file)]
+        else:
+            token_args = ["--token-file", str(token_file or server.token_file)]
+        if ca_fingerprint is not None:
+            tls_args = ["--ca-fingerprint", ca_fingerprint]
+        elif server.ca_file is not None:
+            tls_args = ["--ca-file", str(server.ca_file)]
+        else:
+            tls_args = ["--insecure"]
         argv = [
             *(wrap or []),
             str(AGENT_BIN),
             "--server",
             target or server.grpc_target,
-            "--token-file",
-            str(token_file or server.token_file),
+            *token_args,
+            *tls_args,
+            *(extra or []),
             "--kernels",
             str(kernels),
             "--spool",

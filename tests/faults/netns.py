@@ -37,7 +37,7 @@ def available() -> str | None:
     """None when namespaces can be made here, else why not."""
     if os.geteuid() != 0:
         return "network namespaces need root"
-    probe = f"ctxb-probe-{os.getpid()}"
+    probe = f"cxf-probe-{os.getpid()}"
     try:
         _ip("netns", "add", probe)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -54,7 +54,7 @@ class Hosts:
         try:
             for k in range(1, count + 1):
                 h = Host(
-                    ns=f"ctxb-{tag}-{k}",
+                    ns=f"cxf-{tag}-{k}",
                     host_if=f"cb{tag[:6]}{k}h",
                     host_addr=f"10.231.{k}.1",
                     ns_addr=f"10.231.{k}.2",

@@ -184,7 +184,13 @@ def hosts() -> Iterator[list[netns.Host]]:
 
 def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[netns.Host]) -> None:
     # Agents reach the server only over their veth links; heartbeats every 2 s make silence show fast.
-    server = Server(data, grpc_host="0.0.0.0", heartbeat_interval_s="2")
+    # The agents dial the host side of their veths: those addresses must be in the TLS certificate.
+    server = Server(
+        data,
+        grpc_host="0.0.0.0",
+        heartbeat_interval_s="2",
+        public_grpc_address=",".join(h.host_addr for h in hosts),
+    )
     agents = [
         Agent(
             server,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -87,6 +88,10 @@ type startRunServer struct {
 	pidfile string
 }
 
+func (s *startRunServer) Enroll(_ context.Context, req *agentv1.EnrollRequest) (*agentv1.EnrollResponse, error) {
+	return &agentv1.EnrollResponse{MachineId: req.GetProposedMachineId(), MachineCredential: "c"}, nil
+}
+
 func (s *startRunServer) Connect(stream agentv1.AgentService_ConnectServer) error {
 	if _, err := stream.Recv(); err != nil {
 		return err
@@ -122,7 +127,7 @@ func TestSIGTERMStopsKernelAndExitsZero(t *testing.T) {
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
 
-	cmd := exec.Command(bin, "--server", lis.Addr().String(), "--kernels", kernels, "--spool", t.TempDir())
+	cmd := exec.Command(bin, "--server", lis.Addr().String(), "--insecure", "--kernels", kernels, "--spool", t.TempDir())
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CTXBENCH_AGENT_TOKEN=t"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -3,6 +3,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,14 +49,22 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	credential, err := sp.Credential()
+	if err != nil {
+		return fmt.Errorf("read machine credential: %w", err)
+	}
+	hostname, _ := os.Hostname()
 	name := cfg.Name
 	if name == "" {
-		if h, err := os.Hostname(); err == nil {
-			name = h
-		}
+		name = hostname
+	}
+	scratch, err := runner.PrepareScratch(cfg.ScratchDirs)
+	if err != nil {
+		return err
 	}
 	log.Info("ctxbench agent starting", "version", o.Version, "agent_id", id, "name", name,
-		"server", cfg.Server, "kernels_dir", cfg.Kernels, "spool", cfg.Spool)
+		"server", cfg.Server, "kernels_dir", cfg.Kernels, "state_dir", cfg.Spool, "scratch", scratch,
+		"enrolled", credential != "", "tls", !cfg.Insecure)
 
 	cat, err := catalog.Load(ctx, cfg.Kernels, log)
 	if err != nil {
@@ -73,22 +82,32 @@ func Run(ctx context.Context, o Options) error {
 	out := conn.NewOutbox()
 	r := runner.New(runner.Options{
 		Catalog: cat, KernelsDir: cfg.Kernels, Spool: sp, Sender: out, Log: log, Grace: o.KillGrace,
+		ScratchDirs: scratch,
 	})
+	runCtx, stopRunner := context.WithCancel(ctx)
+	defer stopRunner()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r.Run(ctx)
+		r.Run(runCtx)
 	}()
 	err = conn.Run(ctx, conn.Options{
-		Server: cfg.Server, Token: cfg.Token, AgentID: id, AgentVersion: o.Version, Name: name,
+		Server: cfg.Server, EnrollToken: cfg.Token, JoinToken: cfg.JoinToken, Credential: credential,
+		SaveCredential: sp.SaveCredential, Hostname: hostname,
+		TLS:     conn.TLSOptions{CAFile: cfg.CAFile, CAFingerprint: cfg.CAFingerprint, Insecure: cfg.Insecure},
+		AgentID: id, AgentVersion: o.Version, Name: name,
 		Kernels: cat.Kernels(), Facts: facts.Gather, Spool: sp, Outbox: out, Handler: r, Log: log,
 		MinBackoff: o.MinBackoff, MaxBackoff: o.MaxBackoff,
 	})
 	if err != nil {
 		// No stream can ever be opened; stop the runner too.
-		log.Error("cannot connect", "err", err)
+		var refused *conn.EnrollRefusedError
+		if !errors.As(err, &refused) { // that one was logged already, as one clear line
+			log.Error("cannot connect", "err", err)
+		}
 	}
+	stopRunner()
 	wg.Wait()
 	return err
 }

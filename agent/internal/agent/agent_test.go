@@ -61,6 +61,7 @@ func TestHelloCarriesIdentityFactsAndCatalog(t *testing.T) {
 
 func TestRunReportsEveryOutcome(t *testing.T) {
 	t.Setenv("CTXBENCH_AGENT_TOKEN", "secret") // the fake kernel fails if it sees this
+	t.Setenv("CTXBENCH_AGENT_JOIN_TOKEN", "cxj_secret")
 	spoolDir := t.TempDir()
 	srv := startServer(t, token, spoolDir)
 	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
@@ -221,7 +222,7 @@ func TestWrongTokenIsRefusedLoudlyAndNotHammered(t *testing.T) {
 	srv := startServer(t, token, spoolDir)
 	a := startAgent(t, srv.addr, "wrong-token", newKernelsDir(t), spoolDir)
 	waitFor(t, "the refused connect", func() bool { return srv.refused.Load() >= 1 })
-	waitFor(t, "the refusal in the log", func() bool { return strings.Contains(a.log.String(), "SERVER REFUSED THIS AGENT") })
+	waitFor(t, "the refusal in the log", func() bool { return strings.Contains(a.log.String(), "ENROLLMENT REFUSED: unknown join token") })
 	if log := a.log.String(); !strings.Contains(log, "code=Unauthenticated") || !strings.Contains(log, "retry_in=30s") {
 		t.Errorf("log does not name the refusal and the long wait:\n%s", log)
 	}

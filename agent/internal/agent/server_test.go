@@ -3,10 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -39,6 +42,11 @@ type testServer struct {
 	conns    chan *serverConn
 	refused  atomic.Int32
 	addr     string
+
+	mu        sync.Mutex
+	creds     map[string]string // credential -> machine id, as Enroll handed them out
+	singleUse bool              // the token enrolls one machine only, like a join token
+	enrolled  int
 }
 
 // serverConn is one agent stream as the test drives it.
@@ -55,25 +63,59 @@ type received struct {
 	spooled bool // the result's spool file existed when the server received it
 }
 
+// startServer serves plaintext (agents run with Insecure); startTLSServer serves tlsCert.
 func startServer(t *testing.T, token, spoolDir string) *testServer {
+	return startTLSServer(t, token, spoolDir, nil)
+}
+
+func startTLSServer(t *testing.T, token, spoolDir string, cert *tls.Certificate) *testServer {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{token: token, spoolDir: spoolDir, conns: make(chan *serverConn, 16), addr: lis.Addr().String()}
-	g := grpc.NewServer()
+	s := &testServer{token: token, spoolDir: spoolDir, conns: make(chan *serverConn, 16), addr: lis.Addr().String(),
+		creds: map[string]string{}}
+	var opts []grpc.ServerOption
+	if cert != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}})))
+	}
+	g := grpc.NewServer(opts...)
 	agentv1.RegisterAgentServiceServer(g, s)
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	return s
 }
 
+func (s *testServer) Enroll(_ context.Context, req *agentv1.EnrollRequest) (*agentv1.EnrollResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req.GetJoinToken() != s.token {
+		s.refused.Add(1)
+		return nil, status.Error(codes.Unauthenticated, "unknown join token")
+	}
+	if s.singleUse && s.enrolled > 0 {
+		s.refused.Add(1)
+		return nil, status.Error(codes.Unauthenticated, "join token already used")
+	}
+	s.enrolled++
+	cred := "cred-" + req.GetProposedMachineId()
+	s.creds[cred] = req.GetProposedMachineId()
+	return &agentv1.EnrollResponse{MachineId: req.GetProposedMachineId(), MachineCredential: cred}, nil
+}
+
 func (s *testServer) Connect(stream agentv1.AgentService_ConnectServer) error {
 	md, _ := metadata.FromIncomingContext(stream.Context())
-	if auth := md.Get("authorization"); len(auth) != 1 || auth[0] != "Bearer "+s.token {
+	auth := md.Get("authorization")
+	s.mu.Lock()
+	machine, ok := "", false
+	if len(auth) == 1 {
+		machine, ok = s.creds[strings.TrimPrefix(auth[0], "Bearer ")]
+	}
+	s.mu.Unlock()
+	if !ok {
 		s.refused.Add(1)
-		return status.Error(codes.Unauthenticated, "unknown agent token")
+		return status.Error(codes.Unauthenticated, "unknown machine credential")
 	}
 	first, err := stream.Recv()
 	if err != nil {
@@ -82,6 +124,9 @@ func (s *testServer) Connect(stream agentv1.AgentService_ConnectServer) error {
 	hello := first.GetHello()
 	if hello == nil {
 		return status.Error(codes.InvalidArgument, "first message must be Hello")
+	}
+	if hello.GetAgentId() != machine {
+		return status.Error(codes.PermissionDenied, "credential belongs to another machine")
 	}
 	if err := stream.Send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Welcome{Welcome: &agentv1.Welcome{
 		MachineId: hello.GetAgentId(), HeartbeatIntervalS: 1, ServerVersion: "test"}}}); err != nil {
@@ -236,21 +281,36 @@ func newKernelsDir(t *testing.T) string {
 	return dir
 }
 
-// startAgent runs the agent in-process against addr until the test ends (or stop is called).
+// startAgent runs the agent in-process against addr (plaintext) until the test ends (or stop is called).
 func startAgent(t *testing.T, addr, token, kernels, spoolDir string) *testAgent {
+	return startAgentWith(t, config.Config{Server: addr, Token: token, Kernels: kernels, Spool: spoolDir, Insecure: true}, nil)
+}
+
+// startAgentWith runs the agent with cfg (Name and ScratchDirs filled in); the error Run returns goes
+// to exited when it is not nil, else a non-nil error fails the test.
+func startAgentWith(t *testing.T, cfg config.Config, exited chan<- error) *testAgent {
 	t.Helper()
-	a := &testAgent{kernels: kernels, spool: spoolDir, log: &lockedBuffer{}}
+	cfg.Name = "test-agent"
+	if len(cfg.ScratchDirs) == 0 {
+		cfg.ScratchDirs = []string{filepath.Join(cfg.Spool, "scratch")}
+	}
+	a := &testAgent{kernels: cfg.Kernels, spool: cfg.Spool, log: &lockedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{
-			Config:     config.Config{Server: addr, Token: token, Kernels: kernels, Spool: spoolDir, Name: "test-agent"},
+		err := Run(ctx, Options{
+			Config:     cfg,
 			Version:    "test",
 			Log:        slog.New(slog.NewTextHandler(a.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			MinBackoff: 50 * time.Millisecond,
 			MaxBackoff: 30 * time.Second,
 			KillGrace:  300 * time.Millisecond,
 		})
+		if exited != nil {
+			exited <- err
+			err = nil
+		}
+		done <- err
 	}()
 	var once sync.Once
 	a.stop = func() {

@@ -127,7 +127,7 @@ func listExecutable(ctx context.Context, path string) ([]*agentv1.KernelSpec, er
 func KernelEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "CTXBENCH_AGENT_TOKEN") {
+		if strings.HasPrefix(kv, "CTXBENCH_AGENT_TOKEN") || strings.HasPrefix(kv, "CTXBENCH_AGENT_JOIN_TOKEN") {
 			continue
 		}
 		env = append(env, kv)

@@ -62,14 +62,17 @@ func TestInvalidConfigIsOneClearUsageError(t *testing.T) {
 		{drop: "--server", want: "missing --server"},
 		{key: "--server", val: "nohost", want: "invalid --server"},
 		{key: "--server", val: "h:99999", want: "port"},
-		{drop: "--token", want: "missing agent token"},
+		{drop: "--token", want: "missing enrollment token"},
 		{key: "--token", val: "a b", want: "whitespace"},
 		{drop: "--kernels", want: "missing --kernels"},
 		{key: "--kernels", val: file, want: "not a directory"},
 		{key: "--kernels", val: filepath.Join(dir, "nope"), want: "invalid --kernels"},
-		{drop: "--spool", want: "missing --spool"},
+		{drop: "--spool", want: "missing --state-dir"},
 		{key: "--log-level", val: "loud", want: "invalid --log-level"},
 		{key: "--bogus", val: "1", want: "flag provided but not defined"},
+		{key: "--join-token", val: "j", want: "either a join token or --token"},
+		{key: "--ca-fingerprint", val: "sha256:abc", want: "invalid --ca-fingerprint"},
+		{key: "--ca-fingerprint", val: strings.Repeat("a", 64), want: "invalid --ca-fingerprint"},
 	}
 	for _, c := range cases {
 		var args []string
@@ -93,5 +96,39 @@ func TestVersionNeedsNothingElse(t *testing.T) {
 	c, err := Parse([]string{"--version"}, env(nil), io.Discard)
 	if err != nil || !c.Version {
 		t.Fatalf("--version: %+v, %v", c, err)
+	}
+}
+
+func TestEnrollmentAndTLSFlags(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "join")
+	_ = os.WriteFile(tokenFile, []byte("cxj_secret\n"), 0o600)
+	fp := "sha256:" + strings.Repeat("ab", 32)
+	c, err := Parse([]string{"--server", "h:1", "--join-token-file", tokenFile, "--kernels", dir, "--state-dir", dir,
+		"--ca-fingerprint", fp, "--scratch-dir", "/a, /b"}, env(nil), io.Discard)
+	if err != nil || c.Token != "cxj_secret" || !c.JoinToken || c.Spool != dir || c.CAFingerprint != fp ||
+		strings.Join(c.ScratchDirs, ":") != "/a:/b" || c.Insecure {
+		t.Fatalf("Parse = %+v, %v", c, err)
+	}
+	// Environment, as the installer's agent.env writes it; the default scratch dir is in the state dir.
+	c, err = Parse(nil, env(map[string]string{"CTXBENCH_AGENT_SERVER": "h:1", "CTXBENCH_AGENT_JOIN_TOKEN_FILE": tokenFile,
+		"CTXBENCH_AGENT_KERNELS": dir, "CTXBENCH_AGENT_STATE_DIR": dir, "CTXBENCH_AGENT_CA_FINGERPRINT": fp}), io.Discard)
+	if err != nil || !c.JoinToken || c.Token != "cxj_secret" || c.CAFingerprint != fp ||
+		len(c.ScratchDirs) != 1 || c.ScratchDirs[0] != filepath.Join(dir, "scratch") {
+		t.Fatalf("Parse from env = %+v, %v", c, err)
+	}
+	if _, err := Parse([]string{"--server", "h:1", "--token", "t", "--kernels", dir, "--spool", dir, "--insecure",
+		"--ca-file", tokenFile}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--insecure") {
+		t.Errorf("--insecure with --ca-file: %v", err)
+	}
+	c, err = Parse([]string{"--server", "h:1", "--token", "t", "--kernels", dir, "--spool", dir},
+		env(map[string]string{"CTXBENCH_AGENT_INSECURE": "true"}), io.Discard)
+	if err != nil || !c.Insecure || c.JoinToken {
+		t.Errorf("CTXBENCH_AGENT_INSECURE=true: %+v, %v", c, err)
+	}
+	// Once enrolled, no token is needed.
+	_ = os.WriteFile(filepath.Join(dir, "machine-credential"), []byte("cxm_x\n"), 0o600)
+	if _, err := Parse([]string{"--server", "h:1", "--kernels", dir, "--spool", dir}, env(nil), io.Discard); err != nil {
+		t.Errorf("enrolled agent without a token: %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -41,17 +40,26 @@ type Handler interface {
 
 // Options configure Run.
 type Options struct {
-	Server       string // HOST:PORT
-	Token        string
-	AgentID      string
-	AgentVersion string
-	Name         string
-	Kernels      []*agentv1.KernelSpec
-	Facts        func() *agentv1.MachineFacts // gathered afresh for every Hello
-	Spool        *spool.Spool
-	Outbox       *Outbox
-	Handler      Handler
-	Log          *slog.Logger
+	Server string // HOST:PORT
+	// EnrollToken is traded for a machine credential by Enroll while Credential is empty: a join token
+	// (JoinToken) or the server's multi-use agent token.
+	EnrollToken string
+	JoinToken   bool
+	// Credential is the machine credential from an earlier Enroll ("" before the first one).
+	Credential string
+	// SaveCredential stores a new credential durably before the agent uses it.
+	SaveCredential func(credential string) error
+	TLS            TLSOptions
+	Hostname       string
+	AgentID        string
+	AgentVersion   string
+	Name           string
+	Kernels        []*agentv1.KernelSpec
+	Facts          func() *agentv1.MachineFacts // gathered afresh for every Hello
+	Spool          *spool.Spool
+	Outbox         *Outbox
+	Handler        Handler
+	Log            *slog.Logger
 
 	MinBackoff  time.Duration // first reconnect wait; DefaultMinBackoff if zero
 	MaxBackoff  time.Duration // cap, also the wait after a refusal; DefaultMaxBackoff if zero
@@ -78,9 +86,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	creds, err := TransportCredentials(o.TLS)
+	if err != nil {
+		return err
+	}
 	cc, err := grpc.NewClient(o.Server,
-		grpc.WithTransportCredentials(insecure.NewCredentials()), // TLS comes later
-		grpc.WithPerRPCCredentials(bearer(o.Token)),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithUserAgent("ctxbench-agent/"+o.AgentVersion),
 		// Finds a dead server behind NAT within ~40 s even when nothing is written. The ctxbench
 		// server permits pings every 10 s (grpc.http2.min_ping_interval_without_data_ms); a server
@@ -95,12 +106,21 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("create grpc client for %s: %w", o.Server, err)
 	}
 	defer cc.Close()
-	c := &client{o: o, log: o.Log.With("server", o.Server), api: agentv1.NewAgentServiceClient(cc)}
+	c := &client{o: o, log: o.Log.With("server", o.Server), api: agentv1.NewAgentServiceClient(cc), cred: o.Credential}
 
 	bo := Backoff{Initial: o.MinBackoff, Max: o.MaxBackoff}
 	for {
 		start := time.Now()
-		welcomed, err := c.session(ctx)
+		var welcomed, enrolling bool
+		var err error
+		if c.cred == "" {
+			enrolling = true
+			err = c.enroll(ctx)
+		}
+		if err == nil {
+			enrolling = false
+			welcomed, err = c.session(ctx)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -108,12 +128,31 @@ func Run(ctx context.Context, o Options) error {
 			bo.Reset()
 		}
 		wait := bo.Next()
-		if Retryable(err) {
-			c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
-		} else {
+		switch {
+		case enrolling && !Retryable(err) && o.JoinToken:
+			// As buildkite-agent does when registration is refused: exit non-zero. A used, expired or
+			// unknown join token never becomes valid again, so retrying only hides the cause; the
+			// service manager's restart policy (or the operator, with a fresh token) takes it from here.
+			c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; create a new join token",
+				"code", status.Code(err).String())
+			return &EnrollRefusedError{Err: err}
+		case enrolling && !Retryable(err):
 			wait = o.MaxBackoff
-			c.log.Error("SERVER REFUSED THIS AGENT: check its token (--token-file / CTXBENCH_AGENT_TOKEN) and the server's agent settings",
+			c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; check the agent token (--token-file / CTXBENCH_AGENT_TOKEN)",
+				"code", status.Code(err).String(), "retry_in", wait)
+		case isTLSError(err):
+			c.log.Error("cannot verify the server's TLS certificate: "+tlsReason(err),
+				"retry_in", wait.Round(time.Millisecond))
+		case Retryable(err):
+			c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
+		default:
+			wait = o.MaxBackoff
+			c.log.Error("SERVER REFUSED THIS AGENT: "+status.Convert(err).Message(),
 				"code", status.Code(err).String(), "err", errText(err), "retry_in", wait)
+			if status.Code(err) == codes.Unauthenticated && o.EnrollToken != "" {
+				// The server does not know this credential (a fresh database): enroll again.
+				c.cred = ""
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -136,9 +175,10 @@ func errText(err error) string {
 }
 
 type client struct {
-	o   Options
-	log *slog.Logger
-	api agentv1.AgentServiceClient
+	o    Options
+	log  *slog.Logger
+	api  agentv1.AgentServiceClient
+	cred string
 }
 
 // session runs one Connect stream to its end. welcomed says the server answered Hello.
@@ -151,7 +191,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 	c.o.Outbox.attach(s)
 	defer c.o.Outbox.detach(s)
 
-	stream, err := c.api.Connect(sctx)
+	stream, err := c.api.Connect(sctx, grpc.PerRPCCredentials(bearer(c.cred)))
 	if err != nil {
 		return false, err
 	}
@@ -306,5 +346,6 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 	return map[string]string{"authorization": "Bearer " + string(b)}, nil
 }
 
-// RequireTransportSecurity is false until the agent speaks TLS (the walking skeleton is plaintext).
+// RequireTransportSecurity is false so that --insecure (behind a TLS-terminating proxy) can work;
+// TLS is the default and plaintext needs both sides to opt out.
 func (b bearer) RequireTransportSecurity() bool { return false }

@@ -35,7 +35,9 @@ type execResult struct {
 // execKernel runs path with args directly (no shell) in its own process group. When the timeout
 // passes or ctx ends, the whole group gets SIGTERM, then SIGKILL after grace. Whatever happens, the
 // group is SIGKILLed once the kernel has exited, so no grandchild outlives its item.
-func execKernel(ctx context.Context, path string, args []string, timeout, grace time.Duration) (res execResult) {
+// workDir is the kernel's working directory ("" = the agent's): the first scratch root, where a
+// storage kernel with an empty `dir` writes.
+func execKernel(ctx context.Context, path, workDir string, args []string, timeout, grace time.Duration) (res execResult) {
 	res = execResult{exitCode: -1, started: time.Now()}
 	defer func() { res.end = time.Now() }() // res is the named result, so every return carries the end time
 
@@ -53,6 +55,7 @@ func execKernel(ctx context.Context, path string, args []string, timeout, grace 
 	}
 	cmd := &exec.Cmd{
 		Path:        path,
+		Dir:         workDir,
 		Args:        append([]string{path}, args...),
 		Env:         catalog.KernelEnv(),
 		Stdin:       nil, // /dev/null

@@ -131,7 +131,11 @@ type attemptSpec struct {
 // attempt runs the kernel once and classifies the outcome (ids are filled in by the caller).
 // stopping says the agent is shutting down, in which case there is no result to report.
 func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agentv1.ResultReport, stopping bool) {
-	res := execKernel(runCtx, a.path, a.args, a.timeout, r.opts.Grace)
+	workDir := ""
+	if len(r.opts.ScratchDirs) > 0 {
+		workDir = r.opts.ScratchDirs[0]
+	}
+	res := execKernel(runCtx, a.path, workDir, a.args, a.timeout, r.opts.Grace)
 	if ctx.Err() != nil {
 		return nil, true
 	}
@@ -208,6 +212,29 @@ func (r *Runner) validate(item *agentv1.RunItem) (*agentv1.KernelSpec, map[strin
 	spec, params, err := r.opts.Catalog.Validate(item.GetKernelId(), item.GetParams())
 	if err != nil {
 		return nil, nil, err
+	}
+	// A `dir` the item gives must lie under a scratch root. Without one (absent, or the kernel's own
+	// default, which the server fills in), the kernel gets the first scratch root: as `dir` when the
+	// kernel's default names a directory, and always as its working directory (an empty `dir` of the
+	// storage kernels means "the working directory").
+	if _, ok := params[ScratchParam]; ok {
+		def := ""
+		for _, p := range spec.GetParams() {
+			if p.GetName() == ScratchParam {
+				def = p.GetDefaultValue()
+			}
+		}
+		given, set := item.GetParams()[ScratchParam]
+		switch {
+		case set && given != def:
+			if params[ScratchParam], err = scratchDir(given, r.opts.ScratchDirs); err != nil {
+				return nil, nil, fmt.Errorf("kernel %s: %w", item.GetKernelId(), err)
+			}
+		case def != "" && len(r.opts.ScratchDirs) > 0:
+			params[ScratchParam] = r.opts.ScratchDirs[0]
+		case def != "":
+			return nil, nil, fmt.Errorf("kernel %s: %w", item.GetKernelId(), errScratch)
+		}
 	}
 	if item.GetRepetitions() < 0 {
 		return nil, nil, fmt.Errorf("kernel %s: repetitions %d is negative", item.GetKernelId(), item.GetRepetitions())

@@ -38,6 +38,8 @@ type Options struct {
 	Log         *slog.Logger
 	ItemTimeout time.Duration // when the item gives none; DefaultItemTimeout if zero
 	Grace       time.Duration // SIGTERM → SIGKILL; DefaultGrace if zero
+	// ScratchDirs (see PrepareScratch) bound every `dir` parameter; the first is the default `dir`.
+	ScratchDirs []string
 }
 
 // Runner runs StartRun requests one at a time, in arrival order. Safe for concurrent use.

@@ -107,7 +107,7 @@ func TestTooManySamplesFail(t *testing.T) {
 // The report's span comes from execKernel: the end must be set on every return path, and after the start.
 func TestExecKernelRecordsItsSpan(t *testing.T) {
 	for _, path := range []string{"/bin/true", "/nonexistent/kernel"} {
-		res := execKernel(context.Background(), path, nil, 10*time.Second, time.Second)
+		res := execKernel(context.Background(), path, "", nil, 10*time.Second, time.Second)
 		if res.end.IsZero() || res.end.Before(res.started) {
 			t.Errorf("%s: started %v, end %v: the end time is missing", path, res.started, res.end)
 		}

@@ -27,6 +27,9 @@ function Header() {
         <NavLink to="/runs/new" className={cls}>
           New run
         </NavLink>
+        <NavLink to="/hosts" className={cls}>
+          Add hosts
+        </NavLink>
         <a className="nav-link nav-right" href="/docs">
           API docs
         </a>

@@ -32,6 +32,8 @@ export interface Machine {
   hostname: string;
   agent_version?: string;
   online: boolean;
+  /** "active", "pending" (waits for an admin's approval: no runs) or "revoked". */
+  status?: 'active' | 'pending' | 'revoked';
   first_seen?: string | null;
   last_seen: string | null;
   facts: MachineFacts;

@@ -13,6 +13,7 @@ from ctxbench_server.auth.middleware import BrowserSafety
 from ctxbench_server.auth.router import install_login_link, session_router, tokens_router
 from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
+from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.runs.dispatch import Dispatcher
@@ -37,6 +38,7 @@ api.include_router(runs_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
 api.include_router(tokens_router, dependencies=readers)
 api.include_router(shares_router)
+api.include_router(fleet_router)
 
 
 def create_app(

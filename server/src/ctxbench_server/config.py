@@ -57,11 +57,29 @@ class Settings(BaseSettings):
     max_reruns: int = Field(default=2, ge=0, le=20)
     # A running run whose machine has been offline this long fails with error "agent lost".
     agent_lost_grace_s: float = Field(default=600.0, gt=0, le=30 * 86400)
+    # gRPC over TLS (default). Without grpc_tls_cert/_key the server generates a CA and a server
+    # certificate into <data_dir>/tls/ on first start. false only behind a TLS-terminating proxy
+    # (agents must then say --insecure too).
+    grpc_tls: bool = True
+    grpc_tls_cert: Path | None = None
+    grpc_tls_key: Path | None = None
+    # Address(es) agents dial, host:port[,host:port...]: SANs of the generated server certificate and
+    # the --server of the install command. Default: grpc_host:grpc_port.
+    public_grpc_address: str = ""
+    # New hosts wait as "pending" (connected, no runs) until an admin approves them.
+    approve_new_hosts: bool = False
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     @field_validator(
-        "agent_token", "admin_token", "database_url", "allowed_hosts", "public_url", mode="before"
+        "agent_token",
+        "admin_token",
+        "database_url",
+        "allowed_hosts",
+        "grpc_tls_cert",
+        "grpc_tls_key",
+        "public_url",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, v: Any) -> Any:
@@ -73,6 +91,8 @@ class Settings(BaseSettings):
         self.frontend_dir = self.frontend_dir.expanduser().resolve()
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'ctxbench.db'}"
+        if (self.grpc_tls_cert is None) != (self.grpc_tls_key is None):
+            raise ValueError("give both grpc_tls_cert and grpc_tls_key, or neither")
         if self.agent_token is not None:
             check_token(self.agent_token.get_secret_value(), self.env, "CTXBENCH_AGENT_TOKEN")
         if self.admin_token is not None:
@@ -88,6 +108,10 @@ class Settings(BaseSettings):
     def db_url(self) -> str:
         assert self.database_url is not None  # set by _derive
         return self.database_url
+
+    @property
+    def tls_dir(self) -> Path:
+        return self.data_dir / "tls"
 
     @property
     def token_file(self) -> Path:

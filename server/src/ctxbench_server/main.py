@@ -21,6 +21,8 @@ from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
+from ctxbench_server.fleet.router import FleetInfo
+from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from ctxbench_server.runs.dispatch import Dispatcher
 
@@ -95,11 +97,32 @@ class CtxbenchServer:
 
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         pb_grpc.add_AgentServiceServicer_to_server(
-            AgentService(self.token, self.hub, self.dispatcher, self.sessionmaker, s.heartbeat_interval_s),
+            AgentService(
+                self.token,
+                self.hub,
+                self.dispatcher,
+                self.sessionmaker,
+                s.heartbeat_interval_s,
+                approve_new_hosts=s.approve_new_hosts,
+            ),
             self.grpc,
         )
+        self.tls: TlsMaterial | None = None
+        if s.grpc_tls:
+            self.tls = ensure_tls(s)
+            if self.tls.ca_path is not None:
+                announce(f"grpc tls ca {self.tls.ca_path} fingerprint {self.tls.ca_fingerprint}")
+            else:
+                announce(f"grpc tls cert {s.grpc_tls_cert} fingerprint {self.tls.ca_fingerprint or '-'}")
+        else:
+            log.warning("gRPC without TLS (grpc_tls=false): only behind a TLS-terminating proxy")
         try:
-            self.grpc_port = self.grpc.add_insecure_port(_hostport(s.grpc_host, s.grpc_port))
+            addr = _hostport(s.grpc_host, s.grpc_port)
+            if self.tls is not None:
+                creds = grpc.ssl_server_credentials([(self.tls.key_pem, self.tls.cert_chain_pem)])
+                self.grpc_port = self.grpc.add_secure_port(addr, creds)
+            else:
+                self.grpc_port = self.grpc.add_insecure_port(addr)
         except RuntimeError:
             self.grpc_port = 0
         if self.grpc_port == 0:
@@ -108,6 +131,11 @@ class CtxbenchServer:
         announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
 
         self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
+        self.app.state.fleet = FleetInfo(
+            grpc_addresses=public_grpc_addresses(s, self.grpc_port),
+            ca_fingerprint=self.tls.ca_fingerprint if self.tls else "",
+            tls=self.tls is not None,
+        )
         family = socket.AF_INET6 if ":" in s.http_host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -63,13 +63,15 @@ func list() {
  {"id": "fake.badjson", "title": "bad JSON", "family": "fake", "unit": "ns/op"},
  {"id": "fake.crash", "title": "crash", "family": "fake", "unit": "ns/op"},
  {"id": "fake.sleep", "title": "sleeps with a grandchild", "family": "fake", "unit": "ns/op", "params": [%s]},
- {"id": "fake.stubborn", "title": "ignores SIGTERM", "family": "fake", "unit": "ns/op", "params": [%s]}
+ {"id": "fake.stubborn", "title": "ignores SIGTERM", "family": "fake", "unit": "ns/op", "params": [%s]},
+ {"id": "fake.write", "title": "writes a scratch file in dir", "family": "fake", "unit": "ns/op",
+  "params": [{"name": "dir", "type": "string", "default": "/tmp", "help": "scratch directory"}]}
 ]
 `, pidfile, pidfile)
 }
 
 func run(id string, rest []string) {
-	if os.Getenv("CTXBENCH_AGENT_TOKEN") != "" {
+	if os.Getenv("CTXBENCH_AGENT_TOKEN") != "" || os.Getenv("CTXBENCH_AGENT_JOIN_TOKEN") != "" {
 		fmt.Fprintln(os.Stderr, "the agent leaked its token into the kernel's environment")
 		os.Exit(1)
 	}
@@ -121,6 +123,16 @@ func run(id string, rest []string) {
 		}
 		fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
 		_ = json.NewEncoder(os.Stdout).Encode(out)
+	case "fake.write":
+		if err := os.WriteFile(filepath.Join(params["dir"], "fake-write.txt"), []byte("x"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"kernel": id, "params": map[string]any{"dir": params["dir"]}, "unit": "ns/op",
+			"samples": []float64{1, 2, 3}, "iterations": []int64{1, 1, 1},
+			"harness": map[string]any{"name": "fake", "version": "1", "min_time_s": minTime},
+		})
 	case "fake.noisy":
 		// Attempt k (counted in the counter file) prints samples with spread k, so the first attempt
 		// has the lowest CV; attempts after quiet_after print identical samples (CV 0).

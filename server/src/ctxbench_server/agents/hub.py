@@ -7,6 +7,8 @@ import logging
 import time
 from collections import defaultdict
 
+import grpc
+
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -23,6 +25,8 @@ class AgentConnection:
         self.last_message = time.monotonic()
         # The running run an idle heartbeat of this agent last contradicted (see Dispatcher.on_heartbeat).
         self.idle_during: str | None = None
+        # Why the server ended the stream, when it was not the agent going away: (status, message).
+        self.abort_with: tuple[grpc.StatusCode, str] | None = None
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:
@@ -40,8 +44,29 @@ class AgentHub:
         self._conns: dict[str, AgentConnection] = {}
         # Serialises dispatch decisions per machine (a POST and a finishing run must not both start one).
         self.locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # Machines revoked while this process runs (the database says so for the earlier ones).
+        self._revoked: set[str] = set()
+
+    def is_revoked(self, machine_id: str) -> bool:
+        return machine_id in self._revoked
+
+    def revoke(self, machine_id: str) -> None:
+        """Refuses the machine from now on and ends its open stream with PERMISSION_DENIED at once."""
+        self._revoked.add(machine_id)
+        conn = self._conns.pop(machine_id, None)
+        if conn is not None:
+            log.warning("machine %s revoked; closing its stream from %s", machine_id, conn.peer)
+            conn.abort_with = (grpc.StatusCode.PERMISSION_DENIED, f"machine {machine_id} has been revoked")
+            conn.close()
 
     def register(self, conn: AgentConnection) -> None:
+        if conn.machine_id in self._revoked:  # revoked while this stream was being set up
+            conn.abort_with = (
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"machine {conn.machine_id} has been revoked",
+            )
+            conn.close()
+            return
         old = self._conns.get(conn.machine_id)
         if old is not None and old is not conn:
             log.warning(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -14,9 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
 from ctxbench_server.agents.hub import AgentConnection, AgentHub
+from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.kit.errors import CtxbenchError, Unauthenticated
+from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import reports
@@ -37,26 +37,58 @@ class AgentService(pb_grpc.AgentServiceServicer):
         dispatcher: Dispatcher,
         sessionmaker: async_sessionmaker[AsyncSession],
         heartbeat_interval_s: int,
+        approve_new_hosts: bool = False,
     ) -> None:
-        self._expected = f"Bearer {token}".encode()
+        self._agent_token = token  # the multi-use enrollment secret
+        self.approve_new_hosts = approve_new_hosts
         self.hub = hub
         self.dispatcher = dispatcher
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
 
-    def _authenticate(self, context: grpc.aio.ServicerContext) -> None:
-        given = b""
+    @staticmethod
+    def _bearer(context: grpc.aio.ServicerContext) -> str:
         for key, value in context.invocation_metadata() or ():
             if key == "authorization":
-                given = value.encode() if isinstance(value, str) else value
-        if not hmac.compare_digest(given, self._expected):
-            raise Unauthenticated("missing or wrong agent token (authorization: Bearer <token>)")
+                v = value.decode() if isinstance(value, bytes) else value
+                return v.removeprefix("Bearer ").strip() if v.startswith("Bearer ") else ""
+        return ""
+
+    async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
+        try:
+            async with self.sessionmaker() as session:
+                machine_id, credential, pending = await fleet.enroll(
+                    session,
+                    token=request.join_token,
+                    agent_token=self._agent_token,
+                    machine_id=request.proposed_machine_id,
+                    name=request.name,
+                    hostname=request.hostname,
+                    agent_version=request.agent_version,
+                    approve_new_hosts=self.approve_new_hosts,
+                )
+        except CtxbenchError as e:
+            # Never log the token: only why it was refused.
+            log.warning("enrollment from %s refused: %s", context.peer(), e.detail)
+            await context.abort(e.grpc_code, str(e.detail))
+            raise AssertionError("unreachable") from None
+        log.info(
+            "machine %s (%s, %s) enrolled from %s%s",
+            machine_id,
+            request.name or request.hostname,
+            request.agent_version,
+            context.peer(),
+            " (pending approval)" if pending else "",
+        )
+        return pb.EnrollResponse(machine_id=machine_id, machine_credential=credential, pending=pending)
 
     async def Connect(
         self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ConnectResponse]:
         try:
-            self._authenticate(context)
+            async with self.sessionmaker() as session:
+                machine = await fleet.machine_for_credential(session, self._bearer(context))
+                machine_id = machine.id
             first = await anext(aiter(request_iterator), None)
             if first is None:
                 return
@@ -65,6 +97,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
             hello = first.hello
             if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID:
                 raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters")
+            if hello.agent_id != machine_id:
+                raise PermissionDenied("credential belongs to another machine")
+            if self.hub.is_revoked(machine_id):
+                raise PermissionDenied(f"machine {machine_id} has been revoked")
         except CtxbenchError as e:
             log.warning("agent stream from %s refused: %s", context.peer(), e.detail)
             await context.abort(e.grpc_code, str(e.detail))
@@ -97,6 +133,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
                 yield msg
+            if conn.abort_with is not None:
+                await context.abort(*conn.abort_with)
         finally:
             reader.cancel()
             watchdog.cancel()

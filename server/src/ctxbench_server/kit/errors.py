@@ -48,6 +48,13 @@ class Forbidden(CtxbenchError):
     grpc_code = grpc.StatusCode.PERMISSION_DENIED
 
 
+class PermissionDenied(CtxbenchError):
+    """Not allowed."""
+
+    status_code = 403
+    grpc_code = grpc.StatusCode.PERMISSION_DENIED
+
+
 class ValidationFailed(CtxbenchError):
     """Request fields that do not validate; detail is FastAPI's list of {loc, msg, type}."""
 

@@ -12,6 +12,8 @@ class MachineOut(BaseModel):
     hostname: str
     agent_version: str
     online: bool
+    # "active", "pending" (waits for approval: no runs) or "revoked"
+    status: str
     first_seen: datetime
     last_seen: datetime
     facts: dict[str, Any]

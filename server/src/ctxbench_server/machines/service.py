@@ -71,6 +71,7 @@ def _out(m: Machine, online: Iterable[str]) -> MachineOut:
         hostname=m.hostname,
         agent_version=m.agent_version,
         online=m.id in online,
+        status=m.status,
         first_seen=m.first_seen,
         last_seen=m.last_seen,
         facts=m.facts,

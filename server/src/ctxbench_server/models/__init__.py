@@ -2,6 +2,7 @@
 
 from ctxbench_server.models.auth import ApiToken, AuthSession, LoginCode
 from ctxbench_server.models.base import Base
+from ctxbench_server.models.join_token import JoinToken
 from ctxbench_server.models.kernel import Kernel
 from ctxbench_server.models.latest import LatestResult
 from ctxbench_server.models.machine import Machine, MachineKernel
@@ -15,6 +16,7 @@ __all__ = [
     "AuthSession",
     "Base",
     "ItemState",
+    "JoinToken",
     "Kernel",
     "LatestResult",
     "LoginCode",

@@ -21,8 +21,11 @@ class Machine(Base):
     name: Mapped[str] = mapped_column(String(255), default="")
     hostname: Mapped[str] = mapped_column(String(255), default="")
     agent_version: Mapped[str] = mapped_column(String(64), default="")
-    # For per-agent tokens (not issued yet: all agents share the server's token).
-    token_hash: Mapped[str | None] = mapped_column(String(128), default=None)
+    # SHA-256 (hex) of the machine credential handed out by Enroll; NULL for machines from before
+    # enrollment existed (their first Enroll may claim them once).
+    token_hash: Mapped[str | None] = mapped_column(String(128), default=None, index=True)
+    # "active", "pending" (approve_new_hosts: connects, gets no runs) or "revoked" (credential refused).
+    status: Mapped[str] = mapped_column(String(16), default="active", server_default="active")
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
-from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
+from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
@@ -155,6 +155,19 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
                 errors.append(field_error(loc, f"machine {mid!r} given twice", "duplicate_machine"))
         if errors:
             raise ValidationFailed(errors)
+    # Pending hosts wait for an admin's approval; revoked ones never measure again.
+    held = (
+        await session.execute(
+            select(Machine.id, Machine.status).where(
+                Machine.id.in_(set(machine_ids)), Machine.status != "active"
+            )
+        )
+    ).all()
+    if held:
+        raise Conflict(
+            "; ".join(f"machine {mid!r} is {st}: it gets no runs" for mid, st in sorted(held))
+            + (" until an admin approves it" if any(st == "pending" for _, st in held) else "")
+        )
 
     expanded: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     item_errors: list[dict[str, Any]] = []

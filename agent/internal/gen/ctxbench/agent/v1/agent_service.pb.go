@@ -473,6 +473,152 @@ func (*ConnectResponse_ResultAck) isConnectResponse_Msg() {}
 
 func (*ConnectResponse_Reject) isConnectResponse_Msg() {}
 
+// EnrollRequest is the agent's one-time enrollment.
+type EnrollRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The join token, or the server's multi-use agent token.
+	JoinToken string `protobuf:"bytes,1,opt,name=join_token,json=joinToken,proto3" json:"join_token,omitempty"`
+	// The machine id the agent proposes: its existing agent-id, so an upgraded agent keeps its identity.
+	ProposedMachineId string `protobuf:"bytes,2,opt,name=proposed_machine_id,json=proposedMachineId,proto3" json:"proposed_machine_id,omitempty"`
+	// Human-friendly name (defaults to the hostname).
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Host name.
+	Hostname string `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// The agent's version string.
+	AgentVersion  string `protobuf:"bytes,5,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnrollRequest) Reset() {
+	*x = EnrollRequest{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnrollRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnrollRequest) ProtoMessage() {}
+
+func (x *EnrollRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnrollRequest.ProtoReflect.Descriptor instead.
+func (*EnrollRequest) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *EnrollRequest) GetJoinToken() string {
+	if x != nil {
+		return x.JoinToken
+	}
+	return ""
+}
+
+func (x *EnrollRequest) GetProposedMachineId() string {
+	if x != nil {
+		return x.ProposedMachineId
+	}
+	return ""
+}
+
+func (x *EnrollRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EnrollRequest) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *EnrollRequest) GetAgentVersion() string {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return ""
+}
+
+// EnrollResponse carries the machine credential. The server keeps only its hash.
+type EnrollResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The machine id the credential is bound to (equal to the proposed id).
+	MachineId string `protobuf:"bytes,1,opt,name=machine_id,json=machineId,proto3" json:"machine_id,omitempty"`
+	// The secret the agent presents as `authorization: Bearer <machine credential>` on Connect.
+	MachineCredential string `protobuf:"bytes,2,opt,name=machine_credential,json=machineCredential,proto3" json:"machine_credential,omitempty"`
+	// The server waits for an admin to approve this host before it gets runs.
+	Pending       bool `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnrollResponse) Reset() {
+	*x = EnrollResponse{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnrollResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnrollResponse) ProtoMessage() {}
+
+func (x *EnrollResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnrollResponse.ProtoReflect.Descriptor instead.
+func (*EnrollResponse) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *EnrollResponse) GetMachineId() string {
+	if x != nil {
+		return x.MachineId
+	}
+	return ""
+}
+
+func (x *EnrollResponse) GetMachineCredential() string {
+	if x != nil {
+		return x.MachineCredential
+	}
+	return ""
+}
+
+func (x *EnrollResponse) GetPending() bool {
+	if x != nil {
+		return x.Pending
+	}
+	return false
+}
+
 // Hello introduces the agent: who it is, the machine it runs on, and what it can run.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -496,7 +642,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[2]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +654,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[2]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +667,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{2}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Hello) GetAgentId() string {
@@ -618,7 +764,7 @@ type MachineFacts struct {
 
 func (x *MachineFacts) Reset() {
 	*x = MachineFacts{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[3]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -630,7 +776,7 @@ func (x *MachineFacts) String() string {
 func (*MachineFacts) ProtoMessage() {}
 
 func (x *MachineFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[3]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -643,7 +789,7 @@ func (x *MachineFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MachineFacts.ProtoReflect.Descriptor instead.
 func (*MachineFacts) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{3}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MachineFacts) GetHostname() string {
@@ -797,7 +943,7 @@ type ParamSpec struct {
 
 func (x *ParamSpec) Reset() {
 	*x = ParamSpec{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[4]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +955,7 @@ func (x *ParamSpec) String() string {
 func (*ParamSpec) ProtoMessage() {}
 
 func (x *ParamSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[4]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +968,7 @@ func (x *ParamSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParamSpec.ProtoReflect.Descriptor instead.
 func (*ParamSpec) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{4}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ParamSpec) GetName() string {
@@ -902,7 +1048,7 @@ type SeedReference struct {
 
 func (x *SeedReference) Reset() {
 	*x = SeedReference{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[5]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1060,7 @@ func (x *SeedReference) String() string {
 func (*SeedReference) ProtoMessage() {}
 
 func (x *SeedReference) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[5]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1073,7 @@ func (x *SeedReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedReference.ProtoReflect.Descriptor instead.
 func (*SeedReference) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{5}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SeedReference) GetSeed() string {
@@ -997,7 +1143,7 @@ type KernelSpec struct {
 
 func (x *KernelSpec) Reset() {
 	*x = KernelSpec{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1155,7 @@ func (x *KernelSpec) String() string {
 func (*KernelSpec) ProtoMessage() {}
 
 func (x *KernelSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1168,7 @@ func (x *KernelSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelSpec.ProtoReflect.Descriptor instead.
 func (*KernelSpec) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{6}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *KernelSpec) GetId() string {
@@ -1100,7 +1246,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1258,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1271,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{7}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1178,7 +1324,7 @@ type Harness struct {
 
 func (x *Harness) Reset() {
 	*x = Harness{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1336,7 @@ func (x *Harness) String() string {
 func (*Harness) ProtoMessage() {}
 
 func (x *Harness) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1349,7 @@ func (x *Harness) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Harness.ProtoReflect.Descriptor instead.
 func (*Harness) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{8}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Harness) GetName() string {
@@ -1275,7 +1421,7 @@ type ResultReport struct {
 
 func (x *ResultReport) Reset() {
 	*x = ResultReport{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1433,7 @@ func (x *ResultReport) String() string {
 func (*ResultReport) ProtoMessage() {}
 
 func (x *ResultReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1446,7 @@ func (x *ResultReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultReport.ProtoReflect.Descriptor instead.
 func (*ResultReport) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{9}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResultReport) GetResultId() string {
@@ -1449,7 +1595,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1607,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1620,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{10}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Heartbeat) GetSentAt() *timestamppb.Timestamp {
@@ -1506,7 +1652,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1664,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1677,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Welcome) GetMachineId() string {
@@ -1580,7 +1726,7 @@ type RunItem struct {
 
 func (x *RunItem) Reset() {
 	*x = RunItem{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1738,7 @@ func (x *RunItem) String() string {
 func (*RunItem) ProtoMessage() {}
 
 func (x *RunItem) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1751,7 @@ func (x *RunItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunItem.ProtoReflect.Descriptor instead.
 func (*RunItem) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunItem) GetItemId() string {
@@ -1677,7 +1823,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1835,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1848,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartRun) GetRunId() string {
@@ -1730,7 +1876,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1742,7 +1888,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1755,7 +1901,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelRun) GetRunId() string {
@@ -1783,7 +1929,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1941,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1954,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Reject) GetResultId() string {
@@ -1850,7 +1996,7 @@ type ResultAck struct {
 
 func (x *ResultAck) Reset() {
 	*x = ResultAck{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +2008,7 @@ func (x *ResultAck) String() string {
 func (*ResultAck) ProtoMessage() {}
 
 func (x *ResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +2021,7 @@ func (x *ResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultAck.ProtoReflect.Descriptor instead.
 func (*ResultAck) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResultAck) GetResultId() string {
@@ -1905,7 +2051,19 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"result_ack\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.ResultAckH\x00R\tresultAck\x123\n" +
 	"\x06reject\x18\x05 \x01(\v2\x19.ctxbench.agent.v1.RejectH\x00R\x06rejectB\x05\n" +
-	"\x03msg\"\x9f\x02\n" +
+	"\x03msg\"\xb3\x01\n" +
+	"\rEnrollRequest\x12\x1d\n" +
+	"\n" +
+	"join_token\x18\x01 \x01(\tR\tjoinToken\x12.\n" +
+	"\x13proposed_machine_id\x18\x02 \x01(\tR\x11proposedMachineId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12#\n" +
+	"\ragent_version\x18\x05 \x01(\tR\fagentVersion\"x\n" +
+	"\x0eEnrollResponse\x12\x1d\n" +
+	"\n" +
+	"machine_id\x18\x01 \x01(\tR\tmachineId\x12-\n" +
+	"\x12machine_credential\x18\x02 \x01(\tR\x11machineCredential\x12\x18\n" +
+	"\apending\x18\x03 \x01(\bR\apending\"\x9f\x02\n" +
 	"\x05Hello\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\ragent_version\x18\x02 \x01(\tR\fagentVersion\x12\x12\n" +
@@ -2077,8 +2235,9 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x10RESULT_STATUS_OK\x10\x01\x12\x18\n" +
 	"\x14RESULT_STATUS_FAILED\x10\x02\x12\x1d\n" +
 	"\x19RESULT_STATUS_UNSUPPORTED\x10\x03\x12\x1b\n" +
-	"\x17RESULT_STATUS_CANCELLED\x10\x042d\n" +
-	"\fAgentService\x12T\n" +
+	"\x17RESULT_STATUS_CANCELLED\x10\x042\xb3\x01\n" +
+	"\fAgentService\x12M\n" +
+	"\x06Enroll\x12 .ctxbench.agent.v1.EnrollRequest\x1a!.ctxbench.agent.v1.EnrollResponse\x12T\n" +
 	"\aConnect\x12!.ctxbench.agent.v1.ConnectRequest\x1a\".ctxbench.agent.v1.ConnectResponse(\x010\x01BKZIgithub.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1;agentv1b\x06proto3"
 
 var (
@@ -2094,70 +2253,74 @@ func file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxbench_agent_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(ParamType)(0),                // 0: ctxbench.agent.v1.ParamType
 	(ItemState)(0),                // 1: ctxbench.agent.v1.ItemState
 	(ResultStatus)(0),             // 2: ctxbench.agent.v1.ResultStatus
 	(*ConnectRequest)(nil),        // 3: ctxbench.agent.v1.ConnectRequest
 	(*ConnectResponse)(nil),       // 4: ctxbench.agent.v1.ConnectResponse
-	(*Hello)(nil),                 // 5: ctxbench.agent.v1.Hello
-	(*MachineFacts)(nil),          // 6: ctxbench.agent.v1.MachineFacts
-	(*ParamSpec)(nil),             // 7: ctxbench.agent.v1.ParamSpec
-	(*SeedReference)(nil),         // 8: ctxbench.agent.v1.SeedReference
-	(*KernelSpec)(nil),            // 9: ctxbench.agent.v1.KernelSpec
-	(*RunUpdate)(nil),             // 10: ctxbench.agent.v1.RunUpdate
-	(*Harness)(nil),               // 11: ctxbench.agent.v1.Harness
-	(*ResultReport)(nil),          // 12: ctxbench.agent.v1.ResultReport
-	(*Heartbeat)(nil),             // 13: ctxbench.agent.v1.Heartbeat
-	(*Welcome)(nil),               // 14: ctxbench.agent.v1.Welcome
-	(*RunItem)(nil),               // 15: ctxbench.agent.v1.RunItem
-	(*StartRun)(nil),              // 16: ctxbench.agent.v1.StartRun
-	(*CancelRun)(nil),             // 17: ctxbench.agent.v1.CancelRun
-	(*Reject)(nil),                // 18: ctxbench.agent.v1.Reject
-	(*ResultAck)(nil),             // 19: ctxbench.agent.v1.ResultAck
-	nil,                           // 20: ctxbench.agent.v1.MachineFacts.CachesEntry
-	nil,                           // 21: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	nil,                           // 22: ctxbench.agent.v1.MachineFacts.ExtraEntry
-	nil,                           // 23: ctxbench.agent.v1.SeedReference.ParamsEntry
-	nil,                           // 24: ctxbench.agent.v1.ResultReport.ParamsEntry
-	nil,                           // 25: ctxbench.agent.v1.ResultReport.CountersEntry
-	nil,                           // 26: ctxbench.agent.v1.RunItem.ParamsEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*EnrollRequest)(nil),         // 5: ctxbench.agent.v1.EnrollRequest
+	(*EnrollResponse)(nil),        // 6: ctxbench.agent.v1.EnrollResponse
+	(*Hello)(nil),                 // 7: ctxbench.agent.v1.Hello
+	(*MachineFacts)(nil),          // 8: ctxbench.agent.v1.MachineFacts
+	(*ParamSpec)(nil),             // 9: ctxbench.agent.v1.ParamSpec
+	(*SeedReference)(nil),         // 10: ctxbench.agent.v1.SeedReference
+	(*KernelSpec)(nil),            // 11: ctxbench.agent.v1.KernelSpec
+	(*RunUpdate)(nil),             // 12: ctxbench.agent.v1.RunUpdate
+	(*Harness)(nil),               // 13: ctxbench.agent.v1.Harness
+	(*ResultReport)(nil),          // 14: ctxbench.agent.v1.ResultReport
+	(*Heartbeat)(nil),             // 15: ctxbench.agent.v1.Heartbeat
+	(*Welcome)(nil),               // 16: ctxbench.agent.v1.Welcome
+	(*RunItem)(nil),               // 17: ctxbench.agent.v1.RunItem
+	(*StartRun)(nil),              // 18: ctxbench.agent.v1.StartRun
+	(*CancelRun)(nil),             // 19: ctxbench.agent.v1.CancelRun
+	(*Reject)(nil),                // 20: ctxbench.agent.v1.Reject
+	(*ResultAck)(nil),             // 21: ctxbench.agent.v1.ResultAck
+	nil,                           // 22: ctxbench.agent.v1.MachineFacts.CachesEntry
+	nil,                           // 23: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	nil,                           // 24: ctxbench.agent.v1.MachineFacts.ExtraEntry
+	nil,                           // 25: ctxbench.agent.v1.SeedReference.ParamsEntry
+	nil,                           // 26: ctxbench.agent.v1.ResultReport.ParamsEntry
+	nil,                           // 27: ctxbench.agent.v1.ResultReport.CountersEntry
+	nil,                           // 28: ctxbench.agent.v1.RunItem.ParamsEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
-	5,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
-	10, // 1: ctxbench.agent.v1.ConnectRequest.run_update:type_name -> ctxbench.agent.v1.RunUpdate
-	12, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
-	13, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
-	14, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
-	16, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
-	17, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
-	19, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
-	18, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
-	6,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
-	9,  // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
-	20, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
-	21, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	22, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
+	7,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
+	12, // 1: ctxbench.agent.v1.ConnectRequest.run_update:type_name -> ctxbench.agent.v1.RunUpdate
+	14, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
+	15, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
+	16, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
+	18, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
+	19, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
+	21, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
+	20, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
+	8,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
+	11, // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
+	22, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
+	23, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	24, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
 	0,  // 14: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
-	23, // 15: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
-	7,  // 16: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
-	8,  // 17: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
+	25, // 15: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
+	9,  // 16: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
+	10, // 17: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
 	1,  // 18: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
 	2,  // 19: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
-	24, // 20: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
-	25, // 21: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
-	11, // 22: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
-	27, // 23: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
-	27, // 24: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
-	27, // 25: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
-	26, // 26: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
-	15, // 27: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
-	3,  // 28: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
-	4,  // 29: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
-	29, // [29:30] is the sub-list for method output_type
-	28, // [28:29] is the sub-list for method input_type
+	26, // 20: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
+	27, // 21: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
+	13, // 22: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
+	29, // 23: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
+	29, // 24: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
+	29, // 25: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
+	28, // 26: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
+	17, // 27: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
+	5,  // 28: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
+	3,  // 29: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
+	6,  // 30: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
+	4,  // 31: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
+	30, // [30:32] is the sub-list for method output_type
+	28, // [28:30] is the sub-list for method input_type
 	28, // [28:28] is the sub-list for extension type_name
 	28, // [28:28] is the sub-list for extension extendee
 	0,  // [0:28] is the sub-list for field type_name
@@ -2181,14 +2344,14 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 		(*ConnectResponse_ResultAck)(nil),
 		(*ConnectResponse_Reject)(nil),
 	}
-	file_ctxbench_agent_v1_agent_service_proto_msgTypes[4].OneofWrappers = []any{}
+	file_ctxbench_agent_v1_agent_service_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxbench_agent_v1_agent_service_proto_rawDesc), len(file_ctxbench_agent_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

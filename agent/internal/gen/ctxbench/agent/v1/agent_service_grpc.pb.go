@@ -19,6 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	AgentService_Enroll_FullMethodName  = "/ctxbench.agent.v1.AgentService/Enroll"
 	AgentService_Connect_FullMethodName = "/ctxbench.agent.v1.AgentService/Connect"
 )
 
@@ -28,8 +29,15 @@ const (
 //
 // AgentService is served by the ctxbench server. Agents dial out to it (they sit behind NAT and
 // firewalls; the server never dials an agent) and keep one Connect stream open for their lifetime.
-// Every call carries `authorization: Bearer <agent token>` metadata.
+// An agent first calls Enroll once with a join token (or the server's multi-use agent token) and
+// receives its own machine credential; every Connect then carries `authorization: Bearer <machine
+// credential>` metadata. The transport is TLS unless both sides opted out.
 type AgentServiceClient interface {
+	// Enroll exchanges a join token (or the multi-use agent token) for a machine credential bound to
+	// one machine id. Called once per host, while the agent has no credential file yet. Refusals:
+	// UNAUTHENTICATED for an unknown, used, expired or revoked join token; PERMISSION_DENIED when the
+	// proposed machine id already has a credential (no takeover).
+	Enroll(ctx context.Context, in *EnrollRequest, opts ...grpc.CallOption) (*EnrollResponse, error)
 	// Connect is the only stream between an agent and the server. The agent's first message is Hello;
 	// the server answers Welcome, then pushes work (StartRun, CancelRun) and acknowledgements (ResultAck)
 	// as they happen. Nothing polls.
@@ -42,6 +50,16 @@ type agentServiceClient struct {
 
 func NewAgentServiceClient(cc grpc.ClientConnInterface) AgentServiceClient {
 	return &agentServiceClient{cc}
+}
+
+func (c *agentServiceClient) Enroll(ctx context.Context, in *EnrollRequest, opts ...grpc.CallOption) (*EnrollResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EnrollResponse)
+	err := c.cc.Invoke(ctx, AgentService_Enroll_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *agentServiceClient) Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConnectRequest, ConnectResponse], error) {
@@ -63,8 +81,15 @@ type AgentService_ConnectClient = grpc.BidiStreamingClient[ConnectRequest, Conne
 //
 // AgentService is served by the ctxbench server. Agents dial out to it (they sit behind NAT and
 // firewalls; the server never dials an agent) and keep one Connect stream open for their lifetime.
-// Every call carries `authorization: Bearer <agent token>` metadata.
+// An agent first calls Enroll once with a join token (or the server's multi-use agent token) and
+// receives its own machine credential; every Connect then carries `authorization: Bearer <machine
+// credential>` metadata. The transport is TLS unless both sides opted out.
 type AgentServiceServer interface {
+	// Enroll exchanges a join token (or the multi-use agent token) for a machine credential bound to
+	// one machine id. Called once per host, while the agent has no credential file yet. Refusals:
+	// UNAUTHENTICATED for an unknown, used, expired or revoked join token; PERMISSION_DENIED when the
+	// proposed machine id already has a credential (no takeover).
+	Enroll(context.Context, *EnrollRequest) (*EnrollResponse, error)
 	// Connect is the only stream between an agent and the server. The agent's first message is Hello;
 	// the server answers Welcome, then pushes work (StartRun, CancelRun) and acknowledgements (ResultAck)
 	// as they happen. Nothing polls.
@@ -79,6 +104,9 @@ type AgentServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedAgentServiceServer struct{}
 
+func (UnimplementedAgentServiceServer) Enroll(context.Context, *EnrollRequest) (*EnrollResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Enroll not implemented")
+}
 func (UnimplementedAgentServiceServer) Connect(grpc.BidiStreamingServer[ConnectRequest, ConnectResponse]) error {
 	return status.Error(codes.Unimplemented, "method Connect not implemented")
 }
@@ -103,6 +131,24 @@ func RegisterAgentServiceServer(s grpc.ServiceRegistrar, srv AgentServiceServer)
 	s.RegisterService(&AgentService_ServiceDesc, srv)
 }
 
+func _AgentService_Enroll_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EnrollRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Enroll(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Enroll_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Enroll(ctx, req.(*EnrollRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_Connect_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(AgentServiceServer).Connect(&grpc.GenericServerStream[ConnectRequest, ConnectResponse]{ServerStream: stream})
 }
@@ -116,7 +162,12 @@ type AgentService_ConnectServer = grpc.BidiStreamingServer[ConnectRequest, Conne
 var AgentService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "ctxbench.agent.v1.AgentService",
 	HandlerType: (*AgentServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Enroll",
+			Handler:    _AgentService_Enroll_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Connect",

@@ -79,6 +79,30 @@ class ConnectResponse(_message.Message):
     reject: Reject
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., start_run: _Optional[_Union[StartRun, _Mapping]] = ..., cancel_run: _Optional[_Union[CancelRun, _Mapping]] = ..., result_ack: _Optional[_Union[ResultAck, _Mapping]] = ..., reject: _Optional[_Union[Reject, _Mapping]] = ...) -> None: ...
 
+class EnrollRequest(_message.Message):
+    __slots__ = ("join_token", "proposed_machine_id", "name", "hostname", "agent_version")
+    JOIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_MACHINE_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    join_token: str
+    proposed_machine_id: str
+    name: str
+    hostname: str
+    agent_version: str
+    def __init__(self, join_token: _Optional[str] = ..., proposed_machine_id: _Optional[str] = ..., name: _Optional[str] = ..., hostname: _Optional[str] = ..., agent_version: _Optional[str] = ...) -> None: ...
+
+class EnrollResponse(_message.Message):
+    __slots__ = ("machine_id", "machine_credential", "pending")
+    MACHINE_ID_FIELD_NUMBER: _ClassVar[int]
+    MACHINE_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    machine_id: str
+    machine_credential: str
+    pending: bool
+    def __init__(self, machine_id: _Optional[str] = ..., machine_credential: _Optional[str] = ..., pending: _Optional[bool] = ...) -> None: ...
+
 class Hello(_message.Message):
     __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]

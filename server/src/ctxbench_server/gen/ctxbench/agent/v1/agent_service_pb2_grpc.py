@@ -28,7 +28,9 @@ if _version_not_supported:
 class AgentServiceStub:
     """AgentService is served by the ctxbench server. Agents dial out to it (they sit behind NAT and
     firewalls; the server never dials an agent) and keep one Connect stream open for their lifetime.
-    Every call carries `authorization: Bearer <agent token>` metadata.
+    An agent first calls Enroll once with a join token (or the server's multi-use agent token) and
+    receives its own machine credential; every Connect then carries `authorization: Bearer <machine
+    credential>` metadata. The transport is TLS unless both sides opted out.
     """
 
     def __init__(self, channel):
@@ -37,6 +39,11 @@ class AgentServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Enroll = channel.unary_unary(
+                '/ctxbench.agent.v1.AgentService/Enroll',
+                request_serializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollRequest.SerializeToString,
+                response_deserializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollResponse.FromString,
+                _registered_method=True)
         self.Connect = channel.stream_stream(
                 '/ctxbench.agent.v1.AgentService/Connect',
                 request_serializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.ConnectRequest.SerializeToString,
@@ -47,8 +54,20 @@ class AgentServiceStub:
 class AgentServiceServicer:
     """AgentService is served by the ctxbench server. Agents dial out to it (they sit behind NAT and
     firewalls; the server never dials an agent) and keep one Connect stream open for their lifetime.
-    Every call carries `authorization: Bearer <agent token>` metadata.
+    An agent first calls Enroll once with a join token (or the server's multi-use agent token) and
+    receives its own machine credential; every Connect then carries `authorization: Bearer <machine
+    credential>` metadata. The transport is TLS unless both sides opted out.
     """
+
+    def Enroll(self, request, context):
+        """Enroll exchanges a join token (or the multi-use agent token) for a machine credential bound to
+        one machine id. Called once per host, while the agent has no credential file yet. Refusals:
+        UNAUTHENTICATED for an unknown, used, expired or revoked join token; PERMISSION_DENIED when the
+        proposed machine id already has a credential (no takeover).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def Connect(self, request_iterator, context):
         """Connect is the only stream between an agent and the server. The agent's first message is Hello;
@@ -62,6 +81,11 @@ class AgentServiceServicer:
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Enroll': grpc.unary_unary_rpc_method_handler(
+                    servicer.Enroll,
+                    request_deserializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollRequest.FromString,
+                    response_serializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollResponse.SerializeToString,
+            ),
             'Connect': grpc.stream_stream_rpc_method_handler(
                     servicer.Connect,
                     request_deserializer=ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.ConnectRequest.FromString,
@@ -78,8 +102,37 @@ def add_AgentServiceServicer_to_server(servicer, server):
 class AgentService:
     """AgentService is served by the ctxbench server. Agents dial out to it (they sit behind NAT and
     firewalls; the server never dials an agent) and keep one Connect stream open for their lifetime.
-    Every call carries `authorization: Bearer <agent token>` metadata.
+    An agent first calls Enroll once with a join token (or the server's multi-use agent token) and
+    receives its own machine credential; every Connect then carries `authorization: Bearer <machine
+    credential>` metadata. The transport is TLS unless both sides opted out.
     """
+
+    @staticmethod
+    def Enroll(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxbench.agent.v1.AgentService/Enroll',
+            ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollRequest.SerializeToString,
+            ctxbench_dot_agent_dot_v1_dot_agent__service__pb2.EnrollResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def Connect(request_iterator,

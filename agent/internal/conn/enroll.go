@@ -1,0 +1,68 @@
+package conn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+)
+
+// EnrollRefusedError ends Run when the server refused a join token: it cannot become valid again.
+type EnrollRefusedError struct{ Err error }
+
+func (e *EnrollRefusedError) Error() string {
+	return "enrollment refused: " + status.Convert(e.Err).Message()
+}
+
+func (e *EnrollRefusedError) Unwrap() error { return e.Err }
+
+// enroll trades the enrollment token for this machine's credential and stores it before using it.
+func (c *client) enroll(ctx context.Context) error {
+	if c.o.EnrollToken == "" {
+		return status.Error(codes.Unauthenticated, "no machine credential and no token to enroll with")
+	}
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := c.api.Enroll(ectx, &agentv1.EnrollRequest{
+		JoinToken:         c.o.EnrollToken,
+		ProposedMachineId: c.o.AgentID,
+		Name:              c.o.Name,
+		Hostname:          c.o.Hostname,
+		AgentVersion:      c.o.AgentVersion,
+	})
+	if err != nil {
+		return err
+	}
+	if resp.GetMachineId() != c.o.AgentID {
+		return status.Errorf(codes.FailedPrecondition, "server enrolled machine %q, not this agent's id %q", resp.GetMachineId(), c.o.AgentID)
+	}
+	if err := c.o.SaveCredential(resp.GetMachineCredential()); err != nil {
+		return fmt.Errorf("store the machine credential: %w", err)
+	}
+	c.cred = resp.GetMachineCredential()
+	c.log.Info("enrolled", "machine_id", resp.GetMachineId(), "pending_approval", resp.GetPending())
+	return nil
+}
+
+// isTLSError says the connection failed in the TLS handshake (wrong CA, fingerprint, name).
+func isTLSError(err error) bool {
+	if err == nil {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "authentication handshake failed") || strings.Contains(m, ErrFingerprintMismatch.Error())
+}
+
+// tlsReason is the handshake's own words, without gRPC's wrapping.
+func tlsReason(err error) string {
+	m := status.Convert(err).Message()
+	if i := strings.Index(m, "authentication handshake failed: "); i >= 0 {
+		m = strings.TrimSuffix(m[i+len("authentication handshake failed: "):], `"`)
+	}
+	return m
+}

@@ -1,0 +1,1 @@
+"""Fleet: enrollment (join tokens, machine credentials), TLS material, revoke and approve."""

@@ -1,0 +1,117 @@
+"""REST for enrollment: join tokens (admin), revoke and approve of machines (admin)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from ctxbench_server.agents.deps import HubDep
+from ctxbench_server.auth.deps import AdminDep
+from ctxbench_server.config import Settings
+from ctxbench_server.db import SessionDep
+from ctxbench_server.fleet import service
+from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
+from ctxbench_server.machines import service as machines
+from ctxbench_server.machines.schemas import MachineOut
+from ctxbench_server.models import JoinToken
+from ctxbench_server.models.base import utcnow
+
+router = APIRouter(tags=["fleet"])
+
+
+@dataclass
+class FleetInfo:
+    """What install commands need from the running server (set by CtxbenchServer.start)."""
+
+    grpc_addresses: list[str] = field(default_factory=list)
+    ca_fingerprint: str = ""
+    tls: bool = True
+
+
+def get_fleet(request: Request) -> FleetInfo:
+    info: FleetInfo | None = getattr(request.app.state, "fleet", None)
+    return info or FleetInfo()
+
+
+FleetDep = Annotated[FleetInfo, Depends(get_fleet)]
+
+
+def install_command(public_url: str, info: FleetInfo, token: str) -> str:
+    server = info.grpc_addresses[0] if info.grpc_addresses else "<grpc address>"
+    cmd = f"curl -fsSL {public_url}/install-agent.sh | sudo sh -s -- --server {server} --join-token {token}"
+    if info.tls and info.ca_fingerprint:
+        cmd += f" --ca-fingerprint {info.ca_fingerprint}"
+    elif not info.tls:
+        cmd += " --insecure"
+    return cmd
+
+
+def _public_url(request: Request) -> str:
+    s: Settings = request.app.state.settings
+    if s.public_url:
+        return s.public_url.rstrip("/")
+    return str(request.base_url).rstrip("/")
+
+
+def _out(jt: JoinToken) -> JoinTokenOut:
+    return JoinTokenOut(
+        id=jt.id,
+        created_at=jt.created_at,
+        created_by=jt.created_by,
+        expires_at=jt.expires_at,
+        uses_left=jt.uses_left,
+        uses=jt.uses,
+        revoked=jt.revoked,
+        expired=jt.expires_at <= utcnow(),
+    )
+
+
+@router.post("/join-tokens", status_code=201, response_model=JoinTokenCreated)
+async def create_join_token(
+    body: JoinTokenCreate, session: SessionDep, request: Request, fleet: FleetDep, _admin: AdminDep
+) -> JoinTokenCreated:
+    principal = getattr(request.state, "principal", None)
+    jt, token = await service.create_join_token(
+        session, body.uses, body.ttl_s, str(getattr(principal, "name", "") or "")
+    )
+    return JoinTokenCreated(
+        id=jt.id,
+        token=token,
+        expires_at=jt.expires_at,
+        uses_left=jt.uses_left,
+        ca_fingerprint=fleet.ca_fingerprint,
+        install_command=install_command(_public_url(request), fleet, token),
+    )
+
+
+@router.get("/join-tokens", response_model=list[JoinTokenOut])
+async def list_join_tokens(session: SessionDep, _admin: AdminDep) -> list[JoinTokenOut]:
+    return [_out(jt) for jt in await service.list_join_tokens(session)]
+
+
+@router.delete("/join-tokens/{token_id}", status_code=204, responses={404: {"description": "unknown"}})
+async def delete_join_token(token_id: str, session: SessionDep, _admin: AdminDep) -> Response:
+    await service.revoke_join_token(session, token_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/machines/{machine_id}/revoke", response_model=MachineOut, responses={404: {"description": "unknown"}}
+)
+async def revoke_machine(machine_id: str, session: SessionDep, hub: HubDep, _admin: AdminDep) -> MachineOut:
+    await service.set_status(session, machine_id, service.REVOKED)
+    # Closes the open stream now; a stream authenticated just before the commit cannot register after.
+    hub.revoke(machine_id)
+    return await machines.get_machine(session, machine_id, hub.online_ids())
+
+
+@router.post(
+    "/machines/{machine_id}/approve",
+    response_model=MachineOut,
+    responses={404: {"description": "unknown"}, 409: {"description": "revoked"}},
+)
+async def approve_machine(machine_id: str, session: SessionDep, hub: HubDep, _admin: AdminDep) -> MachineOut:
+    await service.set_status(session, machine_id, service.ACTIVE)
+    return await machines.get_machine(session, machine_id, hub.online_ids())

@@ -1,0 +1,115 @@
+"""Enrollment and TLS with the real server and agent: join token, pinned CA fingerprint, refusals."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from tests.e2e.stack import Agent, Server, wait_until
+from tests.e2e.test_walking_skeleton import post_run, wait_run
+
+
+def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
+    r = server.http.post("/join-tokens", json=body)
+    assert r.status_code == 201, r.text
+    created = r.json()
+    assert created["ca_fingerprint"] == server.ca_fingerprint
+    assert f"--join-token {created['token']}" in created["install_command"]
+    assert f"--ca-fingerprint {server.ca_fingerprint}" in created["install_command"]
+    path = tmp_path / name
+    path.write_text(created["token"] + "\n")
+    path.chmod(0o600)
+    return path
+
+
+def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: Path) -> None:
+    assert server.ca_fingerprint and server.ca_file == server.data_dir / "tls" / "ca.pem"
+    token = join_token(server, tmp_path, "join")
+    agent = Agent(
+        server,
+        tmp_path / "spool",
+        name="joined",
+        join_token_file=token,
+        ca_fingerprint=server.ca_fingerprint,
+    )
+    reused: Agent | None = None
+    try:
+        m = wait_until(
+            "the joined host online",
+            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
+            30,
+        )
+        reused = Agent(
+            server,
+            tmp_path / "spool-2",
+            name="late",
+            join_token_file=token,
+            ca_fingerprint=server.ca_fingerprint,
+        )
+        assert m["name"] == "joined" and m["status"] == "active"
+        cred = agent.spool / "machine-credential"
+        assert cred.stat().st_mode & 0o777 == 0o600
+        secret = cred.read_text().strip()
+        assert secret not in agent.output()
+        assert token.read_text().strip() not in agent.output() + server.output()
+
+        run = post_run(server, m["id"], [{"kernel": "syscall.getppid"}], repetitions=5, min_time_s=0.01)
+        run = wait_run(server, run["id"])
+        assert run["status"] == "succeeded", run
+
+        # The single-use token is spent: the second host is refused, says why, and exits non-zero.
+        reused.wait_for_line(re.compile(r"ENROLLMENT REFUSED: join token already used"), 20)
+        assert reused.proc.wait(10) != 0
+        assert [x["name"] for x in server.http.get("/machines").json()] == ["joined"]
+    finally:
+        if reused is not None:
+            reused.stop()
+        assert agent.stop() == 0
+
+
+def test_wrong_fingerprint_is_refused_and_said(server: Server, tmp_path: Path) -> None:
+    token = join_token(server, tmp_path, "join")
+    want = "sha256:" + "0" * 64
+    agent = Agent(server, tmp_path / "spool", name="mitm", join_token_file=token, ca_fingerprint=want)
+    try:
+        agent.wait_for_line(
+            re.compile(
+                rf"server CA fingerprint mismatch: got {re.escape(server.ca_fingerprint or '')}, want {want}"
+            ),
+            20,
+        )
+        assert agent.proc.poll() is None, "the agent retries (the pin may be fixed on the host)"
+        assert server.http.get("/machines").json() == []
+        assert server.http.get("/join-tokens").json()[0]["uses_left"] == 1
+    finally:
+        assert agent.stop() == 0
+
+
+def test_revoke_closes_the_stream_and_refuses_the_restart(server: Server, tmp_path: Path) -> None:
+    agent = Agent(server, tmp_path / "spool", name="doomed")
+    try:
+        m = wait_until(
+            "online",
+            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
+            30,
+        )
+        t0 = time.monotonic()
+        assert server.http.post(f"/machines/{m['id']}/revoke").json()["status"] == "revoked"
+        agent.wait_for_line(re.compile(rf"machine {m['id']} has been revoked"), 5)
+        closed_s = time.monotonic() - t0
+        assert closed_s < 1.0, closed_s
+        assert not server.http.get(f"/machines/{m['id']}").json()["online"]
+        assert agent.stop() == 0
+
+        again = Agent(server, agent.spool, name="doomed")
+        try:
+            again.wait_for_line(re.compile(r"SERVER REFUSED THIS AGENT: machine \S+ has been revoked"), 20)
+            resp = server.http.post(
+                "/runs", json={"machine_id": m["id"], "items": [{"kernel": "syscall.getppid"}]}
+            )
+            assert resp.status_code == 409 and "revoked" in resp.text
+        finally:
+            again.stop()
+    finally:
+        agent.stop()
