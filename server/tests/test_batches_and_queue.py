@@ -202,6 +202,8 @@ async def test_launches_round_trip(make_agent: MakeAgent, http: httpx.AsyncClien
     assert (res["n"], res["reruns"], res["noisy"]) == (4, 1, False)
     assert res["disturbance"] == pytest.approx(0.03)
     assert res["agent_version"] == "test"  # from the stream's Hello
+    # The run's facts snapshot carries the machine's preflight.
+    assert [c["check"] for c in (await get_run(http, run["id"]))["facts"]["preflight"]] == ["governor", "smt"]
     assert res["launches"][1] == {
         "index": 1,
         "wall_s": 0.6,
