@@ -338,7 +338,9 @@ def main() -> int:
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
-    ap.add_argument("--max-reruns", type=int, default=None, help="suite: override the server's rerun default")
+    ap.add_argument(
+        "--launches", type=int, default=None, help="suite: override the profile's launches per item"
+    )
     a = ap.parse_args()
     status = 0
     if "fidelity" in a.sections:
@@ -354,7 +356,7 @@ def main() -> int:
     if "suite" in a.sections:
         from bench_orchestration import suite
 
-        status |= suite(not a.no_write, write_section, machine_line, a.max_reruns)
+        status |= suite(not a.no_write, write_section, machine_line, a.launches)
     return status
 
 
