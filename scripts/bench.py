@@ -5,6 +5,8 @@ fidelity       each kernel that has an independent anchor runs beside that ancho
                same run on the same machine; the table goes to docs/fidelity.md with date and machine.
 storage        storage.write/read beside fio doing the same pattern, block size and cache mode
                (docs/fidelity.md, section storage).
+launches       what a kernel launch costs beyond its repetitions, and how often launches are marked
+               disturbed on the host as it is and beside CPU hogs (docs/performance.md).
 suite          every kernel with its default sweep through one agent: the wall time (docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
@@ -333,12 +335,14 @@ def main() -> int:
     ap.add_argument(
         "sections",
         nargs="*",
-        default=["fidelity", "storage", "orchestration", "suite", "compare"],
-        choices=["fidelity", "storage", "orchestration", "suite", "compare"],
+        default=["fidelity", "storage", "orchestration", "launches", "suite", "compare"],
+        choices=["fidelity", "storage", "orchestration", "launches", "suite", "compare"],
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
-    ap.add_argument("--max-reruns", type=int, default=None, help="suite: override the server's rerun default")
+    ap.add_argument(
+        "--launches", type=int, default=None, help="suite: override the profile's launches per item"
+    )
     a = ap.parse_args()
     status = 0
     if "fidelity" in a.sections:
@@ -351,10 +355,14 @@ def main() -> int:
         status |= orchestration(a.rounds, not a.no_write, write_section, machine_line)
     if "compare" in a.sections:
         status |= compare(not a.no_write)
+    if "launches" in a.sections:
+        from bench_launches import launches
+
+        status |= launches(a.rounds, not a.no_write, write_section, machine_line)
     if "suite" in a.sections:
         from bench_orchestration import suite
 
-        status |= suite(not a.no_write, write_section, machine_line, a.max_reruns)
+        status |= suite(not a.no_write, write_section, machine_line, a.launches)
     return status
 
 

@@ -143,7 +143,18 @@ class FakeAgent:
                     agent_version="test",
                     name=self.name,
                     facts=pb.MachineFacts(
-                        hostname=self.name, cpu_model="Test CPU", logical_cpus=4, memory_bytes=2**34
+                        hostname=self.name,
+                        cpu_model="Test CPU",
+                        logical_cpus=4,
+                        memory_bytes=2**34,
+                        preflight=[
+                            pb.PreflightCheck(
+                                check="governor", status="ok", detail="scaling governor performance"
+                            ),
+                            pb.PreflightCheck(
+                                check="smt", status="warn", detail="SMT on", fix="echo off > .../smt/control"
+                            ),
+                        ],
                     ),
                     kernels=self.kernels,
                     pending_result_ids=list(pending),

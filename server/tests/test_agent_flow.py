@@ -61,6 +61,10 @@ async def test_hello_creates_machine_and_kernels(make_agent: MakeAgent, http: ht
     assert m["kernels"] == ["ctxsw.pipe", "syscall.getppid"]
     assert m["facts"]["cpu_model"] == "Test CPU" and m["facts"]["memory_bytes"] == 2**34
     assert m["first_seen"] and m["last_seen"]
+    assert m["preflight"] == [
+        {"check": "governor", "status": "ok", "detail": "scaling governor performance", "fix": ""},
+        {"check": "smt", "status": "warn", "detail": "SMT on", "fix": "echo off > .../smt/control"},
+    ]
     assert (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()["id"] == agent.agent_id
 
     kernels = {k["id"]: k for k in (await http.get("/api/v1/kernels")).json()}

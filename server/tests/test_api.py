@@ -146,6 +146,8 @@ async def test_all_item_errors_reported_at_once(http: httpx.AsyncClient, machine
         ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "profile": "slow"}, ["body", "profile"]),
         ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "rerun_cv": -1}, ["body", "rerun_cv"]),
         ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "max_reruns": 99}, ["body", "max_reruns"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "launches": 0}, ["body", "launches"]),
+        ({"machine_id": "m", "items": [{"kernel": "ctxsw.pipe"}], "launches": 21}, ["body", "launches"]),
         (
             {"machine_id": "m", "items": [{"kernel": "ctxsw.pipe", "sweep": {"x": "all"}}]},
             ["body", "items", 0, "sweep", "x", "list[any]"],

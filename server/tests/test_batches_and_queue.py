@@ -1,5 +1,5 @@
 """Runs you can trust to finish (1/2): batches, profiles and default sweeps, the per-machine queue,
-dynamic reruns. Real server, real gRPC (tests/fake_agent.py)."""
+launches. Real server, real gRPC (tests/fake_agent.py)."""
 
 from typing import Any
 
@@ -74,12 +74,13 @@ def sweep_catalog() -> list[pb.KernelSpec]:
 
 
 @pytest.mark.parametrize(
-    ("profile", "extra", "reps", "min_time", "threads"),
+    ("profile", "extra", "reps", "min_time", "launches", "threads"),
     [
-        ("quick", {}, 5, 0.05, [1, 4, 8]),  # every other point, the last kept
-        ("default", {}, 5, 0.0, [1, 2, 4, 8]),
-        ("thorough", {}, 10, 1.0, [1, 2, 4, 8]),
-        ("quick", {"repetitions": 7, "min_time_s": 0.2}, 7, 0.2, [1, 4, 8]),  # explicit values win
+        ("quick", {}, 6, 0.05, 3, [1, 4, 8]),  # every other point, the last kept
+        ("default", {}, 6, 0.1, 3, [1, 2, 4, 8]),
+        ("thorough", {}, 15, 0.5, 5, [1, 2, 4, 8]),
+        # explicit values win
+        ("quick", {"repetitions": 7, "min_time_s": 0.2, "launches": 2}, 7, 0.2, 2, [1, 4, 8]),
     ],
 )
 async def test_profiles(
@@ -89,6 +90,7 @@ async def test_profiles(
     extra: dict[str, Any],
     reps: int,
     min_time: float,
+    launches: int,
     threads: list[int],
 ) -> None:
     [agent] = await agents(make_agent, 1, kernels=sweep_catalog())
@@ -100,10 +102,12 @@ async def test_profiles(
     }
     run = await post(http, body)
     assert run["profile"] == profile
-    assert (run["repetitions"], run["min_time_s"] or 0.0) == (reps, min_time)
+    assert (run["repetitions"], run["min_time_s"] or 0.0, run["launches"]) == (reps, min_time, launches)
     assert [it["params"]["threads"] for it in run["items"]] == threads
     start = (await agent.expect("start_run")).start_run
-    assert [(it.repetitions, it.min_time_s) for it in start.items] == [(reps, min_time)] * len(threads)
+    assert [(it.repetitions, it.min_time_s, it.launches) for it in start.items] == [
+        (reps, min_time, launches)
+    ] * len(threads)
     assert [it.params["threads"] for it in start.items] == [str(t) for t in threads]
 
 
@@ -159,41 +163,81 @@ async def test_fifo_per_machine_across_runs_and_batches(
     assert (await get_run(http, single["id"]))["status"] == "succeeded"
 
 
-# --- dynamic reruns -------------------------------------------------------------------------------
+# --- launches (CV reruns are gone) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("settings_overrides", [{"rerun_cv": 0.05, "max_reruns": 3}])
-async def test_reruns_round_trip(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+async def test_launches_round_trip(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
     [agent] = await agents(make_agent, 1)
-    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
-    assert (run["rerun_cv"], run["max_reruns"]) == (0.05, 3)  # from the settings
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "launches": 4})
+    assert run["launches"] == 4
     start = (await agent.expect("start_run")).start_run
-    assert (start.items[0].rerun_cv, start.items[0].max_reruns) == (0.05, 3)
-    req = agent.result(run["id"], start.items[0])
+    # The server no longer asks for CV reruns: agents re-measure disturbed launches themselves.
+    assert (start.items[0].launches, start.items[0].rerun_cv, start.items[0].max_reruns) == (4, 0, 0)
+    req = agent.result(run["id"], start.items[0], samples=[10.0, 11.0, 10.5, 12.0])
+    rep = req.result_report
+    rep.sample_launches.extend([0, 0, 2, 2])
+    rep.launches.extend(
+        [
+            pb.Launch(index=0, wall_s=0.5, cpu_s=0.49, other_busy_frac=0.02, kept=True, samples=2),
+            pb.Launch(index=1, wall_s=0.6, cpu_s=0.3, other_busy_frac=0.4, disturbed=True, samples=2),
+            pb.Launch(
+                index=2,
+                wall_s=0.5,
+                cpu_s=0.5,
+                other_busy_frac=0.03,
+                steal_frac=float("nan"),
+                throttled_s=0.1,
+                remeasured=True,
+                kept=True,
+                samples=2,
+            ),
+        ]
+    )
+    rep.disturbance = 0.03
+    rep.reruns = 1
+    await agent.send(req)
+    await agent.expect("result_ack")
+    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
+    assert res["sample_launches"] == [0, 0, 2, 2]
+    assert (res["n"], res["reruns"], res["noisy"]) == (4, 1, False)
+    assert res["disturbance"] == pytest.approx(0.03)
+    assert res["agent_version"] == "test"  # from the stream's Hello
+    # The run's facts snapshot carries the machine's preflight.
+    assert [c["check"] for c in (await get_run(http, run["id"]))["facts"]["preflight"]] == ["governor", "smt"]
+    assert res["launches"][1] == {
+        "index": 1,
+        "wall_s": 0.6,
+        "cpu_s": 0.3,
+        "other_busy_frac": 0.4,
+        "steal_frac": 0.0,
+        "throttled_s": 0.0,
+        "disturbed": True,
+        "remeasured": False,
+        "kept": False,
+        "samples": 2,
+    }
+    assert (res["launches"][2]["steal_frac"], res["launches"][2]["throttled_s"]) == (None, 0.1)
+
+    # An old-style report (no launches) still works: one launch, nothing said about disturbance.
+    other = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "rerun_cv": 0.05})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert (item.rerun_cv, item.max_reruns, item.launches) == (0, 0, 3)
+    req = agent.result(other["id"], item)
     req.result_report.reruns = 2
     req.result_report.noisy = True
     req.result_report.attempt_cvs.extend([0.2, 0.09, float("nan")])
     await agent.send(req)
     await agent.expect("result_ack")
-    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
-    assert (res["reruns"], res["noisy"], res["attempt_cvs"], res["attempt"]) == (
-        2,
-        True,
-        [0.2, 0.09, None],
-        1,
-    )
-
-    other = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "rerun_cv": 0, "max_reruns": 0})
-    assert (other["rerun_cv"], other["max_reruns"]) == (0, 0)
-    item = (await agent.expect("start_run")).start_run.items[0]
-    assert (item.rerun_cv, item.max_reruns) == (0, 0)
-    await agent.report(other["id"], item)
     [res] = (await http.get(f"/api/v1/runs/{other['id']}/results")).json()
-    assert (res["reruns"], res["noisy"], res["attempt_cvs"]) == (0, False, [])
+    assert (res["reruns"], res["noisy"], res["attempt_cvs"]) == (2, True, [0.2, 0.09, None])
+    assert (res["sample_launches"], res["launches"], res["disturbance"]) == (None, None, None)
 
 
-async def test_default_reruns(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+async def test_sample_launches_must_match_samples(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
     [agent] = await agents(make_agent, 1)
-    await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
     item = (await agent.expect("start_run")).start_run.items[0]
-    assert (item.rerun_cv, item.max_reruns) == (pytest.approx(0.03), 2)
+    req = agent.result(run["id"], item)
+    req.result_report.sample_launches.extend([0])
+    await agent.send(req)
+    assert "sample_launches" in (await agent.expect("reject")).reject.message

@@ -27,7 +27,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
             assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
             assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
             assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
-            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0005"
+            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0006"
             indexes = {
                 r[1] for r in await conn.execute(text("SELECT * FROM sqlite_master WHERE type = 'index'"))
             }
@@ -97,6 +97,9 @@ async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
             assert (await conn.execute(text("SELECT attempt FROM run_items"))).scalar() == 1
             res = (await conn.execute(text("SELECT attempt, reruns, noisy, attempt_cvs FROM results"))).one()
             assert tuple(res) == (1, 0, 0, "[]")
+            # 0006: an old result has no launch data (one launch), and stays readable
+            q = "SELECT sample_launches, launches, disturbance, agent_version FROM results"
+            assert tuple((await conn.execute(text(q))).one()) == (None, None, None, None)
     finally:
         await engine.dispose()
 

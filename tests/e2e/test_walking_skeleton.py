@@ -67,7 +67,32 @@ def test_every_listed_kernel_runs_through_the_agent(server: Server, machine: dic
     results = server.http.get(f"/runs/{run['id']}/results").json()
     assert sorted(r["kernel"] for r in results) == ids
     for r in results:
-        assert r["n"] == 5 and all(s > 0 for s in r["samples"]), r
+        # 5 repetitions over the default 3 launches: 2 per launch
+        assert r["n"] == 6 and all(s > 0 for s in r["samples"]), r
+        assert len(set(r["sample_launches"])) == 3, r
+
+
+def test_items_are_measured_in_interleaved_launches(server: Server, machine: dict) -> None:
+    assert {c["check"] for c in machine["preflight"]} >= {"governor", "smt", "isolated_cpus", "cpu_quota"}
+    items = [{"kernel": "syscall.getppid"}, {"kernel": "call.function"}]
+    run = post_run(server, machine["id"], items, repetitions=6, min_time_s=0.02, launches=3)
+    assert run["launches"] == 3
+    run = wait_run(server, run["id"])
+    assert run["status"] == "succeeded", run
+    results = {r["kernel"]: r for r in server.http.get(f"/runs/{run['id']}/results").json()}
+    for r in results.values():
+        assert r["n"] == 6 and len(r["sample_launches"]) == 6, r
+        kept = [lr for lr in r["launches"] if lr["kept"]]
+        assert len(kept) == 3 and sorted({*r["sample_launches"]}) == sorted(lr["index"] for lr in kept), r
+        for lr in r["launches"]:
+            assert lr["wall_s"] > 0 and lr["cpu_s"] > 0 and lr["samples"] == 2, lr
+            assert 0 <= lr["other_busy_frac"] <= 1 and lr["throttled_s"] >= 0, lr
+        assert r["reruns"] == sum(lr["remeasured"] for lr in r["launches"])
+        assert r["disturbance"] == max(lr["other_busy_frac"] for lr in kept)
+        assert r["agent_version"]
+    # Interleaved: each item's span overlaps the other's.
+    a, b = results["syscall.getppid"], results["call.function"]
+    assert a["started_at"] < b["started_at"] < a["finished_at"] <= b["finished_at"], (a, b)
 
 
 def test_context_switch_counters_prove_the_switches(server: Server, machine: dict) -> None:

@@ -84,8 +84,8 @@ func TestLoadRunsListOnEveryExecutable(t *testing.T) {
 	if dup, found := c.Lookup("fake.dup_only"); !found || dup.GetExecutable() != "c-dup" {
 		t.Errorf("fake.dup_only = %v", dup)
 	}
-	if n := len(c.Kernels()); n != 10 {
-		t.Errorf("catalog has %d kernels, want 10", n)
+	if n := len(c.Kernels()); n != 11 {
+		t.Errorf("catalog has %d kernels, want 11", n)
 	}
 }
 

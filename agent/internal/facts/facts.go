@@ -31,6 +31,10 @@ func Gather() *agentv1.MachineFacts {
 	if f.LogicalCpus == 0 {
 		f.LogicalCpus = int32(runtime.NumCPU())
 	}
+	f.Preflight = preflight(reader("/"), f, stealFrac("/", stealWindow))
+	if q := cpuQuota(reader("/")); q != "" {
+		f.Extra["cpu_quota"] = q
+	}
 	return f
 }
 

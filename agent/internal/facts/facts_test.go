@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
 
 func TestGatherOnThisHost(t *testing.T) {
@@ -110,5 +113,33 @@ func TestPhysicalCoresFromTopologyWhenCpuinfoHasNone(t *testing.T) {
 	f := gatherFrom(root)
 	if f.GetLogicalCpus() != 4 || f.GetPhysicalCores() != 2 || !f.GetSmtActive() {
 		t.Errorf("logical %d physical %d smt %v", f.GetLogicalCpus(), f.GetPhysicalCores(), f.GetSmtActive())
+	}
+}
+
+func TestPreflightOnAFakeTree(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "proc/42/comm", "irqbalance\n")
+	write(t, root, "proc/self/cgroup", "0::/bench\n")
+	write(t, root, "sys/fs/cgroup/bench/cpu.max", "50000 100000\n")
+	f := &agentv1.MachineFacts{Governor: "powersave", Boost: "on", SmtActive: true, Virtualization: "kvm"}
+	got := map[string]*agentv1.PreflightCheck{}
+	for _, c := range preflight(reader(root), f, 0.05) {
+		got[c.GetCheck()] = c
+	}
+	for _, name := range []string{"governor", "boost", "smt", "irqbalance", "isolated_cpus", "virtualization", "steal", "cpu_quota"} {
+		if c := got[name]; c == nil || c.GetStatus() != "warn" || c.GetFix() == "" || c.GetDetail() == "" {
+			t.Errorf("%s: %v, want a warning with a fix", name, c)
+		}
+	}
+	if d := got["cpu_quota"].GetDetail(); !strings.Contains(d, "0.50 CPUs") {
+		t.Errorf("cpu_quota detail %q", d)
+	}
+
+	write(t, root, "sys/devices/system/cpu/isolated", "1\n")
+	quiet := &agentv1.MachineFacts{Governor: "performance", Boost: "off", Virtualization: "none"}
+	for _, c := range preflight(reader(t.TempDir()), quiet, 0) {
+		if c.GetCheck() != "isolated_cpus" && (c.GetStatus() != "ok" || c.GetFix() != "") {
+			t.Errorf("quiet host: %v", c)
+		}
 	}
 }

@@ -30,6 +30,7 @@ type execResult struct {
 	interrupted  bool // ctx ended (run cancelled or agent stopping)
 	startErr     error
 	started, end time.Time
+	cpu          time.Duration // user + system of the kernel and the children it waited for (wait4 rusage)
 }
 
 // execKernel runs path with args directly (no shell) in its own process group. When the timeout
@@ -118,6 +119,9 @@ func execKernel(ctx context.Context, path, workDir string, args []string, timeou
 	outR.Close()
 	errR.Close()
 
+	if ps := cmd.ProcessState; ps != nil {
+		res.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	res.stdout, res.stdoutOver = stdout.buf, stdout.over
 	res.stderrTail = stderr.String()
 	var ee *exec.ExitError

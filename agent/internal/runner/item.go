@@ -18,14 +18,17 @@ import (
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
 
-func (r *Runner) runItem(ctx, runCtx context.Context, runID string, index int, item *agentv1.RunItem) {
+// prepare checks an item before its first launch. It returns nil when the item needs no launch: it
+// already has a result in the spool, the run was cancelled, or the item is refused (those two are
+// reported here).
+func (r *Runner) prepare(runCtx context.Context, runID string, index int, item *agentv1.RunItem) *itemRun {
 	log := r.log.With("run", runID, "item", index, "item_id", item.GetItemId(), "kernel", item.GetKernelId())
 	prev, err := r.opts.Spool.ByItem(item.GetItemId())
 	if err != nil {
 		log.Warn("cannot search the spool for an earlier result; running the item", "err", err)
 	} else if prev != nil {
 		log.Info("item already has a result in the spool; not running it again", "result", prev.GetResultId())
-		return
+		return nil
 	}
 	rep := &agentv1.ResultReport{
 		ResultId: uuid.NewString(),
@@ -41,7 +44,7 @@ func (r *Runner) runItem(ctx, runCtx context.Context, runID string, index int, i
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_CANCELLED
 		rep.Error = "run cancelled before this item started"
 		r.finish(log, index, rep)
-		return
+		return nil
 	}
 	spec, params, err := r.validate(item)
 	if err != nil {
@@ -50,7 +53,7 @@ func (r *Runner) runItem(ctx, runCtx context.Context, runID string, index int, i
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_FAILED
 		rep.Error = "refused: " + err.Error()
 		r.finish(log, index, rep)
-		return
+		return nil
 	}
 	rep.Params = params
 
@@ -58,66 +61,31 @@ func (r *Runner) runItem(ctx, runCtx context.Context, runID string, index int, i
 	if ts := item.GetTimeoutS(); ts > 0 {
 		timeout = time.Duration(min(ts, maxItemTimeout.Seconds()) * float64(time.Second))
 	}
+	launches, reps := r.plan(item)
 	a := attemptSpec{spec: spec, params: params, item: item, timeout: timeout,
-		path: filepath.Join(r.opts.KernelsDir, spec.GetExecutable()), args: kernelArgs(item, params)}
-	rerunCV, maxReruns := item.GetRerunCv(), min(int(item.GetMaxReruns()), maxRerunsCap)
-	if rerunCV <= 0 {
-		maxReruns = 0
-	}
-	var (
-		best    *agentv1.ResultReport // the measured attempt with the lowest CV
-		bestCV  float64
-		cvs     []float64
-		started *timestamppb.Timestamp
-	)
-	for n := 0; ; n++ {
-		msg := item.GetKernelId()
-		if n > 0 {
-			msg = fmt.Sprintf("%s rerun %d/%d (cv %.2f%% > %.2f%%)", item.GetKernelId(), n, maxReruns, cvs[n-1]*100, rerunCV*100)
-		}
-		r.update(&agentv1.RunUpdate{RunId: runID, State: agentv1.ItemState_ITEM_STATE_RUNNING,
-			ItemIndex: int32(index), ItemId: item.GetItemId(), Message: msg})
-		log.Info("kernel starting", "executable", spec.GetExecutable(), "args", a.args, "timeout", timeout, "attempt", n+1)
-		got, stopping := r.attempt(ctx, runCtx, a)
-		if stopping {
-			log.Warn("agent stopping: kernel killed; the item is left without a result for the server to re-dispatch")
-			return
-		}
-		if started == nil {
-			started = got.GetStartedAt()
-		}
-		if got.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK {
-			if best == nil || got.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_CANCELLED {
-				best = got // nothing measured yet, or the run was cancelled: this attempt is the outcome
-				break
-			}
-			log.Warn("rerun failed; keeping the best measured attempt", "attempt", n+1, "error", got.GetError())
-			break
-		}
-		cv := coefficientOfVariation(got.GetSamples())
-		cvs = append(cvs, cv)
-		if best == nil || cv < bestCV {
-			best, bestCV = got, cv
-		}
-		if n >= maxReruns || cv <= rerunCV {
-			break
-		}
-		log.Info("samples too noisy; re-running the item", "cv", strconv.FormatFloat(cv, 'g', 3, 64),
-			"rerun_cv", rerunCV, "rerun", n+1, "max_reruns", maxReruns)
-	}
-	best.ResultId, best.RunId, best.ItemId, best.KernelId = rep.GetResultId(), runID, item.GetItemId(), item.GetKernelId()
-	if best.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_OK && rerunCV > 0 {
-		best.Reruns = int32(len(cvs) - 1)
-		best.Noisy = bestCV > rerunCV
-		best.AttemptCvs = cvs
-		best.StartedAt = started // the item's whole span: first attempt's start to the last one's end
-		best.FinishedAt = timestamppb.Now()
-	}
-	r.finish(log, index, best)
+		path: filepath.Join(r.opts.KernelsDir, spec.GetExecutable()), args: kernelArgs(item, params, reps)}
+	return &itemRun{index: index, item: item, log: log, base: rep, a: a, planned: launches}
 }
 
-// maxRerunsCap bounds RunItem.max_reruns whatever the server asks.
-const maxRerunsCap = 100
+// plan is how many launches an item gets and how many repetitions each launch takes: the item's
+// repetitions shared out (ceil), at least MinRepsPerLaunch each (or all of them when fewer were asked).
+// Repetitions 0 leaves each launch at the kernel's own default.
+func (r *Runner) plan(item *agentv1.RunItem) (launches, repsPerLaunch int) {
+	launches = int(item.GetLaunches())
+	if launches <= 0 {
+		launches = r.opts.Launches
+	}
+	launches = min(launches, maxLaunches)
+	reps := int(item.GetRepetitions())
+	if reps == 0 {
+		return launches, 0
+	}
+	per := (reps + launches - 1) / launches
+	return launches, max(per, min(reps, r.opts.MinRepsPerLaunch))
+}
+
+// maxLaunches bounds RunItem.launches whatever the server asks.
+const maxLaunches = 100
 
 type attemptSpec struct {
 	spec    *agentv1.KernelSpec
@@ -128,16 +96,16 @@ type attemptSpec struct {
 	args    []string
 }
 
-// attempt runs the kernel once and classifies the outcome (ids are filled in by the caller).
+// attempt runs the kernel once (one launch) and classifies the outcome (ids are filled in by the caller).
 // stopping says the agent is shutting down, in which case there is no result to report.
-func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agentv1.ResultReport, stopping bool) {
+func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agentv1.ResultReport, res execResult, stopping bool) {
 	workDir := ""
 	if len(r.opts.ScratchDirs) > 0 {
 		workDir = r.opts.ScratchDirs[0]
 	}
-	res := execKernel(runCtx, a.path, workDir, a.args, a.timeout, r.opts.Grace)
+	res = execKernel(runCtx, a.path, workDir, a.args, a.timeout, r.opts.Grace)
 	if ctx.Err() != nil {
-		return nil, true
+		return nil, res, true
 	}
 	rep = &agentv1.ResultReport{
 		Params:     a.params,
@@ -177,28 +145,7 @@ func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agent
 	if rep.Status != agentv1.ResultStatus_RESULT_STATUS_OK {
 		rep.StderrTail = res.stderrTail
 	}
-	return rep, false
-}
-
-// coefficientOfVariation is the sample standard deviation (n-1) over the mean, as the server computes
-// it; 0 for fewer than two samples or a zero mean.
-func coefficientOfVariation(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	if mean == 0 {
-		return 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean)
+	return rep, res, false
 }
 
 func withLine(line string) string {
@@ -242,20 +189,14 @@ func (r *Runner) validate(item *agentv1.RunItem) (*agentv1.KernelSpec, map[strin
 	if mt := item.GetMinTimeS(); mt < 0 || math.IsNaN(mt) || math.IsInf(mt, 0) {
 		return nil, nil, fmt.Errorf("kernel %s: min_time_s %v is not a finite non-negative number", item.GetKernelId(), mt)
 	}
-	if cv := item.GetRerunCv(); cv < 0 || math.IsNaN(cv) || math.IsInf(cv, 0) {
-		return nil, nil, fmt.Errorf("kernel %s: rerun_cv %v is not a finite non-negative number", item.GetKernelId(), cv)
-	}
-	if item.GetMaxReruns() < 0 {
-		return nil, nil, fmt.Errorf("kernel %s: max_reruns %d is negative", item.GetKernelId(), item.GetMaxReruns())
-	}
 	if ts := item.GetTimeoutS(); ts < 0 || math.IsNaN(ts) || math.IsInf(ts, 0) {
 		return nil, nil, fmt.Errorf("kernel %s: timeout_s %v is not a finite non-negative number", item.GetKernelId(), ts)
 	}
 	return spec, params, nil
 }
 
-// kernelArgs is the kernel CLI for one item: --run ID [--param k=v]... [--repetitions N] [--min-time S].
-func kernelArgs(item *agentv1.RunItem, params map[string]string) []string {
+// kernelArgs is the kernel CLI for one launch: --run ID [--param k=v]... [--repetitions N] [--min-time S].
+func kernelArgs(item *agentv1.RunItem, params map[string]string, reps int) []string {
 	args := []string{"--run", item.GetKernelId()}
 	names := make([]string, 0, len(params))
 	for k := range params {
@@ -265,8 +206,8 @@ func kernelArgs(item *agentv1.RunItem, params map[string]string) []string {
 	for _, k := range names {
 		args = append(args, "--param", k+"="+params[k])
 	}
-	if n := item.GetRepetitions(); n > 0 {
-		args = append(args, "--repetitions", strconv.Itoa(int(n)))
+	if reps > 0 {
+		args = append(args, "--repetitions", strconv.Itoa(reps))
 	}
 	if s := item.GetMinTimeS(); s > 0 {
 		args = append(args, "--min-time", catalog.FormatFloat(s))
@@ -298,9 +239,8 @@ func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) 
 	attrs := []any{"status", shortStatus(rep.GetStatus()), "result", rep.GetResultId(), "sent", sent}
 	if rep.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_OK {
 		attrs = append(attrs, "median", strconv.FormatFloat(median(rep.GetSamples()), 'g', 5, 64), "unit", rep.GetUnit(), "samples", len(rep.GetSamples()))
-		if len(rep.GetAttemptCvs()) > 0 {
-			attrs = append(attrs, "reruns", rep.GetReruns(), "noisy", rep.GetNoisy())
-		}
+		attrs = append(attrs, "launches", len(rep.GetLaunches()), "remeasured", rep.GetReruns(),
+			"disturbance", strconv.FormatFloat(rep.GetDisturbance(), 'f', 3, 64), "noisy", rep.GetNoisy())
 		log.Info("item finished", attrs...)
 		return
 	}

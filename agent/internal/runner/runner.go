@@ -1,6 +1,8 @@
-// Package runner executes runs: one at a time, items in order, each kernel a child process in its own
-// process group with a timeout. Every item ends as a ResultReport written to the spool before it is
-// sent, so nothing measured is lost to a dropped connection.
+// Package runner executes runs: one at a time, one kernel process at a time. Each item is measured in
+// several launches (kernel processes in their own process group, with a timeout each), interleaved
+// round-robin over the run's items; disturbed launches are re-measured at the end of the run. Every
+// item ends as a ResultReport written to the spool before it is sent, so nothing measured is lost to a
+// dropped connection.
 package runner
 
 import (
@@ -36,10 +38,19 @@ type Options struct {
 	Spool       *spool.Spool
 	Sender      Sender
 	Log         *slog.Logger
-	ItemTimeout time.Duration // when the item gives none; DefaultItemTimeout if zero
+	ItemTimeout time.Duration // per launch, when the item gives none; DefaultItemTimeout if zero
 	Grace       time.Duration // SIGTERM → SIGKILL; DefaultGrace if zero
 	// ScratchDirs (see PrepareScratch) bound every `dir` parameter; the first is the default `dir`.
 	ScratchDirs []string
+
+	// Sampling design (docs/architecture.md "Sampling design"); zero values take the defaults.
+	Launches             int      // kernel processes per item when the item gives none; DefaultLaunches
+	MinRepsPerLaunch     int      // DefaultMinRepsPerLaunch
+	DisturbThreshold     float64  // DefaultDisturbThreshold
+	MinCPUWallRatio      float64  // DefaultMinCPUWallRatio
+	MaxRemeasuresPerItem int      // DefaultMaxRemeasuresPerItem
+	RemeasureShare       float64  // re-measurements per run, as a share of its launches; DefaultRemeasureShare
+	HostStat             HostStat // ReadProcStat when nil
 }
 
 // Runner runs StartRun requests one at a time, in arrival order. Safe for concurrent use.
@@ -69,6 +80,27 @@ func New(opts Options) *Runner {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Launches <= 0 {
+		opts.Launches = DefaultLaunches
+	}
+	if opts.MinRepsPerLaunch <= 0 {
+		opts.MinRepsPerLaunch = DefaultMinRepsPerLaunch
+	}
+	if opts.DisturbThreshold <= 0 {
+		opts.DisturbThreshold = DefaultDisturbThreshold
+	}
+	if opts.MinCPUWallRatio <= 0 {
+		opts.MinCPUWallRatio = DefaultMinCPUWallRatio
+	}
+	if opts.MaxRemeasuresPerItem <= 0 {
+		opts.MaxRemeasuresPerItem = DefaultMaxRemeasuresPerItem
+	}
+	if opts.RemeasureShare <= 0 {
+		opts.RemeasureShare = DefaultRemeasureShare
+	}
+	if opts.HostStat == nil {
+		opts.HostStat = ReadProcStat
 	}
 	return &Runner{opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
 }
@@ -179,14 +211,8 @@ func (r *Runner) execute(ctx, runCtx context.Context, j *job) {
 	log.Info("run started", "items", len(run.GetItems()))
 	r.update(&agentv1.RunUpdate{RunId: run.GetRunId(), State: agentv1.ItemState_ITEM_STATE_ACCEPTED,
 		Message: fmt.Sprintf("%d items", len(run.GetItems()))})
-	for i, item := range run.GetItems() {
-		if ctx.Err() != nil {
-			log.Warn("agent stopping; run interrupted", "remaining_items", len(run.GetItems())-i)
-			return
-		}
-		r.runItem(ctx, runCtx, run.GetRunId(), i, item)
-	}
-	if ctx.Err() != nil {
+	if !r.measure(ctx, runCtx, run) {
+		log.Warn("agent stopping; run interrupted")
 		return
 	}
 	r.update(&agentv1.RunUpdate{RunId: run.GetRunId(), State: agentv1.ItemState_ITEM_STATE_RUN_FINISHED})

@@ -10,13 +10,13 @@ import (
 )
 
 func TestKernelArgs(t *testing.T) {
-	it := &agentv1.RunItem{KernelId: "ctx.pingpong", Repetitions: 5, MinTimeS: 0.2}
-	got := strings.Join(kernelArgs(it, map[string]string{"threads": "4", "placement": "same_core"}), " ")
+	it := &agentv1.RunItem{KernelId: "ctx.pingpong", Repetitions: 15, MinTimeS: 0.2}
+	got := strings.Join(kernelArgs(it, map[string]string{"threads": "4", "placement": "same_core"}, 5), " ")
 	want := "--run ctx.pingpong --param placement=same_core --param threads=4 --repetitions 5 --min-time 0.2"
 	if got != want {
 		t.Errorf("args = %q, want %q", got, want)
 	}
-	if got := strings.Join(kernelArgs(&agentv1.RunItem{KernelId: "k"}, nil), " "); got != "--run k" {
+	if got := strings.Join(kernelArgs(&agentv1.RunItem{KernelId: "k"}, nil, 0), " "); got != "--run k" {
 		t.Errorf("defaults: args = %q", got)
 	}
 }
@@ -78,17 +78,51 @@ func TestTailAndLimitBuffers(t *testing.T) {
 	}
 }
 
-func TestCoefficientOfVariation(t *testing.T) {
-	if cv := coefficientOfVariation([]float64{10, 10, 10}); cv != 0 {
-		t.Errorf("cv of constants = %v", cv)
+func TestPlanSharesRepetitionsOverLaunches(t *testing.T) {
+	r := New(Options{})
+	for _, c := range []struct {
+		launches, reps     int32
+		wantL, wantPerLnch int
+	}{
+		{0, 6, DefaultLaunches, 2}, // the agent's default launches
+		{3, 9, 3, 3},
+		{3, 10, 3, 4},      // ceil
+		{5, 5, 5, 2},       // at least MinRepsPerLaunch
+		{3, 1, 3, 1},       // never more than asked per launch
+		{3, 0, 3, 0},       // 0: the kernel's own default per launch
+		{1000, 10, 100, 2}, // bounded
+	} {
+		l, per := r.plan(&agentv1.RunItem{Launches: uint32(c.launches), Repetitions: c.reps})
+		if l != c.wantL || per != c.wantPerLnch {
+			t.Errorf("launches %d reps %d: plan %d x %d, want %d x %d", c.launches, c.reps, l, per, c.wantL, c.wantPerLnch)
+		}
 	}
-	if cv := coefficientOfVariation([]float64{5}); cv != 0 {
-		t.Errorf("cv of one sample = %v", cv)
+}
+
+func TestParseProcStat(t *testing.T) {
+	in := "cpu  30 0 20 1000 5 1 2 7 0 0\ncpu0 10 1 10 500 2 1 1 3 4 0\ncpu1 20 0 10 500 3 0 1 4 0 0\nintr 5\n"
+	got := parseProcStat([]byte(in))
+	if len(got) != 2 || got[0] != (CPUTicks{Busy: 23, Steal: 3}) || got[1] != (CPUTicks{Busy: 31, Steal: 4}) {
+		t.Errorf("parsed %v", got)
 	}
-	// mean 11, sample stddev sqrt(4/3)... for {10, 12, 10, 12}: mean 11, ss 4, var 4/3
-	got := coefficientOfVariation([]float64{10, 12, 10, 12})
-	if want := 1.1547005383792515 / 11; got < want-1e-12 || got > want+1e-12 {
-		t.Errorf("cv = %v, want %v", got, want)
+}
+
+// The meter subtracts the kernel's own CPU time from the busy time of the CPUs it could use.
+func TestMeterSubtractsTheKernelsOwnCPU(t *testing.T) {
+	calls := 0
+	stat := func() (map[int]CPUTicks, error) {
+		calls++
+		if calls == 1 {
+			return map[int]CPUTicks{0: {Busy: 1000}, 1: {Busy: 1000}}, nil
+		}
+		// 1 s of wall on 2 CPUs: 100 ticks of the kernel on cpu0, 60 of someone else on cpu1, 10 of steal
+		return map[int]CPUTicks{0: {Busy: 1100}, 1: {Busy: 1060, Steal: 10}}, nil
+	}
+	m := &meter{stat: stat, cpus: []int{0, 1}}
+	s := m.begin()
+	load := m.end(s, time.Second, time.Second)
+	if !load.ok || load.otherBusyFrac < 0.29 || load.otherBusyFrac > 0.30 || load.stealFrac != 0.05 {
+		t.Errorf("load = %+v, want other ≈ 0.30 (minus the agent's own few ms), steal 0.05", load)
 	}
 }
 

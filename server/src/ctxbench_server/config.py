@@ -50,11 +50,9 @@ class Settings(BaseSettings):
     session_ttl_s: int = Field(default=7 * 86400, ge=60, le=366 * 86400)
     frontend_dir: Path = Path("./build/frontend")
     heartbeat_interval_s: int = Field(default=10, ge=1, le=3600)
-    # Lower bound of RunItem.timeout_s; longer runs get 20 x repetitions x min_time_s + 60 s.
+    # Lower bound of RunItem.timeout_s (per launch on the agent); longer runs get 20 x repetitions x
+    # min_time_s + 60 s.
     item_timeout_s: float = Field(default=120.0, gt=0, le=86400)
-    # Dynamic reruns (RunItem.rerun_cv / max_reruns) for runs whose body does not set them.
-    rerun_cv: float = Field(default=0.03, ge=0, le=10)
-    max_reruns: int = Field(default=2, ge=0, le=20)
     # A running run whose machine has been offline this long fails with error "agent lost".
     agent_lost_grace_s: float = Field(default=600.0, gt=0, le=30 * 86400)
     # gRPC over TLS (default). Without grpc_tls_cert/_key the server generates a CA and a server

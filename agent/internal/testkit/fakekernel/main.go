@@ -58,6 +58,8 @@ func list() {
  {"id": "fake.noisy", "title": "noisy until attempt quiet_after+1", "family": "fake", "unit": "ns/op",
   "params": [{"name": "counter", "type": "string", "default": ""},
              {"name": "quiet_after", "type": "int", "default": 0, "min": 0, "max": 100}]},
+ {"id": "fake.spin", "title": "spins on one CPU", "family": "fake", "unit": "ms",
+  "params": [{"name": "ms", "type": "int", "default": 300, "min": 1, "max": 10000}]},
  {"id": "fake.exit2", "title": "exit 2", "family": "fake", "unit": "ns/op"},
  {"id": "fake.exit3", "title": "exit 3", "family": "fake", "unit": "ns/op"},
  {"id": "fake.badjson", "title": "bad JSON", "family": "fake", "unit": "ns/op"},
@@ -148,6 +150,22 @@ func run(id string, rest []string) {
 		samples := []float64{10, 10 + spread, 10, 10 + spread}
 		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ns/op", "samples": samples,
 			"params": map[string]any{"attempt": k}})
+	case "fake.spin":
+		// Each repetition spins for ms of wall time; cpu_wall_ratio is the process's CPU over wall.
+		ms, _ := strconv.Atoi(params["ms"])
+		samples := make([]float64, reps)
+		start := time.Now()
+		for i := range samples {
+			t0 := time.Now()
+			for x := 0; time.Since(t0) < time.Duration(ms)*time.Millisecond; x++ {
+			}
+			samples[i] = float64(time.Since(t0).Microseconds()) / 1000
+		}
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ms", "samples": samples,
+			"counters": map[string]float64{"cpu_wall_ratio": cpu.Seconds() / time.Since(start).Seconds()}})
 	case "fake.exit2":
 		fmt.Fprintln(os.Stderr, "warming up")
 		fmt.Fprintln(os.Stderr, "bad argument: --param threads=0 is below 1")

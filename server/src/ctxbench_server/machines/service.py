@@ -13,7 +13,7 @@ from sqlalchemy.orm import selectinload
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit.errors import NotFound
 from ctxbench_server.kit.params import spec_from_proto
-from ctxbench_server.machines.schemas import MachineOut
+from ctxbench_server.machines.schemas import MachineOut, PreflightOut
 from ctxbench_server.models import Kernel, Machine, MachineKernel
 from ctxbench_server.models.base import utcnow
 
@@ -24,6 +24,22 @@ def facts_to_dict(facts: pb.MachineFacts) -> dict[str, Any]:
     d = MessageToDict(facts, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     d["memory_bytes"] = int(d.get("memory_bytes", 0))  # proto3 JSON spells 64-bit ints as strings
     return d
+
+
+def preflight(facts: dict[str, Any] | None) -> list[PreflightOut]:
+    """The preflight checks in stored facts; malformed or unknown-status entries are left out."""
+    out = []
+    for c in (facts or {}).get("preflight") or []:
+        if isinstance(c, dict) and c.get("status") in ("ok", "warn"):
+            out.append(
+                PreflightOut(
+                    check=str(c.get("check", "")),
+                    status=c["status"],
+                    detail=str(c.get("detail", "")),
+                    fix=str(c.get("fix", "")),
+                )
+            )
+    return out
 
 
 async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
@@ -75,6 +91,7 @@ def _out(m: Machine, online: Iterable[str]) -> MachineOut:
         first_seen=m.first_seen,
         last_seen=m.last_seen,
         facts=m.facts,
+        preflight=preflight(m.facts),
         kernels=sorted(k.kernel_id for k in m.kernels),
     )
 

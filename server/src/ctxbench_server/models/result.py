@@ -49,6 +49,15 @@ class Result(Base):
     reruns: Mapped[int] = mapped_column(Integer, default=0)
     noisy: Mapped[bool] = mapped_column(Boolean, default=False)
     attempt_cvs: Mapped[list[float | None]] = mapped_column(JSON, default=list)
+    # Launches (migration 0006; None on older results = one launch): the launch index of each sample,
+    # every launch the agent ran ({index, wall_s, cpu_s, other_busy_frac, steal_frac, throttled_s,
+    # disturbed, remeasured, kept, samples}), the largest other_busy_frac over the kept launches, and the
+    # agent version that measured it (from the stream's Hello). With launches, `reruns` counts re-measured
+    # launches and `noisy` says disturbed launches are still kept.
+    sample_launches: Mapped[list[int] | None] = mapped_column(JSON, default=None)
+    launches: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
+    disturbance: Mapped[float | None] = mapped_column(Float, default=None)
+    agent_version: Mapped[str | None] = mapped_column(String(64), default=None)
     exit_code: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     stderr_tail: Mapped[str | None] = mapped_column(Text, default=None)

@@ -48,6 +48,8 @@ class Run(Base):
     # Dynamic reruns sent on every RunItem (None on runs stored before they existed: no reruns).
     rerun_cv: Mapped[float | None] = mapped_column(Float, default=None)
     max_reruns: Mapped[int | None] = mapped_column(Integer, default=None)
+    # Kernel processes per item (RunItem.launches; None on runs stored before launches: one process).
+    launches: Mapped[int | None] = mapped_column(Integer, default=None)
     # The request as posted (items with their sweeps, repetitions, min_time_s).
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     # The machine's facts when the run started.

@@ -228,8 +228,7 @@ class Dispatcher:
                     repetitions=run.repetitions or 0,
                     min_time_s=run.min_time_s or 0.0,
                     timeout_s=it.timeout_s,
-                    rerun_cv=run.rerun_cv or 0.0,
-                    max_reruns=run.max_reruns or 0,
+                    launches=run.launches or 1,  # runs stored before launches: one process, as then
                 )
             )
         conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=items)))

@@ -7,6 +7,7 @@ import math
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from sqlalchemy import func, select
@@ -17,7 +18,7 @@ from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import from_wire, params_key
 from ctxbench_server.machines.service import catalog
-from ctxbench_server.models import FINISHED_RUN, ItemState, Result, Run, RunItem, RunStatus
+from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ ITEM_STATE_FOR = {
 
 MAX_SAMPLES = 100_000
 MAX_ATTEMPT_CVS = 1000
+MAX_LAUNCHES = 1000
 INVALID_ARGUMENT = 3  # google.rpc.Code: malformed; the agent drops it from its spool
 PERMISSION_DENIED = 7  # google.rpc.Code: a run or result that is not this agent's
 
@@ -122,10 +124,29 @@ def check_report(r: pb.ResultReport) -> None:
         raise refuse("samples are not all finite numbers")
     if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
         raise refuse(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
+    if r.sample_launches and len(r.sample_launches) != len(r.samples):  # none: one launch
+        raise refuse(f"{len(r.samples)} samples but {len(r.sample_launches)} sample_launches")
+    if len(r.launches) > MAX_LAUNCHES:
+        raise refuse(f"{len(r.launches)} launches, more than {MAX_LAUNCHES}")
 
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
+
+
+def _launch(lr: pb.Launch) -> dict[str, Any]:
+    return {
+        "index": lr.index,
+        "wall_s": _finite(lr.wall_s),
+        "cpu_s": _finite(lr.cpu_s),
+        "other_busy_frac": _finite(lr.other_busy_frac),
+        "steal_frac": _finite(lr.steal_frac),
+        "throttled_s": _finite(lr.throttled_s),
+        "disturbed": lr.disturbed,
+        "remeasured": lr.remeasured,
+        "kept": lr.kept,
+        "samples": lr.samples,
+    }
 
 
 async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultReport) -> Stored:
@@ -176,6 +197,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         )
     spec = (await catalog(session, machine_id)).get(item.kernel_id)
     params = from_wire(spec, r.params) if r.params else dict(item.params)
+    machine = await session.get(Machine, machine_id)
     result = Result(
         id=r.result_id,
         run_id=run.id,
@@ -200,6 +222,10 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         reruns=max(0, r.reruns),
         noisy=r.noisy,
         attempt_cvs=[_finite(x) for x in r.attempt_cvs],
+        sample_launches=list(r.sample_launches) if r.sample_launches and status == "ok" else None,
+        launches=[_launch(lr) for lr in r.launches] if r.launches else None,
+        disturbance=_finite(r.disturbance) if r.launches else None,
+        agent_version=(machine.agent_version or None) if machine else None,
         exit_code=r.exit_code,
         stderr_tail=r.stderr_tail or None,
         started_at=_ts(r.started_at, r.HasField("started_at")),
@@ -210,6 +236,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
             s = stats.compute(samples)
         except ValueError as e:  # no samples: not a measurement
             status, error = "failed", f"result has no usable samples: {e}"
+            result.sample_launches = None
         else:
             result.samples = samples
             for k, v in s.as_dict().items():

@@ -13,15 +13,20 @@ Profile = Literal["quick", "default", "thorough"]
 
 class ProfileSettings(NamedTuple):
     min_time_s: float | None  # None: the kernel's own default (0 on the wire)
-    repetitions: int
+    repetitions: int  # in all, shared over the launches (at least 2 per launch)
     thin_sweeps: bool  # `"default"` sweeps keep every other point (first and last kept)
+    launches: int  # kernel processes per item, interleaved round-robin over the run's items
 
 
+# Chosen from measurements on the 2-CPU dev VM (docs/performance.md "Launches"): a launch costs a
+# process start and the harness's calibration, so more launches with fewer repetitions each spend
+# little more time while carrying the run-to-run variance that one process cannot show.
 PROFILES: dict[str, ProfileSettings] = {
-    "quick": ProfileSettings(min_time_s=0.05, repetitions=5, thin_sweeps=True),
-    "default": ProfileSettings(min_time_s=None, repetitions=5, thin_sweeps=False),
-    "thorough": ProfileSettings(min_time_s=1.0, repetitions=10, thin_sweeps=False),
+    "quick": ProfileSettings(min_time_s=0.05, repetitions=6, thin_sweeps=True, launches=3),
+    "default": ProfileSettings(min_time_s=0.1, repetitions=6, thin_sweeps=False, launches=3),
+    "thorough": ProfileSettings(min_time_s=0.5, repetitions=15, thin_sweeps=False, launches=5),
 }
+MAX_LAUNCHES = 20
 
 
 class RunItemIn(BaseModel):
@@ -47,10 +52,19 @@ class RunCreate(BaseModel):
     profile: Profile = "default"
     repetitions: int | None = Field(default=None, ge=1, le=1000, description="overrides the profile")
     min_time_s: float | None = Field(default=None, ge=0.001, le=60, description="overrides the profile")
-    rerun_cv: float | None = Field(
-        default=None, ge=0, le=10, description="rerun an item whose CV exceeds this; 0 = never"
+    launches: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_LAUNCHES,
+        description="kernel processes per item, interleaved round-robin; overrides the profile",
     )
-    max_reruns: int | None = Field(default=None, ge=0, le=20)
+    rerun_cv: float | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="deprecated and ignored: agents re-measure disturbed launches instead of CV reruns",
+    )
+    max_reruns: int | None = Field(default=None, ge=0, le=20, description="deprecated and ignored")
 
     @model_validator(mode="after")
     def _one_target(self) -> RunCreate:
@@ -93,6 +107,7 @@ class RunOut(BaseModel):
     min_time_s: float | None
     rerun_cv: float | None
     max_reruns: int | None
+    launches: int | None
     facts: dict[str, Any] | None
     items: list[RunItemOut]
     progress: Progress
@@ -131,6 +146,10 @@ class ResultOut(BaseModel):
     reruns: int
     noisy: bool
     attempt_cvs: list[float | None]
+    sample_launches: list[int] | None
+    launches: list[dict[str, Any]] | None
+    disturbance: float | None
+    agent_version: str | None
     exit_code: int
     error: str | None
     started_at: datetime | None

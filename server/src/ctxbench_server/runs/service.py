@@ -198,8 +198,10 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
             spec=body.model_dump(mode="json", exclude_none=True),
             repetitions=repetitions,
             min_time_s=min_time_s,
-            rerun_cv=body.rerun_cv if body.rerun_cv is not None else settings.rerun_cv,
-            max_reruns=body.max_reruns if body.max_reruns is not None else settings.max_reruns,
+            # CV reruns are gone (agents re-measure disturbed launches); a body's values are kept as asked.
+            rerun_cv=body.rerun_cv,
+            max_reruns=body.max_reruns,
+            launches=body.launches if body.launches is not None else profile.launches,
             created_at=now,
             queued_at=now,
         )
@@ -250,6 +252,7 @@ def run_out(run: Run) -> RunOut:
         min_time_s=run.min_time_s,
         rerun_cv=run.rerun_cv,
         max_reruns=run.max_reruns,
+        launches=run.launches,
         facts=run.facts,
         items=items,
         progress=Progress(
@@ -328,6 +331,10 @@ def result_out(r: Result) -> ResultOut:
         reruns=r.reruns,
         noisy=r.noisy,
         attempt_cvs=r.attempt_cvs,
+        sample_launches=r.sample_launches,
+        launches=r.launches,
+        disturbance=r.disturbance,
+        agent_version=r.agent_version,
         exit_code=r.exit_code,
         error=r.error,
         started_at=r.started_at,

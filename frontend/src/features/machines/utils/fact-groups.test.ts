@@ -21,6 +21,23 @@ describe('groupFacts', () => {
     expect(g[2]!.facts.map((f) => f.label)).toEqual(['vulnerabilities.meltdown', 'vulnerabilities.spectre_v2']);
     expect(g[4]!.facts).toEqual([{ label: 'numa_nodes', value: '2' }]);
   });
+  it('shows the preflight as its own group, warnings first with their fix', () => {
+    const g = groupFacts({
+      preflight: [
+        { check: 'governor', status: 'ok', detail: 'scaling governor performance', fix: '' },
+        { check: 'smt', status: 'warn', detail: 'SMT on', fix: 'echo off > smt/control' },
+      ],
+    } as never);
+    expect(g).toEqual([
+      {
+        title: 'Preflight (what makes this host noisy)',
+        facts: [
+          { label: 'smt', value: 'warn: SMT on (fix: echo off > smt/control)' },
+          { label: 'governor', value: 'ok: scaling governor performance' },
+        ],
+      },
+    ]);
+  });
   it('keeps facts it does not know under Extra', () => {
     expect(groupFacts({ new_fact: 'x' } as never)).toEqual([{ title: 'Extra', facts: [{ label: 'new_fact', value: 'x' }] }]);
   });

@@ -40,9 +40,29 @@ function lines(key: string, v: unknown): FactLine[] {
   return t ? [{ label: key, value: t }] : [];
 }
 
+interface PreflightCheck {
+  check?: string;
+  status?: string;
+  detail?: string;
+  fix?: string;
+}
+
+/** The agent's preflight (what makes the host noisy): one line per check, warnings first, with the fix. */
+function preflightLines(v: unknown): FactLine[] {
+  if (!Array.isArray(v)) return [];
+  const checks = (v as PreflightCheck[]).filter((c) => c && typeof c === 'object' && c.check);
+  const rank = (c: PreflightCheck) => (c.status === 'warn' ? 0 : 1);
+  return [...checks]
+    .sort((a, b) => rank(a) - rank(b))
+    .map((c) => ({
+      label: c.check ?? '',
+      value: `${c.status === 'warn' ? 'warn' : 'ok'}: ${c.detail ?? ''}${c.status === 'warn' && c.fix ? ` (fix: ${c.fix})` : ''}`,
+    }));
+}
+
 export function groupFacts(facts: MachineFacts): FactGroup[] {
   const all = facts as Record<string, unknown>;
-  const used = new Set<string>(['hostname']);
+  const used = new Set<string>(['hostname', 'preflight']);
   const out: FactGroup[] = GROUPS.map(({ title, keys }) => {
     keys.forEach((k) => used.add(k));
     return { title, facts: keys.flatMap((k) => lines(k, all[k])) };
@@ -52,5 +72,6 @@ export function groupFacts(facts: MachineFacts): FactGroup[] {
     .sort()
     .flatMap((k) => lines(k, all[k]));
   out.push({ title: 'Extra', facts: extra });
+  out.push({ title: 'Preflight (what makes this host noisy)', facts: preflightLines(all.preflight) });
   return out.filter((g) => g.facts.length > 0);
 }

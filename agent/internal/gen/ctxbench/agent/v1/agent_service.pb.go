@@ -757,7 +757,9 @@ type MachineFacts struct {
 	// Machine architecture (GOARCH-style, e.g. "amd64").
 	Arch string `protobuf:"bytes,17,opt,name=arch,proto3" json:"arch,omitempty"`
 	// Further facts by name (timer slack, cgroup CPU limit, CPU MHz...). Open-ended on purpose.
-	Extra         map[string]string `protobuf:"bytes,18,rep,name=extra,proto3" json:"extra,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Extra map[string]string `protobuf:"bytes,18,rep,name=extra,proto3" json:"extra,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// What makes this host noisy, checked when the facts were gathered (pyperf `system tune`'s list).
+	Preflight     []*PreflightCheck `protobuf:"bytes,30,rep,name=preflight,proto3" json:"preflight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -918,6 +920,87 @@ func (x *MachineFacts) GetExtra() map[string]string {
 	return nil
 }
 
+func (x *MachineFacts) GetPreflight() []*PreflightCheck {
+	if x != nil {
+		return x.Preflight
+	}
+	return nil
+}
+
+// PreflightCheck is one check of a host's benchmarking hygiene, with what to do about a warning.
+type PreflightCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Check name, e.g. "governor", "boost", "smt", "irqbalance", "isolated_cpus", "virtualization",
+	// "steal", "cpu_quota".
+	Check string `protobuf:"bytes,1,opt,name=check,proto3" json:"check,omitempty"`
+	// "ok" or "warn".
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// What was found, one line.
+	Detail string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	// How to fix a warning, one line ("" when ok).
+	Fix           string `protobuf:"bytes,4,opt,name=fix,proto3" json:"fix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreflightCheck) Reset() {
+	*x = PreflightCheck{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreflightCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreflightCheck) ProtoMessage() {}
+
+func (x *PreflightCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreflightCheck.ProtoReflect.Descriptor instead.
+func (*PreflightCheck) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PreflightCheck) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *PreflightCheck) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *PreflightCheck) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *PreflightCheck) GetFix() string {
+	if x != nil {
+		return x.Fix
+	}
+	return ""
+}
+
 // ParamSpec is one typed kernel parameter, as `--list` describes it. Values travel as canonical strings.
 type ParamSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -943,7 +1026,7 @@ type ParamSpec struct {
 
 func (x *ParamSpec) Reset() {
 	*x = ParamSpec{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1038,7 @@ func (x *ParamSpec) String() string {
 func (*ParamSpec) ProtoMessage() {}
 
 func (x *ParamSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[6]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1051,7 @@ func (x *ParamSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParamSpec.ProtoReflect.Descriptor instead.
 func (*ParamSpec) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{6}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ParamSpec) GetName() string {
@@ -1048,7 +1131,7 @@ type SeedReference struct {
 
 func (x *SeedReference) Reset() {
 	*x = SeedReference{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1143,7 @@ func (x *SeedReference) String() string {
 func (*SeedReference) ProtoMessage() {}
 
 func (x *SeedReference) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[7]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1156,7 @@ func (x *SeedReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedReference.ProtoReflect.Descriptor instead.
 func (*SeedReference) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{7}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SeedReference) GetSeed() string {
@@ -1143,7 +1226,7 @@ type KernelSpec struct {
 
 func (x *KernelSpec) Reset() {
 	*x = KernelSpec{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1238,7 @@ func (x *KernelSpec) String() string {
 func (*KernelSpec) ProtoMessage() {}
 
 func (x *KernelSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[8]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1251,7 @@ func (x *KernelSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelSpec.ProtoReflect.Descriptor instead.
 func (*KernelSpec) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{8}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *KernelSpec) GetId() string {
@@ -1246,7 +1329,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1341,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[9]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1354,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{9}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RunUpdate) GetRunId() string {
@@ -1324,7 +1407,7 @@ type Harness struct {
 
 func (x *Harness) Reset() {
 	*x = Harness{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1419,7 @@ func (x *Harness) String() string {
 func (*Harness) ProtoMessage() {}
 
 func (x *Harness) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[10]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1432,7 @@ func (x *Harness) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Harness.ProtoReflect.Descriptor instead.
 func (*Harness) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{10}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Harness) GetName() string {
@@ -1413,15 +1496,23 @@ type ResultReport struct {
 	Reruns int32 `protobuf:"varint,17,opt,name=reruns,proto3" json:"reruns,omitempty"`
 	// The kept attempt's CV still exceeded RunItem.rerun_cv after every rerun.
 	Noisy bool `protobuf:"varint,18,opt,name=noisy,proto3" json:"noisy,omitempty"`
-	// CV of every attempt, in the order run (the kept one is the lowest).
-	AttemptCvs    []float64 `protobuf:"fixed64,19,rep,packed,name=attempt_cvs,json=attemptCvs,proto3" json:"attempt_cvs,omitempty"`
+	// CV of every attempt, in the order run (the kept one is the lowest). Agents that measure in
+	// launches leave it empty; reruns then counts re-measured launches and noisy says the result still
+	// holds disturbed launches after the bounded re-measurements.
+	AttemptCvs []float64 `protobuf:"fixed64,19,rep,packed,name=attempt_cvs,json=attemptCvs,proto3" json:"attempt_cvs,omitempty"`
+	// Launch index (Launch.index) of every sample, same length as samples; empty = one launch.
+	SampleLaunches []uint32 `protobuf:"varint,30,rep,packed,name=sample_launches,json=sampleLaunches,proto3" json:"sample_launches,omitempty"`
+	// Every launch the agent ran for this item, kept or not, in the order run.
+	Launches []*Launch `protobuf:"bytes,31,rep,name=launches,proto3" json:"launches,omitempty"`
+	// The largest other_busy_frac over the kept launches.
+	Disturbance   float64 `protobuf:"fixed64,32,opt,name=disturbance,proto3" json:"disturbance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResultReport) Reset() {
 	*x = ResultReport{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1524,7 @@ func (x *ResultReport) String() string {
 func (*ResultReport) ProtoMessage() {}
 
 func (x *ResultReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1537,7 @@ func (x *ResultReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultReport.ProtoReflect.Descriptor instead.
 func (*ResultReport) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResultReport) GetResultId() string {
@@ -1582,6 +1673,158 @@ func (x *ResultReport) GetAttemptCvs() []float64 {
 	return nil
 }
 
+func (x *ResultReport) GetSampleLaunches() []uint32 {
+	if x != nil {
+		return x.SampleLaunches
+	}
+	return nil
+}
+
+func (x *ResultReport) GetLaunches() []*Launch {
+	if x != nil {
+		return x.Launches
+	}
+	return nil
+}
+
+func (x *ResultReport) GetDisturbance() float64 {
+	if x != nil {
+		return x.Disturbance
+	}
+	return 0
+}
+
+// Launch is one kernel process of an item: a share of its repetitions, with what else used the host
+// while it ran.
+type Launch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index within the item, 0-based in the order run; re-measurements get the next free indices.
+	Index uint32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Wall time of the kernel process, seconds.
+	WallS float64 `protobuf:"fixed64,2,opt,name=wall_s,json=wallS,proto3" json:"wall_s,omitempty"`
+	// CPU time (user + system) of the kernel's process tree, from wait4's rusage, seconds.
+	CpuS float64 `protobuf:"fixed64,3,opt,name=cpu_s,json=cpuS,proto3" json:"cpu_s,omitempty"`
+	// Busy CPU time of other processes on the CPUs the kernel could use (from /proc/stat, the kernel's
+	// and the agent's own CPU time subtracted), over wall_s × those CPUs.
+	OtherBusyFrac float64 `protobuf:"fixed64,4,opt,name=other_busy_frac,json=otherBusyFrac,proto3" json:"other_busy_frac,omitempty"`
+	// Steal time on those CPUs over wall_s × those CPUs.
+	StealFrac float64 `protobuf:"fixed64,5,opt,name=steal_frac,json=stealFrac,proto3" json:"steal_frac,omitempty"`
+	// Time the agent's cgroup was throttled by its CPU quota during the launch, seconds (a fact of the
+	// machine, not a disturbance).
+	ThrottledS float64 `protobuf:"fixed64,6,opt,name=throttled_s,json=throttledS,proto3" json:"throttled_s,omitempty"`
+	// Disturbed beyond the agent's threshold (other_busy_frac, steal_frac, or a cpu_wall_ratio counter
+	// far below 1).
+	Disturbed bool `protobuf:"varint,7,opt,name=disturbed,proto3" json:"disturbed,omitempty"`
+	// This launch re-measured a disturbed one.
+	Remeasured bool `protobuf:"varint,8,opt,name=remeasured,proto3" json:"remeasured,omitempty"`
+	// Its samples are in the result (false: a disturbed launch replaced by a re-measurement).
+	Kept bool `protobuf:"varint,9,opt,name=kept,proto3" json:"kept,omitempty"`
+	// Samples it produced.
+	Samples       uint32 `protobuf:"varint,10,opt,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Launch) Reset() {
+	*x = Launch{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Launch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Launch) ProtoMessage() {}
+
+func (x *Launch) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Launch.ProtoReflect.Descriptor instead.
+func (*Launch) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Launch) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *Launch) GetWallS() float64 {
+	if x != nil {
+		return x.WallS
+	}
+	return 0
+}
+
+func (x *Launch) GetCpuS() float64 {
+	if x != nil {
+		return x.CpuS
+	}
+	return 0
+}
+
+func (x *Launch) GetOtherBusyFrac() float64 {
+	if x != nil {
+		return x.OtherBusyFrac
+	}
+	return 0
+}
+
+func (x *Launch) GetStealFrac() float64 {
+	if x != nil {
+		return x.StealFrac
+	}
+	return 0
+}
+
+func (x *Launch) GetThrottledS() float64 {
+	if x != nil {
+		return x.ThrottledS
+	}
+	return 0
+}
+
+func (x *Launch) GetDisturbed() bool {
+	if x != nil {
+		return x.Disturbed
+	}
+	return false
+}
+
+func (x *Launch) GetRemeasured() bool {
+	if x != nil {
+		return x.Remeasured
+	}
+	return false
+}
+
+func (x *Launch) GetKept() bool {
+	if x != nil {
+		return x.Kept
+	}
+	return false
+}
+
+func (x *Launch) GetSamples() uint32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
 // Heartbeat tells the server the agent is alive.
 type Heartbeat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1595,7 +1838,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1850,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1863,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Heartbeat) GetSentAt() *timestamppb.Timestamp {
@@ -1652,7 +1895,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1907,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1920,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Welcome) GetMachineId() string {
@@ -1719,14 +1962,18 @@ type RunItem struct {
 	// Re-run the item when its samples' coefficient of variation exceeds this (0.03 = 3 %); 0 = never.
 	RerunCv float64 `protobuf:"fixed64,7,opt,name=rerun_cv,json=rerunCv,proto3" json:"rerun_cv,omitempty"`
 	// At most this many reruns (Phoronix-style dynamic reruns); the attempt with the lowest CV is kept.
-	MaxReruns     int32 `protobuf:"varint,8,opt,name=max_reruns,json=maxReruns,proto3" json:"max_reruns,omitempty"`
+	// Agents that measure in launches ignore rerun_cv and max_reruns: they re-measure disturbed launches.
+	MaxReruns int32 `protobuf:"varint,8,opt,name=max_reruns,json=maxReruns,proto3" json:"max_reruns,omitempty"`
+	// Separate kernel processes to split the repetitions over, interleaved round-robin with the run's
+	// other items; 0 = the agent's default.
+	Launches      uint32 `protobuf:"varint,30,opt,name=launches,proto3" json:"launches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunItem) Reset() {
 	*x = RunItem{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1985,7 @@ func (x *RunItem) String() string {
 func (*RunItem) ProtoMessage() {}
 
 func (x *RunItem) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1998,7 @@ func (x *RunItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunItem.ProtoReflect.Descriptor instead.
 func (*RunItem) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunItem) GetItemId() string {
@@ -1810,7 +2057,15 @@ func (x *RunItem) GetMaxReruns() int32 {
 	return 0
 }
 
-// StartRun asks the agent to run items one at a time, in order.
+func (x *RunItem) GetLaunches() uint32 {
+	if x != nil {
+		return x.Launches
+	}
+	return 0
+}
+
+// StartRun asks the agent to run items one kernel process at a time, launches interleaved round-robin
+// over the items.
 type StartRun struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run.
@@ -1823,7 +2078,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2090,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2103,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartRun) GetRunId() string {
@@ -1876,7 +2131,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2143,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2156,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelRun) GetRunId() string {
@@ -1929,7 +2184,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2196,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2209,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{17}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Reject) GetResultId() string {
@@ -1996,7 +2251,7 @@ type ResultAck struct {
 
 func (x *ResultAck) Reset() {
 	*x = ResultAck{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2263,7 @@ func (x *ResultAck) String() string {
 func (*ResultAck) ProtoMessage() {}
 
 func (x *ResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2276,7 @@ func (x *ResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultAck.ProtoReflect.Descriptor instead.
 func (*ResultAck) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{18}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResultAck) GetResultId() string {
@@ -2071,7 +2326,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x05facts\x18\x04 \x01(\v2\x1f.ctxbench.agent.v1.MachineFactsR\x05facts\x127\n" +
 	"\akernels\x18\x05 \x03(\v2\x1d.ctxbench.agent.v1.KernelSpecR\akernels\x12,\n" +
 	"\x12pending_result_ids\x18\x06 \x03(\tR\x10pendingResultIds\x12$\n" +
-	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\"\x93\a\n" +
+	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\"\xd4\a\n" +
 	"\fMachineFacts\x12\x1a\n" +
 	"\bhostname\x18\x01 \x01(\tR\bhostname\x12\x1d\n" +
 	"\n" +
@@ -2093,7 +2348,8 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x0evirtualization\x18\x0f \x01(\tR\x0evirtualization\x12!\n" +
 	"\fload_average\x18\x10 \x03(\x01R\vloadAverage\x12\x12\n" +
 	"\x04arch\x18\x11 \x01(\tR\x04arch\x12@\n" +
-	"\x05extra\x18\x12 \x03(\v2*.ctxbench.agent.v1.MachineFacts.ExtraEntryR\x05extra\x1a9\n" +
+	"\x05extra\x18\x12 \x03(\v2*.ctxbench.agent.v1.MachineFacts.ExtraEntryR\x05extra\x12?\n" +
+	"\tpreflight\x18\x1e \x03(\v2!.ctxbench.agent.v1.PreflightCheckR\tpreflight\x1a9\n" +
 	"\vCachesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
@@ -2103,7 +2359,12 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"ExtraEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf8\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"h\n" +
+	"\x0ePreflightCheck\x12\x14\n" +
+	"\x05check\x18\x01 \x01(\tR\x05check\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x10\n" +
+	"\x03fix\x18\x04 \x01(\tR\x03fix\"\xf8\x01\n" +
 	"\tParamSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x1c.ctxbench.agent.v1.ParamTypeR\x04type\x12#\n" +
@@ -2148,7 +2409,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\n" +
-	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\"\xd8\x06\n" +
+	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\"\xda\a\n" +
 	"\fResultReport\x12\x1b\n" +
 	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x17\n" +
@@ -2175,13 +2436,32 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x06reruns\x18\x11 \x01(\x05R\x06reruns\x12\x14\n" +
 	"\x05noisy\x18\x12 \x01(\bR\x05noisy\x12\x1f\n" +
 	"\vattempt_cvs\x18\x13 \x03(\x01R\n" +
-	"attemptCvs\x1a9\n" +
+	"attemptCvs\x12'\n" +
+	"\x0fsample_launches\x18\x1e \x03(\rR\x0esampleLaunches\x125\n" +
+	"\blaunches\x18\x1f \x03(\v2\x19.ctxbench.agent.v1.LaunchR\blaunches\x12 \n" +
+	"\vdisturbance\x18  \x01(\x01R\vdisturbance\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"f\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x9e\x02\n" +
+	"\x06Launch\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x12\x15\n" +
+	"\x06wall_s\x18\x02 \x01(\x01R\x05wallS\x12\x13\n" +
+	"\x05cpu_s\x18\x03 \x01(\x01R\x04cpuS\x12&\n" +
+	"\x0fother_busy_frac\x18\x04 \x01(\x01R\rotherBusyFrac\x12\x1d\n" +
+	"\n" +
+	"steal_frac\x18\x05 \x01(\x01R\tstealFrac\x12\x1f\n" +
+	"\vthrottled_s\x18\x06 \x01(\x01R\n" +
+	"throttledS\x12\x1c\n" +
+	"\tdisturbed\x18\a \x01(\bR\tdisturbed\x12\x1e\n" +
+	"\n" +
+	"remeasured\x18\b \x01(\bR\n" +
+	"remeasured\x12\x12\n" +
+	"\x04kept\x18\t \x01(\bR\x04kept\x12\x18\n" +
+	"\asamples\x18\n" +
+	" \x01(\rR\asamples\"f\n" +
 	"\tHeartbeat\x123\n" +
 	"\asent_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12$\n" +
 	"\x0ecurrent_run_id\x18\x02 \x01(\tR\fcurrentRunId\"\x81\x01\n" +
@@ -2189,7 +2469,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x120\n" +
 	"\x14heartbeat_interval_s\x18\x02 \x01(\x05R\x12heartbeatIntervalS\x12%\n" +
-	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\xd1\x02\n" +
+	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\xed\x02\n" +
 	"\aRunItem\x12\x17\n" +
 	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x1b\n" +
 	"\tkernel_id\x18\x02 \x01(\tR\bkernelId\x12>\n" +
@@ -2200,7 +2480,8 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\ttimeout_s\x18\x06 \x01(\x01R\btimeoutS\x12\x19\n" +
 	"\brerun_cv\x18\a \x01(\x01R\arerunCv\x12\x1d\n" +
 	"\n" +
-	"max_reruns\x18\b \x01(\x05R\tmaxReruns\x1a9\n" +
+	"max_reruns\x18\b \x01(\x05R\tmaxReruns\x12\x1a\n" +
+	"\blaunches\x18\x1e \x01(\rR\blaunches\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"S\n" +
@@ -2253,7 +2534,7 @@ func file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxbench_agent_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(ParamType)(0),                // 0: ctxbench.agent.v1.ParamType
 	(ItemState)(0),                // 1: ctxbench.agent.v1.ItemState
@@ -2264,66 +2545,70 @@ var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(*EnrollResponse)(nil),        // 6: ctxbench.agent.v1.EnrollResponse
 	(*Hello)(nil),                 // 7: ctxbench.agent.v1.Hello
 	(*MachineFacts)(nil),          // 8: ctxbench.agent.v1.MachineFacts
-	(*ParamSpec)(nil),             // 9: ctxbench.agent.v1.ParamSpec
-	(*SeedReference)(nil),         // 10: ctxbench.agent.v1.SeedReference
-	(*KernelSpec)(nil),            // 11: ctxbench.agent.v1.KernelSpec
-	(*RunUpdate)(nil),             // 12: ctxbench.agent.v1.RunUpdate
-	(*Harness)(nil),               // 13: ctxbench.agent.v1.Harness
-	(*ResultReport)(nil),          // 14: ctxbench.agent.v1.ResultReport
-	(*Heartbeat)(nil),             // 15: ctxbench.agent.v1.Heartbeat
-	(*Welcome)(nil),               // 16: ctxbench.agent.v1.Welcome
-	(*RunItem)(nil),               // 17: ctxbench.agent.v1.RunItem
-	(*StartRun)(nil),              // 18: ctxbench.agent.v1.StartRun
-	(*CancelRun)(nil),             // 19: ctxbench.agent.v1.CancelRun
-	(*Reject)(nil),                // 20: ctxbench.agent.v1.Reject
-	(*ResultAck)(nil),             // 21: ctxbench.agent.v1.ResultAck
-	nil,                           // 22: ctxbench.agent.v1.MachineFacts.CachesEntry
-	nil,                           // 23: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	nil,                           // 24: ctxbench.agent.v1.MachineFacts.ExtraEntry
-	nil,                           // 25: ctxbench.agent.v1.SeedReference.ParamsEntry
-	nil,                           // 26: ctxbench.agent.v1.ResultReport.ParamsEntry
-	nil,                           // 27: ctxbench.agent.v1.ResultReport.CountersEntry
-	nil,                           // 28: ctxbench.agent.v1.RunItem.ParamsEntry
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*PreflightCheck)(nil),        // 9: ctxbench.agent.v1.PreflightCheck
+	(*ParamSpec)(nil),             // 10: ctxbench.agent.v1.ParamSpec
+	(*SeedReference)(nil),         // 11: ctxbench.agent.v1.SeedReference
+	(*KernelSpec)(nil),            // 12: ctxbench.agent.v1.KernelSpec
+	(*RunUpdate)(nil),             // 13: ctxbench.agent.v1.RunUpdate
+	(*Harness)(nil),               // 14: ctxbench.agent.v1.Harness
+	(*ResultReport)(nil),          // 15: ctxbench.agent.v1.ResultReport
+	(*Launch)(nil),                // 16: ctxbench.agent.v1.Launch
+	(*Heartbeat)(nil),             // 17: ctxbench.agent.v1.Heartbeat
+	(*Welcome)(nil),               // 18: ctxbench.agent.v1.Welcome
+	(*RunItem)(nil),               // 19: ctxbench.agent.v1.RunItem
+	(*StartRun)(nil),              // 20: ctxbench.agent.v1.StartRun
+	(*CancelRun)(nil),             // 21: ctxbench.agent.v1.CancelRun
+	(*Reject)(nil),                // 22: ctxbench.agent.v1.Reject
+	(*ResultAck)(nil),             // 23: ctxbench.agent.v1.ResultAck
+	nil,                           // 24: ctxbench.agent.v1.MachineFacts.CachesEntry
+	nil,                           // 25: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	nil,                           // 26: ctxbench.agent.v1.MachineFacts.ExtraEntry
+	nil,                           // 27: ctxbench.agent.v1.SeedReference.ParamsEntry
+	nil,                           // 28: ctxbench.agent.v1.ResultReport.ParamsEntry
+	nil,                           // 29: ctxbench.agent.v1.ResultReport.CountersEntry
+	nil,                           // 30: ctxbench.agent.v1.RunItem.ParamsEntry
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
 }
 var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	7,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
-	12, // 1: ctxbench.agent.v1.ConnectRequest.run_update:type_name -> ctxbench.agent.v1.RunUpdate
-	14, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
-	15, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
-	16, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
-	18, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
-	19, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
-	21, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
-	20, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
+	13, // 1: ctxbench.agent.v1.ConnectRequest.run_update:type_name -> ctxbench.agent.v1.RunUpdate
+	15, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
+	17, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
+	18, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
+	20, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
+	21, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
+	23, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
+	22, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
 	8,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
-	11, // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
-	22, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
-	23, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	24, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
-	0,  // 14: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
-	25, // 15: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
-	9,  // 16: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
-	10, // 17: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
-	1,  // 18: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
-	2,  // 19: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
-	26, // 20: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
-	27, // 21: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
-	13, // 22: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
-	29, // 23: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
-	29, // 24: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
-	29, // 25: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
-	28, // 26: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
-	17, // 27: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
-	5,  // 28: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
-	3,  // 29: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
-	6,  // 30: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
-	4,  // 31: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
-	30, // [30:32] is the sub-list for method output_type
-	28, // [28:30] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	12, // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
+	24, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
+	25, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	26, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
+	9,  // 14: ctxbench.agent.v1.MachineFacts.preflight:type_name -> ctxbench.agent.v1.PreflightCheck
+	0,  // 15: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
+	27, // 16: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
+	10, // 17: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
+	11, // 18: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
+	1,  // 19: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
+	2,  // 20: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
+	28, // 21: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
+	29, // 22: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
+	14, // 23: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
+	31, // 24: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
+	31, // 25: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
+	16, // 26: ctxbench.agent.v1.ResultReport.launches:type_name -> ctxbench.agent.v1.Launch
+	31, // 27: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
+	30, // 28: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
+	19, // 29: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
+	5,  // 30: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
+	3,  // 31: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
+	6,  // 32: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
+	4,  // 33: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
+	32, // [32:34] is the sub-list for method output_type
+	30, // [30:32] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_ctxbench_agent_v1_agent_service_proto_init() }
@@ -2344,14 +2629,14 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 		(*ConnectResponse_ResultAck)(nil),
 		(*ConnectResponse_Reject)(nil),
 	}
-	file_ctxbench_agent_v1_agent_service_proto_msgTypes[6].OneofWrappers = []any{}
+	file_ctxbench_agent_v1_agent_service_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxbench_agent_v1_agent_service_proto_rawDesc), len(file_ctxbench_agent_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -122,7 +122,7 @@ class Hello(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ...) -> None: ...
 
 class MachineFacts(_message.Message):
-    __slots__ = ("hostname", "os_release", "kernel_release", "kernel_cmdline", "cpu_model", "logical_cpus", "physical_cores", "smt_active", "caches", "memory_bytes", "governor", "boost", "vulnerabilities", "clocksource", "virtualization", "load_average", "arch", "extra")
+    __slots__ = ("hostname", "os_release", "kernel_release", "kernel_cmdline", "cpu_model", "logical_cpus", "physical_cores", "smt_active", "caches", "memory_bytes", "governor", "boost", "vulnerabilities", "clocksource", "virtualization", "load_average", "arch", "extra", "preflight")
     class CachesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -162,6 +162,7 @@ class MachineFacts(_message.Message):
     LOAD_AVERAGE_FIELD_NUMBER: _ClassVar[int]
     ARCH_FIELD_NUMBER: _ClassVar[int]
     EXTRA_FIELD_NUMBER: _ClassVar[int]
+    PREFLIGHT_FIELD_NUMBER: _ClassVar[int]
     hostname: str
     os_release: str
     kernel_release: str
@@ -180,7 +181,20 @@ class MachineFacts(_message.Message):
     load_average: _containers.RepeatedScalarFieldContainer[float]
     arch: str
     extra: _containers.ScalarMap[str, str]
-    def __init__(self, hostname: _Optional[str] = ..., os_release: _Optional[str] = ..., kernel_release: _Optional[str] = ..., kernel_cmdline: _Optional[str] = ..., cpu_model: _Optional[str] = ..., logical_cpus: _Optional[int] = ..., physical_cores: _Optional[int] = ..., smt_active: _Optional[bool] = ..., caches: _Optional[_Mapping[str, str]] = ..., memory_bytes: _Optional[int] = ..., governor: _Optional[str] = ..., boost: _Optional[str] = ..., vulnerabilities: _Optional[_Mapping[str, str]] = ..., clocksource: _Optional[str] = ..., virtualization: _Optional[str] = ..., load_average: _Optional[_Iterable[float]] = ..., arch: _Optional[str] = ..., extra: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    preflight: _containers.RepeatedCompositeFieldContainer[PreflightCheck]
+    def __init__(self, hostname: _Optional[str] = ..., os_release: _Optional[str] = ..., kernel_release: _Optional[str] = ..., kernel_cmdline: _Optional[str] = ..., cpu_model: _Optional[str] = ..., logical_cpus: _Optional[int] = ..., physical_cores: _Optional[int] = ..., smt_active: _Optional[bool] = ..., caches: _Optional[_Mapping[str, str]] = ..., memory_bytes: _Optional[int] = ..., governor: _Optional[str] = ..., boost: _Optional[str] = ..., vulnerabilities: _Optional[_Mapping[str, str]] = ..., clocksource: _Optional[str] = ..., virtualization: _Optional[str] = ..., load_average: _Optional[_Iterable[float]] = ..., arch: _Optional[str] = ..., extra: _Optional[_Mapping[str, str]] = ..., preflight: _Optional[_Iterable[_Union[PreflightCheck, _Mapping]]] = ...) -> None: ...
+
+class PreflightCheck(_message.Message):
+    __slots__ = ("check", "status", "detail", "fix")
+    CHECK_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    FIX_FIELD_NUMBER: _ClassVar[int]
+    check: str
+    status: str
+    detail: str
+    fix: str
+    def __init__(self, check: _Optional[str] = ..., status: _Optional[str] = ..., detail: _Optional[str] = ..., fix: _Optional[str] = ...) -> None: ...
 
 class ParamSpec(_message.Message):
     __slots__ = ("name", "type", "default_value", "min", "max", "sweep", "choices", "help")
@@ -270,7 +284,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., min_time_s: _Optional[float] = ...) -> None: ...
 
 class ResultReport(_message.Message):
-    __slots__ = ("result_id", "run_id", "item_id", "status", "kernel_id", "params", "unit", "samples", "iterations", "counters", "harness", "exit_code", "error", "stderr_tail", "started_at", "finished_at", "reruns", "noisy", "attempt_cvs")
+    __slots__ = ("result_id", "run_id", "item_id", "status", "kernel_id", "params", "unit", "samples", "iterations", "counters", "harness", "exit_code", "error", "stderr_tail", "started_at", "finished_at", "reruns", "noisy", "attempt_cvs", "sample_launches", "launches", "disturbance")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +318,9 @@ class ResultReport(_message.Message):
     RERUNS_FIELD_NUMBER: _ClassVar[int]
     NOISY_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_CVS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_LAUNCHES_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHES_FIELD_NUMBER: _ClassVar[int]
+    DISTURBANCE_FIELD_NUMBER: _ClassVar[int]
     result_id: str
     run_id: str
     item_id: str
@@ -323,7 +340,34 @@ class ResultReport(_message.Message):
     reruns: int
     noisy: bool
     attempt_cvs: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., item_id: _Optional[str] = ..., status: _Optional[_Union[ResultStatus, str]] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., unit: _Optional[str] = ..., samples: _Optional[_Iterable[float]] = ..., iterations: _Optional[_Iterable[int]] = ..., counters: _Optional[_Mapping[str, float]] = ..., harness: _Optional[_Union[Harness, _Mapping]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reruns: _Optional[int] = ..., noisy: _Optional[bool] = ..., attempt_cvs: _Optional[_Iterable[float]] = ...) -> None: ...
+    sample_launches: _containers.RepeatedScalarFieldContainer[int]
+    launches: _containers.RepeatedCompositeFieldContainer[Launch]
+    disturbance: float
+    def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., item_id: _Optional[str] = ..., status: _Optional[_Union[ResultStatus, str]] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., unit: _Optional[str] = ..., samples: _Optional[_Iterable[float]] = ..., iterations: _Optional[_Iterable[int]] = ..., counters: _Optional[_Mapping[str, float]] = ..., harness: _Optional[_Union[Harness, _Mapping]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reruns: _Optional[int] = ..., noisy: _Optional[bool] = ..., attempt_cvs: _Optional[_Iterable[float]] = ..., sample_launches: _Optional[_Iterable[int]] = ..., launches: _Optional[_Iterable[_Union[Launch, _Mapping]]] = ..., disturbance: _Optional[float] = ...) -> None: ...
+
+class Launch(_message.Message):
+    __slots__ = ("index", "wall_s", "cpu_s", "other_busy_frac", "steal_frac", "throttled_s", "disturbed", "remeasured", "kept", "samples")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    WALL_S_FIELD_NUMBER: _ClassVar[int]
+    CPU_S_FIELD_NUMBER: _ClassVar[int]
+    OTHER_BUSY_FRAC_FIELD_NUMBER: _ClassVar[int]
+    STEAL_FRAC_FIELD_NUMBER: _ClassVar[int]
+    THROTTLED_S_FIELD_NUMBER: _ClassVar[int]
+    DISTURBED_FIELD_NUMBER: _ClassVar[int]
+    REMEASURED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    wall_s: float
+    cpu_s: float
+    other_busy_frac: float
+    steal_frac: float
+    throttled_s: float
+    disturbed: bool
+    remeasured: bool
+    kept: bool
+    samples: int
+    def __init__(self, index: _Optional[int] = ..., wall_s: _Optional[float] = ..., cpu_s: _Optional[float] = ..., other_busy_frac: _Optional[float] = ..., steal_frac: _Optional[float] = ..., throttled_s: _Optional[float] = ..., disturbed: _Optional[bool] = ..., remeasured: _Optional[bool] = ..., kept: _Optional[bool] = ..., samples: _Optional[int] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("sent_at", "current_run_id")
@@ -344,7 +388,7 @@ class Welcome(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., heartbeat_interval_s: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
 
 class RunItem(_message.Message):
-    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns")
+    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns", "launches")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -360,6 +404,7 @@ class RunItem(_message.Message):
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     RERUN_CV_FIELD_NUMBER: _ClassVar[int]
     MAX_RERUNS_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHES_FIELD_NUMBER: _ClassVar[int]
     item_id: str
     kernel_id: str
     params: _containers.ScalarMap[str, str]
@@ -368,7 +413,8 @@ class RunItem(_message.Message):
     timeout_s: float
     rerun_cv: float
     max_reruns: int
-    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ...) -> None: ...
+    launches: int
+    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ..., launches: _Optional[int] = ...) -> None: ...
 
 class StartRun(_message.Message):
     __slots__ = ("run_id", "items")
