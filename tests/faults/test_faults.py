@@ -207,7 +207,14 @@ def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[net
             assert m["online"]
         runs = [post_run(server, m["id"], getppid_items(8), repetitions=5, min_time_s=0.2) for m in machines]
         cut, others = runs[0], runs[1:]
-        wait_until("a first result from the cut host", lambda: results(server, cut["id"]), 60)
+        # An item's result is final only after its last launch (launches are interleaved round-robin and
+        # disturbed ones re-measured at the end), so results land near the run's end: cut early instead,
+        # while the first round of launches is still measuring.
+        wait_until(
+            "the cut host's run to start", lambda: get_run(server, cut["id"])["status"] == "running", 60
+        )
+        time.sleep(1)
+        assert not results(server, cut["id"]), "the cut host's run delivered before the cut: make it longer"
         others_before = [len(results(server, r["id"])) for r in others]
         hosts[0].cut()
         try:
