@@ -87,6 +87,7 @@ KernelRegistrar function_call({
                 },
         },
     .body = FunctionCall,
+    .cpu_bound = true,
 });
 
 KernelRegistrar indirect_call({
@@ -105,6 +106,7 @@ KernelRegistrar indirect_call({
             .seed_reference = std::nullopt,
         },
     .body = IndirectCall,
+    .cpu_bound = true,
 });
 
 }  // namespace

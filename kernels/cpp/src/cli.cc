@@ -221,6 +221,8 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
   std::vector<double> samples;
   std::vector<int64_t> iterations;
   std::map<std::string, std::pair<double, double>> counter_sums;  // name -> (sum value*iters, sum iters)
+  std::vector<double> cpu_ns;                                     // cpu_bound kernels: per repetition
+  double cpu_total = 0, wall_total = 0;
   for (const auto& run : reps) {
     double iters = static_cast<double>(run.iterations);
     double ns_per_op = run.real_accumulated_time * 1e9 / iters / ops;
@@ -236,6 +238,13 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
     if (mb_per_s) {
       counter_sums["ns_per_op"].first += ns_per_op * iters;
       counter_sums["ns_per_op"].second += iters;
+    }
+    if (kernel.cpu_bound) {
+      // Google Benchmark's cpu time is the measuring thread's (CLOCK_THREAD_CPUTIME_ID) over the same
+      // timed iterations as the wall time.
+      cpu_ns.push_back(run.cpu_accumulated_time * 1e9 / iters / ops);
+      cpu_total += run.cpu_accumulated_time;
+      wall_total += run.real_accumulated_time;
     }
   }
 
@@ -261,6 +270,13 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
     double v = sums.second > 0 ? sums.first / sums.second : 0.0;
     if (!std::isfinite(v)) Fail(kExitFailed, kernel.spec.id + ": counter " + name + " is not finite");
     w.Key(name).Double(v);
+  }
+  if (kernel.cpu_bound && !cpu_ns.empty() && wall_total > 0) {
+    std::sort(cpu_ns.begin(), cpu_ns.end());
+    size_t n = cpu_ns.size();
+    double median = n % 2 ? cpu_ns[n / 2] : 0.5 * (cpu_ns[n / 2 - 1] + cpu_ns[n / 2]);
+    w.Key("cpu_ns_per_op").Double(median);
+    w.Key("cpu_wall_ratio").Double(cpu_total / wall_total);
   }
   w.EndObject();
   w.Key("harness").BeginObject();

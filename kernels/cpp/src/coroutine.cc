@@ -285,6 +285,7 @@ KernelRegistrar switch_kernel({
     .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 2.0; },
     .unsupported = Unsupported,
+    .cpu_bound = true,
 });
 
 KernelRegistrar create_kernel({
@@ -318,6 +319,7 @@ KernelRegistrar create_kernel({
     .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 1.0; },
     .unsupported = Unsupported,
+    .cpu_bound = true,
 });
 
 }  // namespace

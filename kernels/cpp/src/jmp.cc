@@ -58,6 +58,7 @@ KernelRegistrar setjmp_longjmp({
                 },
         },
     .body = SetjmpLongjmp,
+    .cpu_bound = true,
 });
 
 }  // namespace

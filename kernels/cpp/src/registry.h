@@ -83,6 +83,11 @@ struct Kernel {
   // Bytes one op moves; required when spec.unit is "MB/s" (samples are then 10^6 bytes per second and
   // the CLI adds the counter ns_per_op from the same time).
   std::function<double(const Params&)> bytes_per_op;
+  // One thread that never blocks or waits (call, syscall, jmp, ucontext, coroutine): its CPU time should
+  // equal its wall time on a quiet host. The CLI then adds the counters cpu_ns_per_op (the measuring
+  // thread's user+sys CPU time per op, median over the repetitions) and cpu_wall_ratio (CPU time over wall
+  // time of all timed repetitions); the agent re-measures a launch whose ratio says it waited for a CPU.
+  bool cpu_bound = false;
 };
 
 std::vector<Kernel>& Registry();

@@ -72,6 +72,7 @@ KernelRegistrar getppid_syscall({
                 },
         },
     .body = GetppidSyscall,
+    .cpu_bound = true,
 });
 
 clockid_t ClockId(const Params& params) {
@@ -124,6 +125,7 @@ KernelRegistrar clock_gettime_vdso({
             .seed_reference = std::nullopt,
         },
     .body = ClockGettime<false>,
+    .cpu_bound = true,
 });
 
 KernelRegistrar clock_gettime_raw({
@@ -141,6 +143,7 @@ KernelRegistrar clock_gettime_raw({
             .seed_reference = std::nullopt,
         },
     .body = ClockGettime<true>,
+    .cpu_bound = true,
 });
 
 constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz, 64 GB, Linux (version not given), about 2014";
@@ -179,6 +182,7 @@ KernelRegistrar open_close({
                 },
         },
     .body = OpenClose,
+    .cpu_bound = true,
 });
 
 void Gettimeofday(benchmark::State& state, const Params&) {
@@ -221,6 +225,7 @@ KernelRegistrar gettimeofday_kernel({
                 },
         },
     .body = Gettimeofday,
+    .cpu_bound = true,
 });
 
 void SocketClose(benchmark::State& state, const Params& params) {
@@ -268,6 +273,7 @@ KernelRegistrar socket_close({
     .manual_time = false,
     .ops_per_iteration = nullptr,
     .unsupported = SocketUnsupported,
+    .cpu_bound = true,
 });
 
 }  // namespace

@@ -74,6 +74,7 @@ KernelRegistrar swapcontext_kernel({
     .body = SwapContext,
     .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 2.0; },
+    .cpu_bound = true,
 });
 
 }  // namespace

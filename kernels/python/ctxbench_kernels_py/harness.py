@@ -22,6 +22,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,8 @@ def _result(
     if len(tallies) != len(runs) or ops <= 0:
         raise SelfCheckError(f"{len(tallies)} worker tallies for {len(runs)} pyperf runs")
     counters = {f"{name}_per_op": n / ops for name, n in sorted(events.items())}
+    if kernel.cpu_bound:
+        counters.update(_cpu_counters(tallies))
 
     processes, values = plan(repetitions)
     return {
@@ -160,6 +163,23 @@ def _result(
     }
 
 
+def _cpu_counters(tallies: list[Path]) -> dict[str, float]:
+    """cpu_ns_per_op (median over the timed values) and cpu_wall_ratio (over all of them)."""
+    per_op: list[float] = []
+    cpu = wall = 0.0
+    for path in tallies:
+        for value_cpu, value_wall, value_ops in json.loads(path.read_text()).get("cpu", [])[WARMUPS:]:
+            per_op.append(value_cpu * 1e9 / value_ops)
+            cpu += value_cpu
+            wall += value_wall
+    if not per_op or wall <= 0:
+        return {}
+    per_op.sort()
+    n = len(per_op)
+    median = per_op[n // 2] if n % 2 else (per_op[n // 2 - 1] + per_op[n // 2]) / 2
+    return {"cpu_ns_per_op": median, "cpu_wall_ratio": cpu / wall}
+
+
 def worker_main(argv: list[str]) -> int:
     """A pyperf worker (or calibration) process: time the kernel, leave its tally in TALLY_DIR."""
     from ctxbench_kernels_py.kernels import BY_ID
@@ -171,10 +191,18 @@ def worker_main(argv: list[str]) -> int:
     runner = pyperf.Runner(show_name=False)
     args = runner.parse_args(pyperf_options)
     tally = Tally()
+    # cpu_bound kernels: (thread CPU s, wall s, ops) of every call, warmups first (time_func is called
+    # for the worker's warmup values, then its timed values).
+    cpu: list[tuple[float, float, int]] = []
 
     def time_func(loops: int) -> float:
         before = resource.getrusage(resource.RUSAGE_SELF)
+        cpu0, wall0 = time.thread_time(), time.perf_counter()
         seconds = kernel.bench(params, loops, tally)
+        if kernel.cpu_bound:
+            cpu.append(
+                (time.thread_time() - cpu0, time.perf_counter() - wall0, loops * kernel.ops_per_loop(params))
+            )
         after = resource.getrusage(resource.RUSAGE_SELF)
         tally.add("voluntary_ctxsw", after.ru_nvcsw - before.ru_nvcsw)
         tally.add("involuntary_ctxsw", after.ru_nivcsw - before.ru_nivcsw)
@@ -190,6 +218,6 @@ def worker_main(argv: list[str]) -> int:
     )
     if not calibrating:
         Path(tally_dir, f"tally-{os.getpid()}.json").write_text(
-            json.dumps({"ops": tally.ops, "events": tally.events})
+            json.dumps({"ops": tally.ops, "events": tally.events, "cpu": cpu})
         )
     return 0

@@ -156,6 +156,9 @@ class Kernel:
     seed_reference: SeedReference | None = None
     # Called before anything runs; raises Unsupported when the host lacks what the kernel needs.
     check_host: Callable[[], None] = lambda: None
+    # One thread that never blocks: its CPU time should equal its wall time on a quiet host. The harness
+    # then adds the counters cpu_ns_per_op and cpu_wall_ratio (kernels/README.md).
+    cpu_bound: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -48,6 +48,7 @@ def bench_loop(params: dict[str, Any], loops: int, tally: Tally) -> float:
 KERNELS = (
     Kernel(
         id="py.loop",
+        cpu_bound=True,
         title="Python bare loop iteration",
         family="py",
         description=(

@@ -99,6 +99,7 @@ def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
 KERNELS = (
     Kernel(
         id="py.greenlet",
+        cpu_bound=True,
         title="greenlet switch",
         family="py",
         description=(
@@ -123,6 +124,7 @@ KERNELS = (
     ),
     Kernel(
         id="py.asyncio",
+        cpu_bound=True,
         title="asyncio task switch via sleep(0)",
         family="py",
         description=(

@@ -63,6 +63,7 @@ def bench_yield_from(params: dict[str, Any], loops: int, tally: Tally) -> float:
 KERNELS = (
     Kernel(
         id="py.generator",
+        cpu_bound=True,
         title="Python generator resume",
         family="py",
         description=(
@@ -84,6 +85,7 @@ KERNELS = (
     ),
     Kernel(
         id="py.yield_from",
+        cpu_bound=True,
         title="Python `yield from` chain resume",
         family="py",
         description=(

@@ -1,0 +1,81 @@
+"""CPU time per op: single-threaded CPU-bound kernels report cpu_ns_per_op and cpu_wall_ratio.
+
+Wall time stays the measure that is compared; CPU time tells a busy host from a slow one. The check that
+matters is the one the OS can count: a CPU hog on the kernel's own CPU halves its share, so the wall time
+per op grows while the CPU time per op does not, and cpu_wall_ratio shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import CPP_EXE, REPO, run_exe
+
+PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", REPO / "build" / "kernels" / "ctxbench-kernels-py"))
+CPU_BOUND_CPP = [
+    "call.function",
+    "call.indirect",
+    "syscall.getppid",
+    "syscall.clock_gettime",
+    "syscall.open_close",
+    "jmp.setjmp_longjmp",
+    "ucontext.swapcontext",
+    "coroutine.switch",
+    "coroutine.create",
+]
+CPU_BOUND_PY = ["py.loop", "py.generator", "py.yield_from", "py.asyncio"]
+# Threads, processes, sleeps or I/O: their measuring thread's CPU time is not the op's cost.
+NOT_CPU_BOUND_CPP = ["ctxswitch.pipe", "sleep.usleep0", "thread.create_join", "storage.write"]
+
+
+def check_cpu_counters(result: dict) -> None:
+    c = result["counters"]
+    assert c["cpu_ns_per_op"] > 0, c
+    # CPU time can't exceed wall time (a little slack: the two clocks tick differently).
+    assert 0 < c["cpu_wall_ratio"] <= 1.05, c
+    assert c["cpu_ns_per_op"] <= max(result["samples"]) * 1.05, (c, result["samples"])
+
+
+@pytest.mark.parametrize("kernel", CPU_BOUND_CPP)
+def test_cpp_cpu_bound_kernels_report_cpu_time(kernel):
+    res = run_exe("--run", kernel, "--min-time", "0.02", "--repetitions", "3")
+    assert res.code == 0, res.stderr
+    check_cpu_counters(res.json())
+
+
+@pytest.mark.parametrize("kernel", CPU_BOUND_PY)
+def test_py_cpu_bound_kernels_report_cpu_time(kernel):
+    res = run_exe("--run", kernel, "--min-time", "0.02", "--repetitions", "2", exe=PY_EXE)
+    assert res.code == 0, res.stderr
+    check_cpu_counters(res.json())
+
+
+@pytest.mark.parametrize("kernel", NOT_CPU_BOUND_CPP)
+def test_other_kernels_do_not_claim_cpu_time(kernel, tmp_path):
+    args = ["--param", f"dir={tmp_path}"] if kernel.startswith("storage.") else []
+    res = run_exe("--run", kernel, "--min-time", "0.01", "--repetitions", "2", *args)
+    assert res.code == 0, res.stderr
+    assert not {"cpu_ns_per_op", "cpu_wall_ratio"} & res.json()["counters"].keys()
+
+
+def test_a_hog_on_the_same_cpu_shows_in_the_ratio_not_in_cpu_time():
+    cpu = str(min(os.sched_getaffinity(0)))
+    pin = ("taskset", "-c", cpu)
+    quiet = run_exe("--run", "call.function", "--min-time", "0.1", "--repetitions", "3", prefix=pin).json()
+    hog = subprocess.Popen([*pin, sys.executable, "-c", "while True: pass"])
+    try:
+        busy = run_exe("--run", "call.function", "--min-time", "0.1", "--repetitions", "3", prefix=pin).json()
+    finally:
+        hog.kill()
+        hog.wait()
+    qc, bc = quiet["counters"], busy["counters"]
+    # The scheduler splits the CPU between the two: the kernel ran about half the wall time.
+    assert bc["cpu_wall_ratio"] < 0.8, (qc, bc)
+    assert bc["cpu_wall_ratio"] < qc["cpu_wall_ratio"] - 0.15, (qc, bc)
+    # Per op, the CPU time is the same work; the wall time is not.
+    assert bc["cpu_ns_per_op"] < 1.5 * qc["cpu_ns_per_op"], (qc, bc)
+    assert min(busy["samples"]) > 1.3 * bc["cpu_ns_per_op"], (busy["samples"], bc)
