@@ -15,6 +15,7 @@ from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
 from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.kernels.router import router as kernels_router
+from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.router import router as runs_router
@@ -63,5 +64,6 @@ def create_app(
     app.include_router(api)
     install_login_link(app, lambda: frontend.index_response(settings.frontend_dir))
     frontend.install(app, settings.frontend_dir)
-    app.add_middleware(BrowserSafety, settings=settings)
+    app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(BrowserSafety, settings=settings)  # outermost: Host first, headers on every answer
     return app

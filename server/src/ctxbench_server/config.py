@@ -66,6 +66,12 @@ class Settings(BaseSettings):
     public_grpc_address: str = ""
     # New hosts wait as "pending" (connected, no runs) until an admin approves them.
     approve_new_hosts: bool = False
+    # Budgets (docs/operations.md "Budgets"): a request over one is refused before any heavy work.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024**3)
+    # Estimated kernel time of one run: items x repetitions x min time (the kernel's default 0.2 s when
+    # unset), over the whole run; a batch holds at most max_batch_items items over all its machines.
+    max_run_kernel_s: float = Field(default=24 * 3600, gt=0, le=30 * 86400)
+    max_batch_items: int = Field(default=20_000, ge=1, le=1_000_000)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

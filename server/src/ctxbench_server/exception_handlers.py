@@ -32,9 +32,20 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+def _short_input(err: Any) -> Any:
+    """An error echoes its input only when it is a short scalar: never a whole (maybe huge or deep) body."""
+    if not isinstance(err, dict) or "input" not in err:
+        return err
+    value = err["input"]
+    if isinstance(value, dict | list | tuple) or len(repr(value)) > 200:
+        return {k: v for k, v in err.items() if k != "input"}
+    return err
+
+
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return JSONResponse({"detail": _json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+    errors = [_short_input(e) for e in exc.errors()]
+    return JSONResponse({"detail": _json_safe(jsonable_encoder(errors))}, status_code=422)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

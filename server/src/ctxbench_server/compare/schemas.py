@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class CompareCell(BaseModel):
@@ -69,16 +70,44 @@ class CompareOut(BaseModel):
     warnings: list[dict[str, Any]]
 
 
+MAX_VIEW_KERNELS = 500
+MAX_VIEW_RUNS = 200
+MAX_VIEW_DEPTH = 8
+MAX_VIEW_STATE_BYTES = 16 * 1024
+
+
+def _depth(value: Any, level: int = 1) -> int:
+    """Nesting depth of a JSON value; stops counting past MAX_VIEW_DEPTH (no deep recursion)."""
+    if level > MAX_VIEW_DEPTH or not isinstance(value, dict | list):
+        return level
+    children = value.values() if isinstance(value, dict) else value
+    return max((_depth(c, level + 1) for c in children), default=level)
+
+
 class ShareView(BaseModel):
     """What a share freezes: the compare query, and any UI state the explorer keeps beside it."""
 
     model_config = ConfigDict(extra="allow")
 
-    machines: list[str] = Field(default_factory=list, max_length=20)
-    kernels: list[str] | str = Field(default_factory=list)
-    baseline: str | None = None
-    runs: list[str] | None = None
-    batch: str | None = None
+    machines: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list, max_length=20)
+    kernels: list[Annotated[str, Field(max_length=200)]] | Annotated[str, Field(max_length=20_000)] = Field(
+        default_factory=list, max_length=MAX_VIEW_KERNELS
+    )
+    baseline: str | None = Field(default=None, max_length=64)
+    runs: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=MAX_VIEW_RUNS)
+    batch: str | None = Field(default=None, max_length=64)
+
+    @model_validator(mode="after")
+    def _small_ui_state(self) -> ShareView:
+        """The explorer's own keys (extra) stay small and shallow: a view is a few bookmarks, not a store."""
+        extra = self.model_extra or {}
+        if len(extra) > 32:
+            raise ValueError("a view holds at most 32 keys of UI state")
+        if any(_depth(v) > MAX_VIEW_DEPTH for v in extra.values()):
+            raise ValueError(f"UI state nests at most {MAX_VIEW_DEPTH} levels deep")
+        if len(json.dumps(extra, default=str)) > MAX_VIEW_STATE_BYTES:
+            raise ValueError(f"UI state over {MAX_VIEW_STATE_BYTES} bytes of JSON")
+        return self
 
 
 class ShareCreate(BaseModel):

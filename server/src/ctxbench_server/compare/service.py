@@ -70,12 +70,7 @@ def split_list(value: str | Sequence[str] | None) -> list[str]:
     if value is None:
         return []
     parts = value.split(",") if isinstance(value, str) else [p for v in value for p in str(v).split(",")]
-    out: list[str] = []
-    for p in parts:
-        p = p.strip()
-        if p and p not in out:
-            out.append(p)
-    return out
+    return list(dict.fromkeys(p.strip() for p in parts if p.strip()))  # ordered, O(n)
 
 
 def _iso(t: datetime | None) -> str | None:

@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 MAX_ITEMS = 1000
 MAX_BATCH = 100
+# Budgets of one item (docs/operations.md "Budgets"): checked by the schema, before any expansion.
+MAX_PARAMS = 32  # params given, and sweep axes, per item
+MAX_SWEEP_VALUES = 256  # values of one sweep axis
+MAX_PARAM_STRING = 1024  # characters of a string parameter value (a storage `dir`)
+ParamName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 Profile = Literal["quick", "default", "thorough"]
 
@@ -33,12 +38,35 @@ class RunItemIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kernel: str = Field(min_length=1, max_length=200)
-    params: dict[str, Any] = Field(default_factory=dict, description="typed values; omitted ones default")
-    sweep: dict[str, list[Any] | Literal["default"]] | None = Field(
-        default=None,
-        description='param -> values, or "default" for the kernel\'s default sweep (thinned by the quick '
-        "profile); items expand to the cartesian product",
+    params: dict[ParamName, Any] = Field(
+        default_factory=dict, max_length=MAX_PARAMS, description="typed values; omitted ones default"
     )
+    sweep: (
+        dict[ParamName, Annotated[list[Any], Field(max_length=MAX_SWEEP_VALUES)] | Literal["default"]] | None
+    ) = Field(
+        default=None,
+        max_length=MAX_PARAMS,
+        description='param -> values (at most 256), or "default" for the kernel\'s default sweep (thinned '
+        "by the quick profile); items expand to the cartesian product",
+    )
+
+    @field_validator("params")
+    @classmethod
+    def _short_param_strings(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name, value in v.items():
+            if isinstance(value, str) and len(value) > MAX_PARAM_STRING:
+                raise ValueError(f"parameter {name!r}: a value over {MAX_PARAM_STRING} characters")
+        return v
+
+    @field_validator("sweep")
+    @classmethod
+    def _short_sweep_strings(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name, values in (v or {}).items():
+            if isinstance(values, list) and any(
+                isinstance(x, str) and len(x) > MAX_PARAM_STRING for x in values
+            ):
+                raise ValueError(f"sweep {name!r}: a value over {MAX_PARAM_STRING} characters")
+        return v
 
 
 class RunCreate(BaseModel):

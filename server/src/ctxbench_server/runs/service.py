@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -45,11 +46,47 @@ def thin(points: list[Any]) -> list[Any]:
     return kept
 
 
+# A 422 lists at most this many field errors (a body can hold ~100k bad values; the user fixes the first).
+MAX_ERRORS = 100
+
+
+class _Errors(list[dict[str, Any]]):
+    """Field errors, at most MAX_ERRORS, duplicates dropped in O(1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+        self.dropped = 0
+
+    def append(self, err: dict[str, Any]) -> None:
+        key = repr((err["loc"], err["msg"]))
+        if key in self.seen:
+            return
+        if len(self) >= MAX_ERRORS:
+            self.dropped += 1
+            return
+        self.seen.add(key)
+        super().append(err)
+
+    def raise_if_any(self) -> None:
+        if not self:
+            return
+        errors = list(self)
+        if self.dropped:
+            errors.append(field_error(["body"], f"{self.dropped} more errors not listed", "too_many_errors"))
+        raise ValidationFailed(errors)
+
+
 def expand(
-    body: RunCreate, machine_id: str, machine_catalog: dict[str, dict[str, Any]]
+    body: RunCreate,
+    machine_id: str,
+    machine_catalog: dict[str, dict[str, Any]],
+    errors: _Errors | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(kernel id, typed params with defaults) per item, sweeps expanded. Raises ValidationFailed."""
-    errors: list[dict[str, Any]] = []
+    """(kernel id, typed params with defaults) per item, sweeps expanded. Raises ValidationFailed, or
+    adds to `errors` when given (the caller raises)."""
+    own = errors is None
+    errors = _Errors() if errors is None else errors
     thin_sweeps = PROFILES[body.profile].thin_sweeps
     out: list[tuple[str, dict[str, Any]]] = []
     for i, item in enumerate(body.items):
@@ -105,6 +142,8 @@ def expand(
                     errors.append(field_error([*loc, j], e.msg, e.type))
             axes.append((name, checked))
         if errors:
+            if len(errors) >= MAX_ERRORS:
+                break
             continue
         points = 1
         for _, vs in axes:
@@ -123,9 +162,47 @@ def expand(
             params = dict(fixed)
             params.update({name: v for (name, _), v in zip(axes, combo, strict=True)})
             out.append((item.kernel, params))
-    if errors:
-        raise ValidationFailed(errors)
+    if own:
+        errors.raise_if_any()
     return out
+
+
+# The kernels' own default min time (--min-time unset), for estimates.
+KERNEL_DEFAULT_MIN_TIME_S = 0.2
+
+
+def check_budgets(
+    expanded: dict[str, list[tuple[str, dict[str, Any]]]],
+    repetitions: int,
+    min_time_s: float | None,
+    settings: Settings,
+) -> None:
+    """Items per batch and estimated kernel time per run, before anything is stored."""
+    total = sum(len(items) for items in expanded.values())
+    if total > settings.max_batch_items:
+        raise ValidationFailed(
+            [
+                field_error(
+                    ["body", "items"],
+                    f"{total} items over all machines, more than CTXBENCH_MAX_BATCH_ITEMS "
+                    f"({settings.max_batch_items})",
+                    "too_many_items",
+                )
+            ]
+        )
+    per_item = repetitions * (min_time_s or KERNEL_DEFAULT_MIN_TIME_S)
+    longest = max((len(items) for items in expanded.values()), default=0) * per_item
+    if longest > settings.max_run_kernel_s:
+        raise ValidationFailed(
+            [
+                field_error(
+                    ["body"],
+                    f"a run would measure for about {longest:.0f} s (items x repetitions x min time), "
+                    f"more than CTXBENCH_MAX_RUN_KERNEL_S ({settings.max_run_kernel_s:.0f} s)",
+                    "run_too_long",
+                )
+            ]
+        )
 
 
 def _unknown_param(loc: list[str | int], kernel: str, by_name: dict[str, Any]) -> dict[str, Any]:
@@ -170,18 +247,19 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
         )
 
     expanded: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    item_errors: list[dict[str, Any]] = []
+    item_errors = _Errors()
     for mid in machine_ids:
-        try:
-            expanded[mid] = expand(body, mid, await catalog(session, mid))
-        except ValidationFailed as failed:
-            item_errors.extend(err for err in failed.errors if err not in item_errors)
-    if item_errors:
-        raise ValidationFailed(item_errors)
+        # Off the event loop: a body within its budgets can still hold ~100k values to check.
+        machine_catalog = await catalog(session, mid)
+        expanded[mid] = await asyncio.to_thread(expand, body, mid, machine_catalog, item_errors)
+        if len(item_errors) >= MAX_ERRORS:
+            break
+    item_errors.raise_if_any()
 
     profile = PROFILES[body.profile]
     repetitions = body.repetitions if body.repetitions is not None else profile.repetitions
     min_time_s = body.min_time_s if body.min_time_s is not None else profile.min_time_s
+    check_budgets(expanded, repetitions, min_time_s, settings)
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
     single = body.machine_ids is None
     batch_id = new_id()

@@ -1,0 +1,132 @@
+"""Budgets at every REST door (issue "The server holds"): each request the attack review sent, refused
+with a 4xx naming the limit, before any heavy work, and the server answering normally right after.
+Real server, real sockets."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from ctxbench_server.main import CtxbenchServer
+
+from .runs_helpers import PIPE, MakeAgent, agents, post
+
+GETPPID = "syscall.getppid"
+
+
+async def still_serving(http: httpx.AsyncClient) -> None:
+    t0 = time.monotonic()
+    r = await http.get("/api/v1/machines")
+    assert r.status_code == 200
+    assert time.monotonic() - t0 < 5, "the server stalled after a refused request"
+
+
+async def test_body_over_the_limit_is_413_before_parsing(
+    make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer
+) -> None:
+    (a,) = await agents(make_agent, 1)
+    big = {"view": {"machines": [a.agent_id], "notes": "x" * (server.settings.max_body_bytes + 10)}}
+    r = await http.post("/api/v1/shares", json=big)
+    assert r.status_code == 413, r.text
+    assert "CTXBENCH_MAX_BODY_BYTES" in r.json()["detail"]
+    # The same without a Content-Length (chunked): counted while it streams.
+
+    async def chunks() -> AsyncIterator[bytes]:
+        blob = json.dumps(big).encode()
+        for i in range(0, len(blob), 64 * 1024):
+            yield blob[i : i + 64 * 1024]
+
+    r = await http.post("/api/v1/runs", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413, r.text
+    assert (await http.get("/api/v1/runs")).json() == []
+    await still_serving(http)
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 8 * 1024 * 1024}])
+async def test_thousands_of_bad_sweep_values_answer_at_once(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    (a,) = await agents(make_agent, 1)
+    # One axis over its budget: the schema refuses it without checking a value.
+    r = await post(
+        http,
+        {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "sweep": {"threads": [-1] * 32_000}}]},
+        422,
+    )
+    assert r["detail"][0]["loc"][:6] == ["body", "items", 0, "sweep", "threads", "list[any]"]
+    assert "256" in r["detail"][0]["msg"]
+    # Within the budgets, every value bad (1000 items x 256): at most 100 errors listed, quickly.
+    items = [{"kernel": GETPPID, "sweep": {"threads": [-1] * 256}} for _ in range(1000)]
+    t0 = time.monotonic()
+    r = await post(http, {"machine_id": a.agent_id, "items": items}, 422)
+    assert time.monotonic() - t0 < 10
+    assert len(r["detail"]) == 101
+    assert r["detail"][-1]["type"] == "too_many_errors"
+    assert r["detail"][0]["loc"] == ["body", "items", 0, "sweep", "threads", 0]
+    await still_serving(http)
+
+
+async def test_long_strings_and_many_params_are_422_naming_the_field(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    (a,) = await agents(make_agent, 1)
+    r = await post(
+        http,
+        {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "params": {"dir": "/tmp/" + "d" * 2000}}]},
+        422,
+    )
+    assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"] and "1024" in r["detail"][0]["msg"]
+    many = {f"p{i}": 1 for i in range(40)}
+    r = await post(http, {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "params": many}]}, 422)
+    assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"]
+    r = await post(http, {"machine_id": a.agent_id, "items": [{"kernel": "k" * 300}]}, 422)
+    assert r["detail"][0]["loc"] == ["body", "items", 0, "kernel"]
+    assert "input" not in r["detail"][0] or len(str(r["detail"][0]["input"])) <= 300
+
+
+async def test_a_run_that_would_measure_for_days_is_refused(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    (a,) = await agents(make_agent, 1)
+    body = {"machine_id": a.agent_id, "items": [PIPE] * 1000, "repetitions": 1000, "min_time_s": 60}
+    r = await post(http, body, 422)
+    assert r["detail"][0]["type"] == "run_too_long"
+    assert "CTXBENCH_MAX_RUN_KERNEL_S" in r["detail"][0]["msg"]
+    assert (await http.get("/api/v1/runs")).json() == []
+    await post(http, {"machine_id": a.agent_id, "items": [PIPE] * 10, "repetitions": 5, "min_time_s": 0.1})
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_batch_items": 50}])
+async def test_items_per_batch_over_all_machines(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    a, b = await agents(make_agent, 2)
+    r = await post(http, {"machine_ids": [a.agent_id, b.agent_id], "items": [PIPE] * 30}, 422)
+    assert r["detail"][0]["type"] == "too_many_items" and "CTXBENCH_MAX_BATCH_ITEMS" in r["detail"][0]["msg"]
+    await post(http, {"machine_ids": [a.agent_id, b.agent_id], "items": [PIPE] * 25})
+
+
+async def test_share_views_stay_small(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
+    (a,) = await agents(make_agent, 1)
+
+    def share(view: dict[str, Any]) -> Any:
+        return http.post("/api/v1/shares", json={"view": {"machines": [a.agent_id], **view}})
+
+    t0 = time.monotonic()
+    r = await share({"kernels": [f"k{i}" for i in range(20_000)]})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][:3] == ["body", "view", "kernels"]
+    assert time.monotonic() - t0 < 5
+    deep: Any = "leaf"
+    for _ in range(500):
+        deep = {"d": deep}
+    r = await share({"ui": deep})
+    assert r.status_code == 422, r.text
+    assert "levels deep" in r.json()["detail"][0]["msg"]
+    r = await share({"ui": ["x" * 1000] * 40})
+    assert r.status_code == 422 and "bytes" in r.json()["detail"][0]["msg"]
+    ok = await share({"kernels": "syscall.*", "ui": {"sort": "ratio", "open": [1, 2]}})
+    assert ok.status_code == 201, ok.text
+    await still_serving(http)
