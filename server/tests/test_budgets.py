@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from ctxbench_server.main import CtxbenchServer
+from ctxbench_server.runs import service as runs_service
 
 from .runs_helpers import PIPE, MakeAgent, agents, post
 
@@ -130,3 +131,24 @@ async def test_share_views_stay_small(make_agent: MakeAgent, http: httpx.AsyncCl
     ok = await share({"kernels": "syscall.*", "ui": {"sort": "ratio", "open": [1, 2]}})
     assert ok.status_code == 201, ok.text
     await still_serving(http)
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 8 * 1024 * 1024}])
+async def test_a_run_too_big_for_one_agent_message_is_refused(
+    make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 1000 items with 1 KB dirs in 4 string params took 4.3 MB on the wire: the agent failed, reconnected
+    # and got it again forever. The fake catalog has one string param, so the budget is scaled down here
+    # (512 KiB instead of 3 MiB); the check is the same.
+    monkeypatch.setattr(runs_service, "MAX_START_RUN_BYTES", 512 * 1024)
+    (a,) = await agents(make_agent, 1)
+    items = [{"kernel": GETPPID, "params": {"dir": f"/tmp/{i:04d}" + "d" * 1000}} for i in range(1000)]
+    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": items})
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "run_too_large"
+    assert "split it" in r.json()["detail"][0]["msg"]
+    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": items[:400]})
+    assert r.status_code == 201
+    start = (await a.expect("start_run")).start_run
+    assert start.run_id == r.json()["id"] and len(start.items) == 400
+    # The estimate is conservative: what was let through fits the budget on the real wire too.
+    assert start.ByteSize() < 512 * 1024

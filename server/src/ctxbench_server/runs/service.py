@@ -12,7 +12,7 @@ from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
-from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
+from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name, to_wire
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
@@ -167,6 +167,33 @@ def expand(
     return out
 
 
+# What one StartRun may take on the wire: agents receive at most 4 MiB per gRPC message (grpc's default),
+# and a run's items travel in one StartRun. Estimated from the wire strings, with room to spare.
+MAX_START_RUN_BYTES = 3 * 1024 * 1024
+ITEM_WIRE_OVERHEAD = 96  # item id (32 hex), numbers, field tags
+
+
+def check_start_run_size(
+    expanded: dict[str, list[tuple[str, dict[str, Any]]]], catalogs: dict[str, dict[str, dict[str, Any]]]
+) -> None:
+    for mid, items in expanded.items():
+        size = 0
+        for kernel, params in items:
+            wire = to_wire(catalogs[mid].get(kernel, {}), params)
+            size += ITEM_WIRE_OVERHEAD + len(kernel) + sum(len(k) + len(v) + 6 for k, v in wire.items())
+        if size > MAX_START_RUN_BYTES:
+            raise ValidationFailed(
+                [
+                    field_error(
+                        ["body", "items"],
+                        f"the run's items take about {size} bytes on the wire, more than one agent message "
+                        f"({MAX_START_RUN_BYTES} bytes): split it into several runs",
+                        "run_too_large",
+                    )
+                ]
+            )
+
+
 # The kernels' own default min time (--min-time unset), for estimates.
 KERNEL_DEFAULT_MIN_TIME_S = 0.2
 
@@ -247,11 +274,12 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
         )
 
     expanded: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    catalogs: dict[str, dict[str, dict[str, Any]]] = {}
     item_errors = _Errors()
     for mid in machine_ids:
         # Off the event loop: a body within its budgets can still hold ~100k values to check.
-        machine_catalog = await catalog(session, mid)
-        expanded[mid] = await asyncio.to_thread(expand, body, mid, machine_catalog, item_errors)
+        catalogs[mid] = await catalog(session, mid)
+        expanded[mid] = await asyncio.to_thread(expand, body, mid, catalogs[mid], item_errors)
         if len(item_errors) >= MAX_ERRORS:
             break
     item_errors.raise_if_any()
@@ -260,6 +288,7 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
     repetitions = body.repetitions if body.repetitions is not None else profile.repetitions
     min_time_s = body.min_time_s if body.min_time_s is not None else profile.min_time_s
     check_budgets(expanded, repetitions, min_time_s, settings)
+    check_start_run_size(expanded, catalogs)
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
     single = body.machine_ids is None
     batch_id = new_id()
