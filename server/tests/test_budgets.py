@@ -4,11 +4,13 @@ Real server, real sockets."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 
@@ -152,3 +154,43 @@ async def test_a_run_too_big_for_one_agent_message_is_refused(
     assert start.run_id == r.json()["id"] and len(start.items) == 400
     # The estimate is conservative: what was let through fits the budget on the real wire too.
     assert start.ByteSize() < 512 * 1024
+
+
+# --- agent streams ----------------------------------------------------------------------------------
+
+
+async def _status_of(agent: Any) -> grpc.StatusCode:
+    try:
+        msg = await agent.next(wait_s=10)
+    except grpc.aio.AioRpcError as e:
+        return e.code()
+    raise AssertionError(f"the stream stayed open: {msg}")
+
+
+@pytest.mark.parametrize("settings_overrides", [{"hello_timeout_s": 1.0}])
+async def test_a_stream_that_never_says_hello_is_closed(
+    make_agent: MakeAgent, server: CtxbenchServer
+) -> None:
+    silent = make_agent()
+    await silent.open()  # enrolled, stream open, no Hello
+    t0 = time.monotonic()
+    assert await _status_of(silent) == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - t0 < 5
+    assert server.agent_service.open_streams == 0
+    await make_agent().connect()  # others are welcome as before
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_agent_streams": 2}])
+async def test_agent_streams_over_the_budget_are_refused(
+    make_agent: MakeAgent, server: CtxbenchServer
+) -> None:
+    a, _b = await agents(make_agent, 2)
+    extra = make_agent()
+    await extra.open()
+    assert await _status_of(extra) == grpc.StatusCode.RESOURCE_EXHAUSTED
+    await a.close()
+    for _ in range(50):  # the closed stream's slot frees as its handler ends
+        if server.agent_service.open_streams < 2:
+            break
+        await asyncio.sleep(0.1)
+    await make_agent().connect()

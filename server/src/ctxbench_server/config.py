@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     # unset), over the whole run; a batch holds at most max_batch_items items over all its machines.
     max_run_kernel_s: float = Field(default=24 * 3600, gt=0, le=30 * 86400)
     max_batch_items: int = Field(default=20_000, ge=1, le=1_000_000)
+    # Agent streams: open Connect streams in all (more get RESOURCE_EXHAUSTED), and how long a new
+    # stream may take to send its Hello (then DEADLINE_EXCEEDED).
+    max_agent_streams: int = Field(default=2000, ge=1, le=100_000)
+    hello_timeout_s: float = Field(default=10.0, gt=0, le=600)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

@@ -38,6 +38,8 @@ GRPC_OPTIONS = [
     ("grpc.http2.max_pings_without_data", 0),
     # Agents keep reports far below this (at most 100 000 samples, 3 MiB); gRPC refuses bigger ones.
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+    # An agent needs one Connect stream (and an Enroll once) per connection.
+    ("grpc.max_concurrent_streams", 8),
 ]
 
 
@@ -96,17 +98,17 @@ class CtxbenchServer:
         self.dispatcher = Dispatcher(self.hub, self.sessionmaker)
 
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
-        pb_grpc.add_AgentServiceServicer_to_server(
-            AgentService(
-                self.token,
-                self.hub,
-                self.dispatcher,
-                self.sessionmaker,
-                s.heartbeat_interval_s,
-                approve_new_hosts=s.approve_new_hosts,
-            ),
-            self.grpc,
+        self.agent_service = AgentService(
+            self.token,
+            self.hub,
+            self.dispatcher,
+            self.sessionmaker,
+            s.heartbeat_interval_s,
+            approve_new_hosts=s.approve_new_hosts,
+            max_streams=s.max_agent_streams,
+            hello_timeout_s=s.hello_timeout_s,
         )
+        pb_grpc.add_AgentServiceServicer_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None
         if s.grpc_tls:
             self.tls = ensure_tls(s)

@@ -38,7 +38,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
         sessionmaker: async_sessionmaker[AsyncSession],
         heartbeat_interval_s: int,
         approve_new_hosts: bool = False,
+        max_streams: int = 2000,
+        hello_timeout_s: float = 10.0,
     ) -> None:
+        self.max_streams = max_streams
+        self.hello_timeout_s = hello_timeout_s
+        self.open_streams = 0
         self._agent_token = token  # the multi-use enrollment secret
         self.approve_new_hosts = approve_new_hosts
         self.hub = hub
@@ -72,6 +77,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
             log.warning("enrollment from %s refused: %s", context.peer(), e.detail)
             await context.abort(e.grpc_code, str(e.detail))
             raise AssertionError("unreachable") from None
+        except Exception:  # never a database's words to an agent
+            log.exception("enrollment from %s failed", context.peer())
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server could not enroll this agent now; retry"
+            )
+            raise AssertionError("unreachable") from None
         log.info(
             "machine %s (%s, %s) enrolled from %s%s",
             machine_id,
@@ -85,11 +96,38 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def Connect(
         self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ConnectResponse]:
+        if self.open_streams >= self.max_streams:
+            log.warning("agent stream from %s refused: %d streams open", context.peer(), self.open_streams)
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{self.max_streams} agent streams open (CTXBENCH_MAX_AGENT_STREAMS); retry later",
+            )
+            return
+        self.open_streams += 1
+        try:
+            async for msg in self._connect(request_iterator, context):
+                yield msg
+        finally:
+            self.open_streams -= 1
+
+    async def _connect(
+        self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ConnectResponse]:
         try:
             async with self.sessionmaker() as session:
                 machine = await fleet.machine_for_credential(session, self._bearer(context))
                 machine_id = machine.id
-            first = await anext(aiter(request_iterator), None)
+            try:
+                first = await asyncio.wait_for(anext(aiter(request_iterator), None), self.hello_timeout_s)
+            except TimeoutError:
+                log.warning(
+                    "agent stream from %s: no Hello within %.0f s", context.peer(), self.hello_timeout_s
+                )
+                await context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no Hello within {self.hello_timeout_s:.0f} s (CTXBENCH_HELLO_TIMEOUT_S)",
+                )
+                return
             if first is None:
                 return
             if first.WhichOneof("msg") != "hello":
@@ -106,8 +144,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
             await context.abort(e.grpc_code, str(e.detail))
             return
 
-        async with self.sessionmaker() as session:
-            await machines.upsert_from_hello(session, hello)
+        try:
+            async with self.sessionmaker() as session:
+                await machines.upsert_from_hello(session, hello)
+        except Exception:  # never a database's words to an agent: it retries with backoff
+            log.exception("agent %s: could not record its Hello", machine_id)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server could not record this Hello now; retry"
+            )
+            return
         conn = AgentConnection(hello.agent_id, context.peer())
         self.hub.register(conn)
         log.info(
