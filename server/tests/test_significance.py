@@ -34,6 +34,12 @@ def test_power_for_a_true_20_percent_difference() -> None:
     assert out.significant >= 0.90, out
 
 
+def test_aa_one_launch_results_from_before_launches() -> None:
+    # the whole run is one launch: its CI cannot see the launch-level 3 %, the doubled floor holds it
+    model = simulate.Model(sigma_run=0.0, sigma_launch=0.03, sigma_sample=0.01, launches=1, per_launch=6)
+    assert simulate.run(model, 1.0, comparisons=1000, seed=14).significant <= 0.05
+
+
 def test_one_launch_results_still_compare() -> None:
     old = [100.0, 101.0, 99.0, 100.5, 99.5]  # stored before launches: no sample_launches
     [r] = ratios.compare_pairs(
@@ -41,6 +47,7 @@ def test_one_launch_results_still_compare() -> None:
     )
     assert r["ratio"] == 2.0 and r["significant"] is True
     assert r["significance"]["rule"] == sig.RULE_SIGNIFICANT and r["significance"]["n_launches"] == [1, 1]
+    assert r["significance"]["noise"] == 2 * 0.05  # one launch: the default floor counts twice
     [r] = ratios.compare_pairs([ratios.Pair("old-c", old[:4], None, "old-b", old, None, 0.05, "default")])
     assert r["significance"]["rule"] == sig.RULE_TOO_FEW and r["significant"] is False
 

@@ -104,7 +104,8 @@ def _one(p: Pair) -> dict[str, Any]:
     ratios = ratios[np.isfinite(ratios)]
     lo, hi = bootstrap.percentile_ci(ratios, CI_LEVEL) if ratios.size else (math.nan, math.nan)
     enough = sig.testable(lx, x.size) and sig.testable(ly, y.size) and ratios.size > 0
-    rule = sig.rule(lo, hi, p.noise, enough)
+    noise = sig.effective_noise(p.noise, p.noise_source, (lx, ly))
+    rule = sig.rule(lo, hi, noise, enough)
     few = min(ux, uy) < bootstrap.MIN_UNITS_FOR_95
     return {
         "ratio": mx / my,
@@ -116,7 +117,7 @@ def _one(p: Pair) -> dict[str, Any]:
         "significance": {
             "significant": rule == sig.RULE_SIGNIFICANT,
             "rule": rule,
-            "noise": p.noise,
+            "noise": noise,
             "noise_source": p.noise_source,
             "ci_level": CI_LEVEL,
             "n_launches": [lx, ly],

@@ -30,8 +30,9 @@ async def compare(
 ) -> Response:
     """Each machine's latest successful result per (kernel, params) side by side, ratios to the
     baseline's with a hierarchical-bootstrap CI and the rule that made each significant or not
-    (`significance`), geometric means, and the facts that differ. `runs`: a machine with runs among these uses only their results; `batch`: the same for a
-    batch's runs (and its machines when `machines` is omitted)."""
+    (`significance`), geometric means, and the facts that differ. `runs`: a machine with runs among
+    these uses only their results; `batch`: the same for a batch's runs (and its machines when
+    `machines` is omitted)."""
     q = service.CompareQuery(
         machines=service.split_list(machines),
         kernels=service.split_list(kernels),
