@@ -246,9 +246,7 @@ async def compare(
         ranked = inner.subquery()
         ids.extend((await conn.execute(select(ranked.c.id).where(ranked.c.rn == 1))).scalars())
     results = await _records(conn, ids)
-    spreads = await sig.spreads(
-        conn, [sig.Cell(r.id, r.machine_id, r.kernel_id, r.params_key, r.created_at) for r in results]
-    )
+    spreads = await sig.spreads(conn, [r.id for r in results])
 
     # Facts: the snapshot of the run each machine's newest result came from, else its current facts.
     newest: dict[str, Record] = {}

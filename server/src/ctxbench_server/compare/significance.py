@@ -13,17 +13,14 @@ command: server/benchmarks/noise_floor.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select, values
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import column
+from sqlalchemy.orm import aliased
 
 from ctxbench_server.kit.lru import LRU
 from ctxbench_server.models import Result
-from ctxbench_server.models.base import UTCDateTime
 
 RULE_SIGNIFICANT = "ci_excludes_noise"
 RULE_CI_INCLUDES_1 = "ci_includes_1"
@@ -96,32 +93,17 @@ def rule(ci_low: float, ci_high: float, noise: float, enough: bool) -> str:
     return RULE_WITHIN_NOISE
 
 
-@dataclass(frozen=True)
-class Cell:
-    """A compared result: where its history is (machine, kernel, point) and up to when."""
-
-    result_id: str
-    machine_id: str
-    kernel_id: str
-    params_key: str
-    created_at: datetime
-
-
-def history_statement(cells: Sequence[Cell]) -> Select[Any]:
-    """One statement: per cell, the medians of the newest HISTORY ok results of its machine and point
+def history_statement(result_ids: Sequence[str]) -> Select[Any]:
+    """One statement: per result, the medians of the newest HISTORY ok results of its machine and point
     created at or before it (one indexed seek each), so the answer for a result never changes."""
-    v = (
-        values(column("rid"), column("m"), column("k"), column("p"), column("t", UTCDateTime()), name="cells")
-        .data([(c.result_id, c.machine_id, c.kernel_id, c.params_key, c.created_at) for c in cells])
-        .cte()
-    )
+    cur = aliased(Result, name="cur")
     cols = [
         select(Result.median)
         .where(
-            Result.kernel_id == v.c.k,
-            Result.machine_id == v.c.m,
-            Result.params_key == v.c.p,
-            Result.created_at <= v.c.t,
+            Result.kernel_id == cur.kernel_id,
+            Result.machine_id == cur.machine_id,
+            Result.params_key == cur.params_key,
+            Result.created_at <= cur.created_at,
             Result.status == "ok",
         )
         .order_by(Result.created_at.desc(), Result.id.desc())
@@ -131,33 +113,32 @@ def history_statement(cells: Sequence[Cell]) -> Select[Any]:
         .label(f"h{i}")
         for i in range(HISTORY)
     ]
-    return select(v.c.rid, *cols)
+    return select(cur.id, *cols).where(cur.id.in_(result_ids))
 
 
 # A result's history up to it never changes: its spread is cached by result id (a 1-tuple: None is an
 # answer too).
 _spreads: LRU[str, tuple[float | None]] = LRU(50_000)
-CHUNK = 1000  # cells per statement: 5 bound values each, far under SQLite's 32 766
+CHUNK = 1000  # results per statement, far under SQLite's 32 766 bound values
 
 
 def clear_cache() -> None:
     _spreads.clear()
 
 
-async def spreads(conn: AsyncConnection, cells: Sequence[Cell]) -> dict[str, float | None]:
-    """Each cell's learned spread (None: fewer than 2 runs), by result id."""
+async def spreads(conn: AsyncConnection, result_ids: Sequence[str]) -> dict[str, float | None]:
+    """Each result's learned spread (None: fewer than 2 runs of its machine and point), by result id."""
     out: dict[str, float | None] = {}
-    todo = []
-    for c in cells:
-        hit = _spreads.get(c.result_id)
+    todo: list[str] = []
+    for rid in result_ids:
+        hit = _spreads.get(rid)
         if hit is None:
-            todo.append(c)
+            todo.append(rid)
         else:
-            out[c.result_id] = hit[0]
+            out[rid] = hit[0]
     for start in range(0, len(todo), CHUNK):
         for row in await conn.execute(history_statement(todo[start : start + CHUNK])):
-            rid: str = row[0]
-            s = spread([float(x) for x in row[1:] if x is not None])
-            _spreads.put(rid, (s,))
-            out[rid] = s
+            got = spread([float(x) for x in row[1:] if x is not None])
+            _spreads.put(row[0], (got,))
+            out[row[0]] = got
     return out
