@@ -5,9 +5,8 @@ than the kernel's run-to-run noise on those machines: the CI must lie wholly out
 [1 / (1 + noise), 1 + noise]. Launches inside one run already spread the samples over the run, but two
 runs at different times still differ by more (host load, frequency, page layout from boot to boot), and
 the CI cannot see that. The noise is learned from the machines' own repeated runs of that kernel point
-when there are at least 2 (the relative range of their medians), else it is the kernel family's default
-below, measured on the development VM (docs/architecture.md "Statistics" has the figures and the
-command: server/benchmarks/noise_floor.py).
+when there are at least 2 (the relative range of their medians), else it is the default floor below
+(docs/architecture.md "Statistics" has the rule's simulated error rates and why the floor is 5 %).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ RULE_TOO_FEW = "too_few_launches"
 # Default run-to-run noise, per kernel id or family, for machines without 2 runs of a point. Every
 # family is at FALLBACK_NOISE (5 %) for now: measuring it on the 2-CPU development VM
 # (server/benchmarks/noise_floor.py: 6 and 8 interleaved processes per point, 2026-11-23, figures in
-# docs/performance.md "noise floor") gave the spread of whatever else ran on the host (sched.yield
+# docs/performance.md "noise-floor") gave the spread of whatever else ran on the host (sched.yield
 # varied 2000-fold between two processes), not the kernels' own, since that script does not re-measure
 # disturbed processes as the agent does. 5 % is the floor the simulated A/A and power figures are for
 # (docs/architecture.md "Statistics"); a family measured on a quiet host goes here with its source.
