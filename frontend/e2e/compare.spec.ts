@@ -209,7 +209,6 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   await expect(rows.nth(2).getByTestId('ratio-rule')).toHaveText('beyond 5 % noise');
   await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('ratio-rule')).toHaveText('within 5 % noise');
   await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('cell-ci-kind').first()).toHaveText('CI');
-  await page.getByTestId('compare-table').screenshot({ path: '../build/e2e-playwright/compare-table.png' });
   const storage = rows.filter({ hasText: 'storage.write' });
   await expect(storage.getByTestId('row-warning')).toContainText('units differ');
   await expect(storage.getByTestId('compare-ratio')).toHaveText('—');
