@@ -11,6 +11,9 @@ suite          every kernel with its default sweep through one agent: the wall t
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
                loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
+significance   compare's significance rule on seeded synthetic data: simulated A/A false positives and power
+               for a true 20 % difference, and what a 200-row comparison's statistics cost
+               (server/benchmarks/significance.py; docs/performance.md).
 orchestration  the real server and agent: trigger latency (POST → the agent starts the kernel), result
                latency (kernel ends → the result arrives on the events stream), an idle agent's CPU and
                RSS over 60 s, and a kernel through the agent vs the same kernel run by hand; the table
@@ -255,6 +258,28 @@ def compare(write: bool) -> int:
     return out.returncode
 
 
+def significance(write: bool) -> int:
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "benchmarks/significance.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "server",
+    )
+    print(out.stdout, out.stderr, sep="\n")
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    table = "\n".join(
+        [
+            f"Measured {now} on: {machine_line()}.",
+            "Command: `make bench` (`scripts/bench.py significance`: `server/benchmarks/significance.py`).",
+            "",
+            out.stdout.strip(),
+        ]
+    )
+    if write and out.returncode == 0:
+        write_section(ROOT / "docs" / "performance.md", "significance", table)
+    return out.returncode
+
+
 def machine_line() -> str:
     cpu = "unknown CPU"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -335,8 +360,8 @@ def main() -> int:
     ap.add_argument(
         "sections",
         nargs="*",
-        default=["fidelity", "storage", "orchestration", "launches", "suite", "compare"],
-        choices=["fidelity", "storage", "orchestration", "launches", "suite", "compare"],
+        default=["fidelity", "storage", "orchestration", "launches", "suite", "compare", "significance"],
+        choices=["fidelity", "storage", "orchestration", "launches", "suite", "compare", "significance"],
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
@@ -355,6 +380,8 @@ def main() -> int:
         status |= orchestration(a.rounds, not a.no_write, write_section, machine_line)
     if "compare" in a.sections:
         status |= compare(not a.no_write)
+    if "significance" in a.sections:
+        status |= significance(not a.no_write)
     if "launches" in a.sections:
         from bench_launches import launches
 

@@ -16,7 +16,15 @@ const cell = (median: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const ratio = (r: number, significant = true) => ({ ratio: r, ci_low: r * 0.97, ci_high: r * 1.03, p_value: significant ? 0.002 : 0.4, significant });
+const ratio = (r: number, significant = true) => ({
+  ratio: r,
+  ci_low: r * 0.97,
+  ci_high: r * 1.03,
+  p_value: null,
+  significant,
+  ci_kind: 'bootstrap_few_launches',
+  significance: { significant, rule: significant ? 'ci_excludes_noise' : 'within_noise', noise: 0.05, noise_source: 'default', ci_level: 0.95, n_launches: [3, 3] },
+});
 const base = { ratio: 1, ci_low: 1, ci_high: 1, p_value: null, significant: false };
 
 const yieldRow = (threads: number, a: number, b: number) => ({
@@ -25,7 +33,7 @@ const yieldRow = (threads: number, a: number, b: number) => ({
   params: { threads, placement: 'same_core' },
   params_key: `placement=same_core&threads=${threads}`,
   unit: 'ns/op',
-  cells: { 'm-a': cell(a), 'm-b': cell(b) },
+  cells: { 'm-a': cell(a, { ci_kind: 'minmax', n_launches: 3 }), 'm-b': cell(b, { ci_kind: 'minmax', n_launches: 3 }) },
   ratios: { 'm-a': base, 'm-b': ratio(b / a) },
   seed_reference: { seed: '001', value: 900, unit: 'ns/op', machine: 'seed laptop', params: { threads: 2, placement: 'same_core' }, note: null },
 });

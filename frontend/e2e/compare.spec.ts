@@ -203,6 +203,12 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   await expect(rows.first()).toHaveAttribute('data-params', 'placement=same_core&threads=1');
   await expect(rows.nth(2).getByTestId('compare-ratio').getByTestId('ratio-value')).toHaveText('1.63×');
   await expect(rows.nth(2).getByTestId('significant')).toBeVisible();
+  // Each interval says what it is, and each ratio which rule decided it (issue 11).
+  await expect(rows.nth(2).getByTestId('cell-ci-kind').first()).toHaveText('min–max');
+  await expect(rows.nth(2).getByTestId('ratio-ci-kind')).toHaveText('CI < 95 %');
+  await expect(rows.nth(2).getByTestId('ratio-rule')).toHaveText('beyond 5 % noise');
+  await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('ratio-rule')).toHaveText('within 5 % noise');
+  await expect(rows.filter({ hasText: 'syscall.getppid' }).getByTestId('cell-ci-kind').first()).toHaveText('CI');
   const storage = rows.filter({ hasText: 'storage.write' });
   await expect(storage.getByTestId('row-warning')).toContainText('units differ');
   await expect(storage.getByTestId('compare-ratio')).toHaveText('—');

@@ -4,9 +4,10 @@
     ../.venv/bin/python benchmarks/compare_bench.py --data-dir /tmp/ctxbench-bench [--requests 200]
 
 Starts `ctxbench-server` (ports 0, the filled data dir), asks for 10 machines x 50 kernel points
-(5 swept kernels x threads=1..10), and prints a markdown table: the first request (cold: every ratio's
-bootstrap and Mann-Whitney U computed, scipy imported) and p50/p95/p99 of the next N (results and
-ratios come from the server's caches: results never change once stored), plus the SQL statements
+(5 swept kernels x threads=1..10), and prints a markdown table: the first request (cold: every
+result's hierarchical bootstrap, every ratio and the noise history statement computed) and
+p50/p95/p99 of the next N (results, ratios and noise spreads come from the server's caches: results
+never change once stored), plus the SQL statements
 one compare runs, counted in a separate in-process measurement with a SQLAlchemy event listener, and
 one in-process compare with the caches cleared.
 """

@@ -95,6 +95,7 @@ class Seeder:
         params: dict[str, Any] | None = None,
         unit: str | None = None,
         status: str = "ok",
+        sample_launches: list[int] | None = None,
     ) -> str:
         params = params or {}
         key = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -117,10 +118,11 @@ class Seeder:
                 params_key=key,
                 unit=unit if unit is not None else KERNELS[kernel]["unit"],
                 samples=samples,
+                sample_launches=sample_launches,
                 created_at=self.tick(),
             )
             if status == "ok":
-                for k, v in stats.compute(samples).as_dict().items():
+                for k, v in stats.compute(samples, sample_launches, res_id).as_dict().items():
                     setattr(r, k, v)
             s.add(r)
             if status == "ok":

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import event
 
-from ctxbench_server.compare import service
+from ctxbench_server.compare import service, significance
 from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, spread
@@ -88,11 +88,27 @@ async def test_ratio_statistics(http: httpx.AsyncClient, seed: Seeder) -> None:
     body = await get(http, machines="a,b,c")
     r = row(body, "syscall.getppid")["ratios"]
     assert r["b"]["ratio"] == 1.0 and r["b"]["ci_low"] <= 1 <= r["b"]["ci_high"]
-    assert r["b"]["p_value"] == pytest.approx(1.0, abs=0.01) and r["b"]["significant"] is False
+    assert r["b"]["p_value"] is None and r["b"]["significant"] is False  # Mann-Whitney U is gone
+    assert r["b"]["significance"]["rule"] == "ci_includes_1"
     assert r["c"]["ratio"] == pytest.approx(1.3) and r["c"]["significant"] is True
-    assert r["c"]["p_value"] < 0.001 and 1 < r["c"]["ci_low"] <= 1.3 <= r["c"]["ci_high"]
+    assert 1 < r["c"]["ci_low"] <= 1.3 <= r["c"]["ci_high"]
+    # results from before launches: one launch of 10 samples, the family's default noise, doubled
+    assert r["c"]["significance"] == {
+        "significant": True,
+        "rule": "ci_excludes_noise",
+        "noise": significance.ONE_LAUNCH_FACTOR * significance.default_noise("syscall.getppid", "syscall"),
+        "noise_source": "default",
+        "ci_level": 0.95,
+        "n_launches": [1, 1],
+    }
+    assert r["c"]["ci_kind"] == "bootstrap95"  # 10 samples of one launch: 10 units
     small = row(body, "ctxsw.pipe")["ratios"]["b"]
-    assert small["ratio"] == pytest.approx(2.0) and small["p_value"] is None and small["significant"] is False
+    assert small["ratio"] == pytest.approx(2.0) and small["significant"] is False
+    assert small["significance"]["rule"] == "too_few_launches"
+    assert small["ci_kind"] == "bootstrap_few_launches"
+    four = spread(1000, n=4)
+    cell = row(body, "ctxsw.pipe")["cells"]["a"]  # 4 samples: no 95 % interval, and it says so
+    assert cell["ci_kind"] == "minmax" and (cell["ci_low"], cell["ci_high"]) == (min(four), max(four))
     assert "c" not in row(body, "ctxsw.pipe")["ratios"]  # no cell, no ratio
 
     # the bootstrap is seeded by the result ids: recomputed without the cache, the same numbers
@@ -208,3 +224,57 @@ async def test_sql_statements_do_not_grow(
     assert await statements(machines="m0,m1", batch="B") == await statements(
         machines=",".join(machines), batch="B"
     )
+
+
+def launched(
+    center: float, shifts: tuple[float, ...] = (0.0, 0.01, -0.01), per: int = 2
+) -> tuple[list[float], list[int]]:
+    """Samples of len(shifts) launches (each launch shifted by its share), `per` samples each."""
+    samples, launches = [], []
+    for i, shift in enumerate(shifts):
+        samples += [center * (1 + shift) * (1 + 0.002 * j) for j in range(per)]
+        launches += [i] * per
+    return samples, launches
+
+
+async def test_significance_says_which_rule_and_learns_noise_from_runs(
+    http: httpx.AsyncClient, seed: Seeder
+) -> None:
+    a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
+    # a's runs of the point are 4 % apart (medians 100, 104, 100), b's and c's under 1 %; b is 2 %
+    # slower than a's latest (its CI excludes 1, but not a's 4 %), c 25 %
+    for m, centers in ((a, (100.0, 104.0, 100.0)), (b, (101.8, 102.0)), (c, (124.0, 125.0))):
+        for center in centers:
+            x, lx = launched(center)
+            await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx)
+    body = await get(http, machines="a,b,c")
+    r = row(body, "syscall.getppid")
+    assert r["cells"]["a"]["n_launches"] == 3 and r["cells"]["a"]["ci_kind"] == "minmax"
+    within, slower = r["ratios"]["b"], r["ratios"]["c"]
+    assert within["ci_low"] > 1 and within["significant"] is False
+    assert within["significance"]["rule"] == "within_noise"
+    assert within["significance"]["noise"] == pytest.approx(0.04)
+    assert within["significance"]["noise_source"] == "runs" and within["significance"]["n_launches"] == [3, 3]
+    assert within["ci_kind"] == "bootstrap_few_launches"  # 3 launches a side: not a 95 % interval
+    assert slower["significant"] is True and slower["significance"]["rule"] == "ci_excludes_noise"
+    assert slower["ci_low"] > 1.04
+
+    # a machine without 2 runs of the point: the default noise, unless a learned one is larger
+    d = await seed.machine("d")
+    x, lx = launched(102.0)
+    await seed.result(await seed.run(d), d, "syscall.getppid", x, sample_launches=lx)
+    r = row(await get(http, machines="d,b,a"), "syscall.getppid")["ratios"]
+    assert r["b"]["significance"]["noise_source"] == "default" and r["b"]["significance"]["noise"] == 0.05
+    assert r["a"]["significance"]["noise"] == 0.05  # a's 4 % < the default 5 %
+
+
+async def test_one_launch_results_compare_with_launched_ones(http: httpx.AsyncClient, seed: Seeder) -> None:
+    a, b = await seed.machine("a"), await seed.machine("b")
+    await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(1000, n=6))  # before launches
+    x, lx = launched(2000.0)
+    await seed.result(await seed.run(b), b, "ctxsw.pipe", x, sample_launches=lx)
+    r = row(await get(http, machines="a,b"), "ctxsw.pipe")
+    assert r["cells"]["a"]["n_launches"] == 1 and r["cells"]["a"]["ci_kind"] == "bootstrap95"
+    rr = r["ratios"]["b"]
+    assert rr["ratio"] == pytest.approx(2.0, rel=0.01) and rr["significant"] is True
+    assert rr["significance"]["n_launches"] == [3, 1]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from ctxbench_server.kit.stats import CI_MIN_MAX, CI_ORDER_STATISTICS, compute, median_ci_ranks
+from ctxbench_server.kit import bootstrap
+from ctxbench_server.kit.stats import compute, median_ci_ranks
 
 
 def coverage(n: int, j: int, k: int) -> float:
@@ -13,10 +14,25 @@ def coverage(n: int, j: int, k: int) -> float:
 
 
 def test_n10_is_between_2nd_and_9th_order_statistics() -> None:
+    # the order-statistic ranks stay (the benchmark fill writes results as they were stored before)
     assert median_ci_ranks(10) == (2, 9)
-    s = compute([float(x) for x in range(10, 0, -1)])  # unsorted input
-    assert (s.ci_low, s.ci_high) == (2.0, 9.0)
-    assert s.ci_method == CI_ORDER_STATISTICS
+
+
+def test_one_launch_of_10_gets_a_seeded_bootstrap_interval() -> None:
+    xs = [float(x) for x in range(10, 0, -1)]  # unsorted input
+    s = compute(xs, None, "r1")
+    assert s.ci_method == bootstrap.CI_METHOD_BOOTSTRAP
+    assert 1.0 <= s.ci_low < s.median < s.ci_high <= 10.0
+    assert compute(xs, None, "r1") == s  # seeded by the result id: the same interval again
+
+
+def test_three_launches_are_min_max_and_say_so() -> None:
+    xs = [10.0, 10.2, 12.0, 12.1, 9.0, 9.3]
+    s = compute(xs, [0, 0, 1, 1, 2, 2], "r")
+    assert (s.ci_low, s.ci_high) == (9.0, 12.1) and s.ci_method == bootstrap.CI_METHOD_MINMAX
+    # 6 launches: a 95 % interval of the launches, inside min-max
+    s = compute(xs * 2, [i // 2 for i in range(12)], "r")
+    assert s.ci_method == bootstrap.CI_METHOD_BOOTSTRAP and 9.0 <= s.ci_low <= s.median <= s.ci_high <= 12.1
 
 
 @pytest.mark.parametrize(("n", "ranks"), [(6, (1, 6)), (9, (2, 8)), (20, (6, 15)), (50, (18, 33))])
@@ -40,7 +56,7 @@ def test_small_n_falls_back_to_min_max(n: int) -> None:
     assert median_ci_ranks(n) is None
     s = compute([3.0, 1.0, 2.0, 5.0, 4.0][:n])
     assert (s.ci_low, s.ci_high) == (s.min, s.max)
-    assert s.ci_method == CI_MIN_MAX
+    assert s.ci_method == bootstrap.CI_METHOD_MINMAX
 
 
 def test_location_and_spread_match_numpy() -> None:

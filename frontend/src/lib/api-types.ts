@@ -189,6 +189,10 @@ export interface CompareCell {
   median: number | null;
   ci_low: number | null;
   ci_high: number | null;
+  /** bootstrap95: a 95 % interval (hierarchical bootstrap); minmax: too few launches for one, min–max. */
+  ci_kind?: 'bootstrap95' | 'minmax' | null;
+  /** Kernel processes the samples came from (1 for results from before launches). */
+  n_launches?: number | null;
   n: number;
   cv: number | null;
   noisy: boolean;
@@ -196,12 +200,28 @@ export interface CompareCell {
   created_at?: string | null;
 }
 
+/** Why a ratio is significant or not (GET /compare, since issue 11). */
+export interface Significance {
+  significant: boolean;
+  rule: 'ci_excludes_noise' | 'ci_includes_1' | 'within_noise' | 'too_few_launches';
+  /** Run-to-run noise the CI had to clear, relative (0.05 = 5 %). */
+  noise: number;
+  noise_source: 'runs' | 'default';
+  ci_level: number;
+  /** [this machine's launches, the baseline's]. */
+  n_launches: number[];
+}
+
 export interface CompareRatio {
   ratio: number | null;
   ci_low: number | null;
   ci_high: number | null;
+  /** Always null since issue 11 (Mann-Whitney U is gone); kept for older shares. */
   p_value: number | null;
   significant: boolean;
+  /** bootstrap_few_launches: a side has under 6 launches, so the interval covers less than 95 %. */
+  ci_kind?: 'bootstrap95' | 'bootstrap_few_launches' | null;
+  significance?: Significance | null;
 }
 
 export interface CompareRow {

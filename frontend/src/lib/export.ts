@@ -15,6 +15,8 @@ export function compareToCsv(data: CompareResponse): string {
   const header = [
     'kernel', 'family', 'params', 'unit', 'machine_id', 'machine', 'baseline', 'median', 'ci_low', 'ci_high', 'n', 'cv',
     'noisy', 'ratio', 'ratio_ci_low', 'ratio_ci_high', 'p_value', 'significant', 'result_id',
+    // added with issue 11 (at the end: scripts reading columns by position keep working)
+    'ci_kind', 'n_launches', 'ratio_ci_kind', 'rule', 'noise', 'noise_source',
   ];
   const lines = [header.join(',')];
   const names = new Map(data.machines.map((m) => [m.id, m.name]));
@@ -27,7 +29,8 @@ export function compareToCsv(data: CompareResponse): string {
         [
           row.kernel, row.family, row.params_key, row.units?.[m.id] ?? row.unit, m.id, names.get(m.id), m.id === data.baseline,
           c.median, c.ci_low, c.ci_high, c.n, c.cv, c.noisy, r?.ratio, r?.ci_low, r?.ci_high, r?.p_value, r?.significant,
-          c.result_id,
+          c.result_id, c.ci_kind, c.n_launches, r?.ci_kind, r?.significance?.rule, r?.significance?.noise,
+          r?.significance?.noise_source,
         ]
           .map(csvField)
           .join(','),

@@ -1,30 +1,29 @@
-"""A machine's result against the baseline's: ratio of medians, its bootstrap CI, Mann-Whitney U.
+"""A machine's result against the baseline's: ratio of medians, its CI, and whether it is significant.
 
-Stored results never change, so neither does the answer for a pair of result ids: it is cached per
-(result id, baseline result id). The bootstrap resamples each side independently, seeded by that side's
-result id, so a recomputation (after a restart, for a frozen share) gives the same numbers, and one
-result's bootstrap medians serve every pair it is in. Mann-Whitney U runs once per group of pairs of
-equal sample sizes (scipy broadcasts), with the method chosen per pair as scipy's "auto" would.
+The CI comes from the two sides' independent hierarchical bootstraps (kit/bootstrap.py: launches, then
+samples within them), each seeded by its result id: the i-th resampled median of one side over the i-th
+of the other, 2.5 and 97.5 percentiles. Significance is compare/significance.py's rule (the CI must clear
+the run-to-run noise, not just 1). Stored results never change, so neither does the answer for a pair of
+result ids with the same noise: it is cached per (result id, baseline result id), and one result's
+bootstrap medians serve every pair it is in.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from threading import Lock
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 
-RESAMPLES = 2000
-ALPHA = 0.05
-MIN_N_FOR_TEST = 5
-EXACT_MAX_N = 8  # scipy's "auto": exact when a side has at most 8 samples and there are no ties
-# Index arrays per bootstrap chunk stay under ~32 MB whatever the sample count (up to 100 000).
-MAX_CHUNK_CELLS = 4_000_000
+from ctxbench_server.compare import significance as sig
+from ctxbench_server.kit import bootstrap
+from ctxbench_server.kit.lru import LRU
+
+RESAMPLES = bootstrap.RESAMPLES
+CI_LEVEL = bootstrap.CONFIDENCE
+CI_RATIO_FEW = "bootstrap_few_launches"  # a side has < 6 units: the percentile interval covers < 95 %
 
 BASELINE: dict[str, Any] = {
     "ratio": 1.0,
@@ -32,40 +31,21 @@ BASELINE: dict[str, Any] = {
     "ci_high": 1.0,
     "p_value": None,
     "significant": False,
+    "ci_kind": None,
+    "significance": None,
 }
-NONE: dict[str, Any] = {"ratio": None, "ci_low": None, "ci_high": None, "p_value": None, "significant": False}
+NONE: dict[str, Any] = {
+    "ratio": None,
+    "ci_low": None,
+    "ci_high": None,
+    "p_value": None,
+    "significant": False,
+    "ci_kind": None,
+    "significance": None,
+}
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[K, V] = OrderedDict()
-        self.lock = Lock()
-
-    def get(self, key: K) -> V | None:
-        with self.lock:
-            v = self.data.get(key)
-            if v is not None:
-                self.data.move_to_end(key)
-            return v
-
-    def put(self, key: K, value: V) -> None:
-        with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.data.clear()
-
-
-_pairs: LRU[tuple[str, str], dict[str, Any]] = LRU(200_000)  # ~0.5 KB each
-_medians: LRU[str, np.ndarray] = LRU(2048)  # 16 KB each
+_pairs: LRU[tuple[str, str, float, str], dict[str, Any]] = LRU(200_000)  # ~0.7 KB each
+_medians: LRU[str, tuple[np.ndarray, int, int]] = LRU(4096)  # 16 KB each
 
 
 def clear_cache() -> None:
@@ -73,95 +53,89 @@ def clear_cache() -> None:
     _medians.clear()
 
 
-def seed_for(result_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(result_id.encode()).digest()[:8], "little")
-
-
-def bootstrap_medians(result_id: str, samples: Sequence[float]) -> np.ndarray:
-    """RESAMPLES medians of resamples (with replacement) of one result's samples, seeded by its id."""
+def bootstrap_medians(
+    result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None = None
+) -> tuple[np.ndarray, int, int]:
+    """(RESAMPLES hierarchical bootstrap medians, launches, units) of one result, seeded by its id."""
     hit = _medians.get(result_id)
     if hit is not None:
         return hit
-    x = np.sort(np.asarray(samples, dtype=float))
-    n = x.size
-    rng = np.random.default_rng(seed_for(result_id))
-    out = np.empty(RESAMPLES)
-    rows = max(1, MAX_CHUNK_CELLS // n)
-    lo, hi = (n - 1) // 2, n // 2
-    for start in range(0, RESAMPLES, rows):
-        stop = min(RESAMPLES, start + rows)
-        # x is sorted, so the resample's order statistics are those of its indices
-        idx = rng.integers(0, n, size=(stop - start, n))
-        idx.sort(axis=1)
-        out[start:stop] = (x[idx[:, lo]] + x[idx[:, hi]]) / 2
+    g = bootstrap.group(samples, sample_launches)
+    out = (bootstrap.medians(g, bootstrap.seed_for(result_id)), g.count, g.units)
     _medians.put(result_id, out)
     return out
 
 
-def _method(x: np.ndarray, y: np.ndarray) -> str:
-    ties = np.unique(np.concatenate([x, y])).size < x.size + y.size
-    return "exact" if not ties and min(x.size, y.size) <= EXACT_MAX_N else "asymptotic"
+def cell_ci(
+    result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None
+) -> dict[str, Any]:
+    """A cell's CI of the median (the same numbers kit/stats stores for a new result) and its label."""
+    if not samples:
+        return {"ci_low": None, "ci_high": None, "ci_kind": None, "n_launches": 0}
+    g = bootstrap.group(samples, sample_launches)
+    if g.ci_kind == bootstrap.CI_MINMAX:
+        return {"ci_low": min(samples), "ci_high": max(samples), "ci_kind": g.ci_kind, "n_launches": g.count}
+    lo, hi = bootstrap.percentile_ci(bootstrap_medians(result_id, samples, sample_launches)[0])
+    return {"ci_low": lo, "ci_high": hi, "ci_kind": g.ci_kind, "n_launches": g.count}
 
 
-Pair = tuple[str, Sequence[float], str, Sequence[float]]  # result id, samples, baseline's id, samples
+@dataclass(frozen=True)
+class Pair:
+    """A machine's result and the baseline's, with the run-to-run noise of that point on both."""
+
+    result_id: str
+    samples: Sequence[float]
+    sample_launches: Sequence[int] | None
+    base_id: str
+    base_samples: Sequence[float]
+    base_launches: Sequence[int] | None
+    noise: float
+    noise_source: str
 
 
-@dataclass
-class _Todo:
-    key: tuple[str, str]
-    x: np.ndarray
-    y: np.ndarray
-    out: dict[str, Any]
+def _one(p: Pair) -> dict[str, Any]:
+    x, y = np.asarray(p.samples, dtype=float), np.asarray(p.base_samples, dtype=float)
+    mx, my = (float(np.median(x)), float(np.median(y))) if x.size and y.size else (math.nan, math.nan)
+    if not (my > 0 and math.isfinite(mx)):
+        return NONE
+    bx, lx, ux = bootstrap_medians(p.result_id, p.samples, p.sample_launches)
+    by, ly, uy = bootstrap_medians(p.base_id, p.base_samples, p.base_launches)
+    ratios = bx / by
+    ratios = ratios[np.isfinite(ratios)]
+    lo, hi = bootstrap.percentile_ci(ratios, CI_LEVEL) if ratios.size else (math.nan, math.nan)
+    enough = sig.testable(lx, x.size) and sig.testable(ly, y.size) and ratios.size > 0
+    noise = sig.effective_noise(p.noise, p.noise_source, (lx, ly))
+    rule = sig.rule(lo, hi, noise, enough)
+    few = min(ux, uy) < bootstrap.MIN_UNITS_FOR_95
+    return {
+        "ratio": mx / my,
+        "ci_low": lo if math.isfinite(lo) else None,
+        "ci_high": hi if math.isfinite(hi) else None,
+        "p_value": None,
+        "significant": rule == sig.RULE_SIGNIFICANT,
+        "ci_kind": CI_RATIO_FEW if few else bootstrap.CI_BOOTSTRAP95,
+        "significance": {
+            "significant": rule == sig.RULE_SIGNIFICANT,
+            "rule": rule,
+            "noise": noise,
+            "noise_source": p.noise_source,
+            "ci_level": CI_LEVEL,
+            "n_launches": [lx, ly],
+        },
+    }
 
 
 def compare_pairs(pairs: Sequence[Pair]) -> list[dict[str, Any]]:
     """The ratio entry of each pair (the same dict object for the same pair: never mutate it)."""
-    answers: list[dict[str, Any] | None] = []
-    todo: list[_Todo] = []
-    for rid, samples, bid, base in pairs:
-        hit = _pairs.get((rid, bid))
-        answers.append(hit)
-        if hit is not None:
-            continue
-        x, y = np.asarray(samples, dtype=float), np.asarray(base, dtype=float)
-        mx, my = (float(np.median(x)), float(np.median(y))) if x.size and y.size else (math.nan, math.nan)
-        if not (my > 0 and math.isfinite(mx)):
-            answers[-1] = NONE
-            continue
-        ratios = bootstrap_medians(rid, samples) / bootstrap_medians(bid, base)
-        ratios = ratios[np.isfinite(ratios)]
-        lo, hi = np.percentile(ratios, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
-        out = {
-            "ratio": mx / my,
-            "ci_low": float(lo),
-            "ci_high": float(hi),
-            "p_value": None,
-            "significant": False,
-        }
-        answers[-1] = out
-        if x.size >= MIN_N_FOR_TEST and y.size >= MIN_N_FOR_TEST:
-            todo.append(_Todo((rid, bid), x, y, out))
-        else:
-            _pairs.put((rid, bid), out)
-    if todo:
-        from scipy.stats import mannwhitneyu  # first use only: scipy.stats is slow to import
-
-        groups: dict[tuple[int, int, str], list[_Todo]] = {}
-        for t in todo:
-            groups.setdefault((t.x.size, t.y.size, _method(t.x, t.y)), []).append(t)
-        for (_, _, method), ts in groups.items():
-            p = np.atleast_1d(
-                mannwhitneyu(
-                    np.stack([t.x for t in ts]), np.stack([t.y for t in ts]), alternative="two-sided", axis=1,
-                    method=method,
-                ).pvalue
-            )  # fmt: skip
-            for t, pv in zip(ts, p, strict=True):
-                pv = float(pv) if math.isfinite(pv) else 1.0  # every sample equal on both sides
-                t.out["p_value"] = pv
-                t.out["significant"] = pv < ALPHA
-                _pairs.put(t.key, t.out)
-    return [a if a is not None else NONE for a in answers]
+    out = []
+    for p in pairs:
+        key = (p.result_id, p.base_id, p.noise, p.noise_source)
+        hit = _pairs.get(key)
+        if hit is None:
+            hit = _one(p)
+            _pairs.put(key, hit)
+        out.append(hit)
+    return out
 
 
 def higher_is_better(unit: str) -> bool:

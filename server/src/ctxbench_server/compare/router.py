@@ -29,9 +29,10 @@ async def compare(
     batch: str | None = None,
 ) -> Response:
     """Each machine's latest successful result per (kernel, params) side by side, ratios to the
-    baseline's with a bootstrap CI and a Mann-Whitney U p-value, geometric means, and the facts that
-    differ. `runs`: a machine with runs among these uses only their results; `batch`: the same for a
-    batch's runs (and its machines when `machines` is omitted)."""
+    baseline's with a hierarchical-bootstrap CI and the rule that made each significant or not
+    (`significance`), geometric means, and the facts that differ. `runs`: a machine with runs among
+    these uses only their results; `batch`: the same for a batch's runs (and its machines when
+    `machines` is omitted)."""
     q = service.CompareQuery(
         machines=service.split_list(machines),
         kernels=service.split_list(kernels),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -12,8 +12,15 @@ class CompareCell(BaseModel):
     result_id: str
     run_id: str
     median: float | None
-    ci_low: float | None
+    ci_low: float | None = Field(description="CI of the median: see ci_kind")
     ci_high: float | None
+    ci_kind: Literal["bootstrap95", "minmax"] | None = Field(
+        default=None,
+        description="bootstrap95: 95 % percentile interval of a hierarchical bootstrap (launches, then"
+        " samples; 2000 resamples); minmax: the samples' min and max, with fewer than 6 launches (or"
+        " fewer than 6 samples of one launch) no interval reaches 95 %",
+    )
+    n_launches: int | None = Field(default=None, description="kernel processes the samples came from")
     n: int
     cv: float | None
     noisy: bool = Field(description="CV > 3 % or the agent's rerun flag")
@@ -21,12 +28,40 @@ class CompareCell(BaseModel):
     created_at: str | None
 
 
+class Significance(BaseModel):
+    significant: bool
+    rule: Literal["ci_excludes_noise", "ci_includes_1", "within_noise", "too_few_launches"] = Field(
+        description="ci_excludes_noise: the CI lies outside [1/(1+noise), 1+noise] (significant);"
+        " ci_includes_1; within_noise: the CI excludes 1 but not the noise band; too_few_launches: a side"
+        " has one launch of fewer than 5 samples"
+    )
+    noise: float = Field(description="run-to-run noise of this point on these machines, relative")
+    noise_source: Literal["runs", "default"] = Field(
+        description="runs: the spread of the machines' own run medians (at least 2 runs); default: the"
+        " kernel family's default floor"
+    )
+    ci_level: float
+    n_launches: list[int] = Field(description="[this machine's launches, the baseline's]")
+
+
 class CompareRatio(BaseModel):
     ratio: float | None = Field(description="machine median / baseline median")
-    ci_low: float | None = Field(description="95 % percentile bootstrap of medians, 2000 resamples")
+    ci_low: float | None = Field(
+        description="percentile interval of the ratios of two independent hierarchical bootstraps"
+        " (launches, then samples; 2000 resamples each); see ci_kind"
+    )
     ci_high: float | None
-    p_value: float | None = Field(description="two-sided Mann-Whitney U; null when n < 5 on a side")
-    significant: bool
+    p_value: float | None = Field(
+        description="always null since issue 11 (Mann-Whitney U on samples of several launches is far"
+        " too confident); `significance` says why a row is significant or not"
+    )
+    significant: bool = Field(description="significance.significant")
+    ci_kind: Literal["bootstrap95", "bootstrap_few_launches"] | None = Field(
+        default=None,
+        description="bootstrap_few_launches: a side has fewer than 6 launches, the interval covers less"
+        " than 95 %; null for the baseline itself",
+    )
+    significance: Significance | None = Field(default=None, description="null for the baseline itself")
 
 
 class CompareRow(BaseModel):

@@ -20,6 +20,7 @@ from sqlalchemy import ColumnElement, Row, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ctxbench_server.compare import facts, ratios
+from ctxbench_server.compare import significance as sig
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
 
@@ -55,6 +56,7 @@ COLUMNS = (
     Result.params_key,
     Result.unit,
     Result.samples,
+    Result.sample_launches,
     Result.n,
     Result.median,
     Result.ci_low,
@@ -239,6 +241,7 @@ async def compare(
         ranked = inner.subquery()
         ids.extend((await conn.execute(select(ranked.c.id).where(ranked.c.rn == 1))).scalars())
     results = await _records(conn, ids)
+    spreads = await sig.spreads(conn, [r.id for r in results])
 
     # Facts: the snapshot of the run each machine's newest result came from, else its current facts.
     newest: dict[str, Record] = {}
@@ -259,7 +262,17 @@ async def compare(
         facts_run[mid] = newest[mid].run_id if snap else None
 
     return _assemble(
-        machine_ids, baseline, machines, machine_facts, facts_run, online, specs, results, warnings, fragments
+        machine_ids,
+        baseline,
+        machines,
+        machine_facts,
+        facts_run,
+        online,
+        specs,
+        results,
+        spreads,
+        warnings,
+        fragments,
     )
 
 
@@ -282,6 +295,7 @@ class Record:
     params_key: str
     unit: str
     samples: list[float]
+    sample_launches: list[int] | None
     created_at: datetime
     cell: dict[str, Any]
     cell_json: str
@@ -296,12 +310,17 @@ _MARK_RE = re.compile(f'"{re.escape(_MARK)}([^"]+)"')
 
 
 def _record(r: Row[Any]) -> Record:
+    # The CI of the median from the hierarchical bootstrap (or min-max, labelled so), recomputed for
+    # results stored before it with another method, so every cell's interval means the same thing.
+    ci = ratios.cell_ci(r.id, r.samples, r.sample_launches)
     cell = {
         "result_id": r.id,
         "run_id": r.run_id,
         "median": r.median,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
+        "ci_low": ci["ci_low"],
+        "ci_high": ci["ci_high"],
+        "ci_kind": ci["ci_kind"],
+        "n_launches": ci["n_launches"],
         "n": r.n,
         "cv": r.cv,
         "noisy": bool(r.noisy) or (r.cv is not None and r.cv > NOISY_CV),
@@ -317,6 +336,7 @@ def _record(r: Row[Any]) -> Record:
         params_key=r.params_key,
         unit=r.unit,
         samples=r.samples,
+        sample_launches=r.sample_launches,
         created_at=r.created_at,
         cell=cell,
         cell_json=json.dumps(cell, ensure_ascii=False, allow_nan=False, separators=(",", ":")),
@@ -340,6 +360,7 @@ def clear_caches() -> None:
     """Forget cached results and ratios (benchmarks and tests measure the cold path with it)."""
     _records_cache.clear()
     ratios.clear_cache()
+    sig.clear_cache()
 
 
 def render(answer: dict[str, Any], fragments: dict[str, str]) -> bytes:
@@ -357,6 +378,7 @@ def _assemble(
     online: set[str],
     specs: Mapping[str, Mapping[str, Any]],
     results: list[Record],
+    spreads: Mapping[str, float | None],
     warnings: list[dict[str, Any]],
     fragments: dict[str, str] | None,
 ) -> dict[str, Any]:
@@ -410,7 +432,20 @@ def _assemble(
                 if m == baseline:
                     row["ratios"][m] = ratios.BASELINE
                 else:
-                    pending.append((row, m, (c.id, c.samples, base.id, base.samples)))
+                    noise, source = sig.noise_for(
+                        kernel_id, family, [spreads.get(c.id), spreads.get(base.id)]
+                    )
+                    pair = ratios.Pair(
+                        c.id,
+                        c.samples,
+                        c.sample_launches,
+                        base.id,
+                        base.samples,
+                        base.sample_launches,
+                        noise,
+                        source,
+                    )
+                    pending.append((row, m, pair))
         rows.append(row)
 
     answers = ratios.compare_pairs([p[2] for p in pending])

@@ -1,4 +1,5 @@
-"""Per-result statistics: location, spread and a distribution-free 95 % CI of the median."""
+"""Per-result statistics: location, spread and the CI of the median (kit/bootstrap.py: a hierarchical
+bootstrap over launches then samples, or min-max, labelled so, with fewer than 6 launches)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from ctxbench_server.kit import bootstrap
+
 CONFIDENCE = 0.95
+# Stored in results.ci_method before issue 11 (the benchmark fill still writes the first).
 CI_ORDER_STATISTICS = "binomial order statistics, 95 %"
 CI_MIN_MAX = "min-max (n < 6: no order-statistic interval reaches 95 %)"
 
@@ -55,7 +59,8 @@ def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] |
     return j, k
 
 
-def compute(samples: Sequence[float]) -> Stats:
+def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = None, key: str = "") -> Stats:
+    """The result's statistics; `key` (its id) seeds the bootstrap, so compare recomputes the same CI."""
     if not samples:
         raise ValueError("no samples")
     if not all(math.isfinite(x) for x in samples):
@@ -64,11 +69,7 @@ def compute(samples: Sequence[float]) -> Stats:
     n = int(a.size)
     mean = float(a.mean())
     stddev = float(a.std(ddof=1)) if n > 1 else 0.0
-    ranks = median_ci_ranks(n)
-    if ranks is None:
-        lo, hi, method = float(a[0]), float(a[-1]), CI_MIN_MAX
-    else:
-        lo, hi, method = float(a[ranks[0] - 1]), float(a[ranks[1] - 1]), CI_ORDER_STATISTICS
+    ci = bootstrap.median_ci(samples, sample_launches, key)
     return Stats(
         n=n,
         median=float(np.median(a)),
@@ -77,7 +78,7 @@ def compute(samples: Sequence[float]) -> Stats:
         cv=(stddev / mean) if mean != 0 else None,
         min=float(a[0]),
         max=float(a[-1]),
-        ci_low=lo,
-        ci_high=hi,
-        ci_method=method,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        ci_method=ci.method,
     )

@@ -233,7 +233,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     )
     if status == "ok":
         try:
-            s = stats.compute(samples)
+            s = stats.compute(samples, result.sample_launches, r.result_id)
         except ValueError as e:  # no samples: not a measurement
             status, error = "failed", f"result has no usable samples: {e}"
             result.sample_launches = None

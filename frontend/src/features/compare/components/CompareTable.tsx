@@ -1,7 +1,7 @@
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
-import { formatRatio, geomeanRows, isWorse, rowKey, rowWarning, sortMachineOf, sortRows } from '../utils/table';
+import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, rowKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
 
 function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string; onClick: () => void }) {
   const r = row.ratios[machine];
@@ -13,31 +13,39 @@ function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string
     );
   }
   const worse = isWorse(r.ratio, row.higher_is_better);
-  const p = r.p_value === null ? 'n < 5 on a side: no test' : `Mann-Whitney U p = ${formatNumber(r.p_value, 2)}`;
+  const why = ruleTitle(r);
+  const rule = ruleShort(r);
   return (
     <td
       className={`num ratio ${r.significant ? (worse ? 'ratio-worse' : 'ratio-better') : ''}`}
       data-testid="compare-ratio"
       data-machine-id={machine}
       onClick={onClick}
+      title={why}
     >
       <span data-testid="ratio-value">{formatRatio(r.ratio)}</span>
       {r.significant && (
-        <span className="mark mark-sig" data-testid="significant" title={`Significant difference (${p})`}>
+        <span className="mark mark-sig" data-testid="significant" title={why}>
           *
         </span>
       )}
-      <div className="muted small" title={`95 % CI of the ratio; ${p}`}>
-        {formatNumber(r.ci_low, 3)}–{formatNumber(r.ci_high, 3)}
+      <div className="muted small" title={ciTitle(r.ci_kind)}>
+        {formatNumber(r.ci_low, 3)}–{formatNumber(r.ci_high, 3)} <span data-testid="ratio-ci-kind">{ciLabel(r.ci_kind)}</span>
       </div>
+      {rule && (
+        <div className="muted small" data-testid="ratio-rule" data-rule={r.significance?.rule}>
+          {rule}
+        </div>
+      )}
     </td>
   );
 }
 
 /**
- * One row per kernel and parameter point; per machine its median with the 95 % CI, and for the
- * machines that are not the baseline the ratio with its CI (* = Mann-Whitney U significant). Then the
- * geometric-mean rows per family and overall. Click a cell to see its samples.
+ * One row per kernel and parameter point; per machine its median with its interval (labelled: a 95 % CI
+ * only with enough launches, else min–max), and for the machines that are not the baseline the ratio
+ * with its CI (* = significant: the CI clears the run-to-run noise; the rule is under it and in its
+ * tooltip). Then the geometric-mean rows per family and overall. Click a cell to see its samples.
  */
 export function CompareTable({
   data,
@@ -73,7 +81,7 @@ export function CompareTable({
               <th key={m.id} scope="col" className="num" data-testid="compare-machine-head">
                 {m.name}
                 {m.id === data.baseline && <span className="badge badge-baseline">baseline</span>}
-                <div className="muted small">median [95 % CI]</div>
+                <div className="muted small">median [CI]</div>
               </th>
             ))}
             {others.map((m) => (
@@ -82,7 +90,7 @@ export function CompareTable({
                   {m.name} / {data.machines.find((x) => x.id === data.baseline)?.name ?? 'baseline'}
                   {arrow(m.id)}
                 </button>
-                <div className="muted small">ratio [95 % CI]</div>
+                <div className="muted small">ratio, CI</div>
               </th>
             ))}
           </tr>
@@ -125,8 +133,9 @@ export function CompareTable({
                           ~
                         </span>
                       )}
-                      <div className="muted small">
-                        [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] n={c.n}
+                      <div className="muted small" title={ciTitle(c.ci_kind)}>
+                        [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] <span data-testid="cell-ci-kind">{ciLabel(c.ci_kind)}</span> n={c.n}
+                        {c.n_launches ? `, ${c.n_launches} launch${c.n_launches === 1 ? '' : 'es'}` : ''}
                       </div>
                     </td>
                   );
@@ -154,8 +163,10 @@ export function CompareTable({
         </tfoot>
       </table>
       <p className="table-note muted small">
-        Ratio = machine median ÷ baseline median (above 1: slower for times, faster for throughput). * = the
-        difference is significant (two-sided Mann-Whitney U, n ≥ 5 a side, p &lt; 0.05). ~ = noisy (CV over 3 %).
+        Ratio = machine median ÷ baseline median (above 1: slower for times, faster for throughput). Intervals
+        come from a hierarchical bootstrap (launches, then samples); “95 % CI” only with 6 launches or more,
+        else “min–max” or “CI &lt; 95 %”. * = significant: the ratio’s CI lies beyond the run-to-run noise (learned
+        from the machines’ own runs, else a default floor); the rule is under each ratio. ~ = noisy (CV over 3 %).
         Click a median to see its samples.
       </p>
     </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { geomean, geomeanRows, isWorse, rowWarning, sortMachineOf, sortRows } from './table';
+import { ciLabel, geomean, geomeanRows, isWorse, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from './table';
 import { response, row } from './fixture';
 
 const rows = [
@@ -75,5 +75,38 @@ describe('isWorse', () => {
   it('reads the ratio with the unit’s direction', () => {
     expect(isWorse(2, false)).toBe(true);
     expect(isWorse(2, true)).toBe(false);
+  });
+});
+
+describe('interval labels and the significance rule', () => {
+  const ratio = (rule: 'ci_excludes_noise' | 'ci_includes_1' | 'within_noise' | 'too_few_launches', source: 'runs' | 'default' = 'default') => ({
+    ratio: 1.2,
+    ci_low: 1.1,
+    ci_high: 1.3,
+    p_value: null,
+    significant: rule === 'ci_excludes_noise',
+    ci_kind: 'bootstrap_few_launches' as const,
+    significance: { significant: rule === 'ci_excludes_noise', rule, noise: 0.05, noise_source: source, ci_level: 0.95, n_launches: [3, 3] },
+  });
+
+  it('calls an interval 95 % only when it is one', () => {
+    expect(ciLabel('bootstrap95')).toBe('95 % CI');
+    expect(ciLabel('minmax')).toBe('min–max');
+    expect(ciLabel('bootstrap_few_launches')).toBe('CI < 95 %');
+    expect(ciLabel(undefined)).toBe('CI');
+  });
+
+  it('says which rule decided, with the noise and where it came from', () => {
+    expect(ruleShort(ratio('ci_excludes_noise'))).toBe('beyond 5 % noise');
+    expect(ruleShort(ratio('within_noise', 'runs'))).toBe('within 5 % noise (runs)');
+    expect(ruleShort(ratio('too_few_launches'))).toBe('too few launches');
+    expect(ruleShort(ratio('ci_includes_1'))).toBeNull();
+    expect(ruleTitle(ratio('within_noise', 'runs'))).toContain("the spread of these machines' own runs");
+    expect(ruleTitle(ratio('ci_excludes_noise'))).toMatch(/^Significant: .*default floor.*launches 3 vs 3$/);
+  });
+
+  it('keeps older answers (no significance) readable', () => {
+    expect(ruleShort({ ratio: 2, ci_low: 1.9, ci_high: 2.1, p_value: 0.01, significant: true })).toBeNull();
+    expect(ruleTitle({ ratio: 2, ci_low: 1.9, ci_high: 2.1, p_value: 0.01, significant: true })).toBe('Mann-Whitney U p = 0.010');
   });
 });

@@ -1,5 +1,5 @@
 // Shapes GET /compare's rows for the table: order, geometric-mean rows, per-row warnings.
-import type { CompareResponse, CompareRow } from '@/lib/api-types';
+import type { CompareCell, CompareRatio, CompareResponse, CompareRow } from '@/lib/api-types';
 import type { SortKey } from '@/lib/compare-query';
 import { formatNumber } from '@/lib/format';
 
@@ -99,4 +99,71 @@ export function isWorse(ratio: number, higherIsBetter: boolean | undefined): boo
 /** A ratio as "1.23×"; a dash when there is none. */
 export function formatRatio(r: number | null | undefined): string {
   return r === null || r === undefined ? '—' : `${formatNumber(r, 3)}×`;
+}
+
+/** The honest name of an interval: a 95 % CI only when there were enough launches to make one. */
+export function ciLabel(kind: CompareCell['ci_kind'] | CompareRatio['ci_kind']): string {
+  switch (kind) {
+    case 'bootstrap95':
+      return '95 % CI';
+    case 'minmax':
+      return 'min–max';
+    case 'bootstrap_few_launches':
+      return 'CI < 95 %';
+    default:
+      return 'CI';
+  }
+}
+
+export function ciTitle(kind: CompareCell['ci_kind'] | CompareRatio['ci_kind']): string {
+  switch (kind) {
+    case 'bootstrap95':
+      return '95 % interval of a hierarchical bootstrap (launches, then samples)';
+    case 'minmax':
+      return 'Min–max of the samples: with fewer than 6 launches no interval reaches 95 %';
+    case 'bootstrap_few_launches':
+      return 'Hierarchical bootstrap interval; with fewer than 6 launches a side it covers less than 95 %';
+    default:
+      return 'Confidence interval (older answer: its kind is not recorded)';
+  }
+}
+
+/** 0.05 -> "5 %", 0.125 -> "12.5 %": a noise floor, no trailing zeros. */
+function percent(fraction: number): string {
+  return `${Math.round(fraction * 1000) / 10} %`;
+}
+
+/** Short words for the rule that decided a ratio (shown under it), or null when there is nothing to say. */
+export function ruleShort(r: CompareRatio): string | null {
+  const s = r.significance;
+  if (!s) return null;
+  const noise = `${percent(s.noise)} noise${s.noise_source === 'runs' ? ' (runs)' : ''}`;
+  switch (s.rule) {
+    case 'ci_excludes_noise':
+      return `beyond ${noise}`;
+    case 'within_noise':
+      return `within ${noise}`;
+    case 'too_few_launches':
+      return 'too few launches';
+    default:
+      return null;
+  }
+}
+
+/** The whole reasoning, for the ratio's tooltip. */
+export function ruleTitle(r: CompareRatio): string {
+  const s = r.significance;
+  if (!s) return r.p_value === null ? 'No test' : `Mann-Whitney U p = ${formatNumber(r.p_value, 2)}`;
+  const noise = `${percent(s.noise)} (${s.noise_source === 'runs' ? "the spread of these machines' own runs" : 'the default floor'})`;
+  const launches = `launches ${s.n_launches.join(' vs ')}`;
+  switch (s.rule) {
+    case 'ci_excludes_noise':
+      return `Significant: the CI lies beyond the run-to-run noise of ${noise}; ${launches}`;
+    case 'within_noise':
+      return `Not significant: the CI excludes 1 but not the run-to-run noise of ${noise}; ${launches}`;
+    case 'too_few_launches':
+      return `Not tested: a side has one launch of fewer than 5 samples; ${launches}`;
+    default:
+      return `Not significant: the CI includes 1; ${launches}`;
+  }
 }

@@ -1,0 +1,143 @@
+"""When a ratio between two machines is significant, and which rule said so.
+
+A ratio is significant only when its CI (hierarchical bootstrap, kit/bootstrap.py) excludes 1 by more
+than the kernel's run-to-run noise on those machines: the CI must lie wholly outside
+[1 / (1 + noise), 1 + noise]. Launches inside one run already spread the samples over the run, but two
+runs at different times still differ by more (host load, frequency, page layout from boot to boot), and
+the CI cannot see that. The noise is learned from the machines' own repeated runs of that kernel point
+when there are at least 2 (the relative range of their medians), else it is the default floor below
+(docs/architecture.md "Statistics" has the rule's simulated error rates and why the floor is 5 %).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.orm import aliased
+
+from ctxbench_server.kit.lru import LRU
+from ctxbench_server.models import Result
+
+RULE_SIGNIFICANT = "ci_excludes_noise"
+RULE_CI_INCLUDES_1 = "ci_includes_1"
+RULE_WITHIN_NOISE = "within_noise"
+RULE_TOO_FEW = "too_few_launches"
+
+# Default run-to-run noise, per kernel id or family, for machines without 2 runs of a point. Every
+# family is at FALLBACK_NOISE (5 %) for now: measuring it on the 2-CPU development VM
+# (server/benchmarks/noise_floor.py: 6 and 8 interleaved processes per point, 2026-11-23, figures in
+# docs/performance.md "noise-floor") gave the spread of whatever else ran on the host (sched.yield
+# varied 2000-fold between two processes), not the kernels' own, since that script does not re-measure
+# disturbed processes as the agent does. 5 % is the floor the simulated A/A and power figures are for
+# (docs/architecture.md "Statistics"); a family measured on a quiet host goes here with its source.
+FALLBACK_NOISE = 0.05
+DEFAULT_NOISE: dict[str, float] = {}
+# Learned noise never goes below this: two runs that agree by chance do not make a kernel exact
+# (frequency steps and timer granularity move every kernel here by about 1 %).
+MIN_NOISE = 0.01
+ONE_LAUNCH_FACTOR = 2.0
+# Repeated runs looked at per machine and point (the newest, up to the compared result).
+HISTORY = 10
+# A side is tested when it has at least 2 launches, or (a result from before launches) one launch of at
+# least 5 samples, as the former Mann-Whitney U test required.
+MIN_SAMPLES_ONE_LAUNCH = 5
+
+
+def default_noise(kernel_id: str, family: str) -> float:
+    return DEFAULT_NOISE.get(kernel_id, DEFAULT_NOISE.get(family, FALLBACK_NOISE))
+
+
+def spread(medians: Sequence[float]) -> float | None:
+    """Relative range of a machine's run medians: the largest difference between two of its runs.
+    None with fewer than 2 runs."""
+    m = sorted(x for x in medians if x is not None and x > 0)
+    if len(m) < 2:
+        return None
+    mid = (m[(len(m) - 1) // 2] + m[len(m) // 2]) / 2
+    return (m[-1] - m[0]) / mid
+
+
+def noise_for(kernel_id: str, family: str, spreads: Sequence[float | None]) -> tuple[float, str]:
+    """The noise of a pair and where it came from: the larger of the sides' learned spreads, and of the
+    default for any side without 2 runs ("runs" when a learned spread decides, else "default")."""
+    learned = [max(s, MIN_NOISE) for s in spreads if s is not None]
+    default = default_noise(kernel_id, family)
+    if len(learned) < len(spreads) and (not learned or default >= max(learned)):
+        return default, "default"
+    return max(learned), "runs"
+
+
+def effective_noise(noise: float, source: str, launches: Sequence[int]) -> float:
+    """A one-launch side (a result from before launches) has no launch-to-launch variance in its CI at
+    all, so a default floor counts twice for it (the A/A figures: 11.9 % false positives with the plain
+    floor, docs/architecture.md "Statistics"). Noise learned from runs of one launch each already holds
+    that variance."""
+    return noise * ONE_LAUNCH_FACTOR if source == "default" and min(launches) < 2 else noise
+
+
+def testable(launches: int, n: int) -> bool:
+    return launches >= 2 or n >= MIN_SAMPLES_ONE_LAUNCH
+
+
+def rule(ci_low: float, ci_high: float, noise: float, enough: bool) -> str:
+    if not enough:
+        return RULE_TOO_FEW
+    if ci_low <= 1.0 <= ci_high:
+        return RULE_CI_INCLUDES_1
+    if ci_low > 1.0 + noise or ci_high < 1.0 / (1.0 + noise):
+        return RULE_SIGNIFICANT
+    return RULE_WITHIN_NOISE
+
+
+def history_statement(result_ids: Sequence[str]) -> Select[Any]:
+    """One statement: per result, the medians of the newest HISTORY ok results of its machine and point
+    created at or before it (one indexed seek each), so the answer for a result never changes."""
+    cur = aliased(Result, name="cur")
+    cols = [
+        select(Result.median)
+        .where(
+            Result.kernel_id == cur.kernel_id,
+            Result.machine_id == cur.machine_id,
+            Result.params_key == cur.params_key,
+            Result.created_at <= cur.created_at,
+            Result.status == "ok",
+        )
+        .order_by(Result.created_at.desc(), Result.id.desc())
+        .limit(1)
+        .offset(i)
+        .scalar_subquery()
+        .label(f"h{i}")
+        for i in range(HISTORY)
+    ]
+    return select(cur.id, *cols).where(cur.id.in_(result_ids))
+
+
+# A result's history up to it never changes: its spread is cached by result id (a 1-tuple: None is an
+# answer too).
+_spreads: LRU[str, tuple[float | None]] = LRU(50_000)
+CHUNK = 1000  # results per statement, far under SQLite's 32 766 bound values
+
+
+def clear_cache() -> None:
+    _spreads.clear()
+
+
+async def spreads(conn: AsyncConnection, result_ids: Sequence[str]) -> dict[str, float | None]:
+    """Each result's learned spread (None: fewer than 2 runs of its machine and point), by result id."""
+    out: dict[str, float | None] = {}
+    todo: list[str] = []
+    for rid in result_ids:
+        hit = _spreads.get(rid)
+        if hit is None:
+            todo.append(rid)
+        else:
+            out[rid] = hit[0]
+    for start in range(0, len(todo), CHUNK):
+        for row in await conn.execute(history_statement(todo[start : start + CHUNK])):
+            got = spread([float(x) for x in row[1:] if x is not None])
+            _spreads.put(row[0], (got,))
+            out[row[0]] = got
+    return out

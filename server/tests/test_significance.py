@@ -1,0 +1,65 @@
+"""The significance rule on seeded synthetic data: A/A false positives and power at the default sampling.
+
+Each comparison is one run per machine at the default profile's sampling (3 launches x 2 samples), with
+launch-level variance 9 times the within-launch variance (sigma 3 % and 1 %) and a run-level offset the
+launches cannot see (1 %), through the server's own ratios.compare_pairs with 2000 resamples a side
+(compare/simulate.py). 1000 comparisons take ~2.5 s: no need to lower the resamples. The figures for
+other variances: server/benchmarks/significance.py (docs/architecture.md "Statistics").
+"""
+
+from __future__ import annotations
+
+from ctxbench_server.compare import ratios, simulate
+from ctxbench_server.compare import significance as sig
+
+DEFAULT = simulate.Model(sigma_run=0.01, sigma_launch=0.03, sigma_sample=0.01)
+
+
+def test_aa_false_positive_rate_at_most_5_percent() -> None:
+    out = simulate.run(DEFAULT, 1.0, comparisons=1000, seed=11)
+    assert out.significant <= 0.05, out
+    # the noise floor is what holds it: "CI excludes 1" alone fires more often than 5 % with 3 launches
+    assert out.rules.get(sig.RULE_WITHIN_NOISE, 0) > 0
+
+
+def test_aa_with_noise_learned_from_runs() -> None:
+    # run-level noise twice the launch's share, learned from each machine's 2 earlier runs
+    model = simulate.Model(sigma_run=0.02, sigma_launch=0.03, sigma_sample=0.01, history=2)
+    out = simulate.run(model, 1.0, comparisons=1000, seed=12)
+    assert out.significant <= 0.05, out
+
+
+def test_power_for_a_true_20_percent_difference() -> None:
+    out = simulate.run(DEFAULT, 1.2, comparisons=1000, seed=13)
+    assert out.significant >= 0.90, out
+
+
+def test_aa_one_launch_results_from_before_launches() -> None:
+    # the whole run is one launch: its CI cannot see the launch-level 3 %, the doubled floor holds it
+    model = simulate.Model(sigma_run=0.0, sigma_launch=0.03, sigma_sample=0.01, launches=1, per_launch=6)
+    assert simulate.run(model, 1.0, comparisons=1000, seed=14).significant <= 0.05
+
+
+def test_one_launch_results_still_compare() -> None:
+    old = [100.0, 101.0, 99.0, 100.5, 99.5]  # stored before launches: no sample_launches
+    [r] = ratios.compare_pairs(
+        [ratios.Pair("old-a", [2 * v for v in old], None, "old-b", old, None, 0.05, "default")]
+    )
+    assert r["ratio"] == 2.0 and r["significant"] is True
+    assert r["significance"]["rule"] == sig.RULE_SIGNIFICANT and r["significance"]["n_launches"] == [1, 1]
+    assert r["significance"]["noise"] == 2 * 0.05  # one launch: the default floor counts twice
+    [r] = ratios.compare_pairs([ratios.Pair("old-c", old[:4], None, "old-b", old, None, 0.05, "default")])
+    assert r["significance"]["rule"] == sig.RULE_TOO_FEW and r["significant"] is False
+
+
+def test_rule_order_and_noise_sources() -> None:
+    assert sig.rule(0.9, 1.1, 0.05, True) == sig.RULE_CI_INCLUDES_1
+    assert sig.rule(1.01, 1.1, 0.05, True) == sig.RULE_WITHIN_NOISE
+    assert sig.rule(1.06, 1.1, 0.05, True) == sig.RULE_SIGNIFICANT
+    assert sig.rule(0.5, 1 / 1.06, 0.05, True) == sig.RULE_SIGNIFICANT
+    assert sig.rule(1.5, 2.0, 0.05, False) == sig.RULE_TOO_FEW
+    assert sig.spread([100.0]) is None and sig.spread([100.0, 110.0, 105.0]) == 10.0 / 105.0
+    assert sig.noise_for("k.x", "k", [None, None]) == (sig.FALLBACK_NOISE, "default")
+    assert sig.noise_for("k.x", "k", [0.2, None]) == (0.2, "runs")  # a learned spread over the default
+    assert sig.noise_for("k.x", "k", [0.001, 0.02]) == (0.02, "runs")
+    assert sig.noise_for("k.x", "k", [0.001, 0.002]) == (sig.MIN_NOISE, "runs")
