@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import CPP_EXE, REPO, run_exe
+from cli_helpers import REPO, run_exe
 
 PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", REPO / "build" / "kernels" / "ctxbench-kernels-py"))
 CPU_BOUND_CPP = [
