@@ -8,6 +8,9 @@ storage        storage.write/read beside fio doing the same pattern, block size 
 launches       what a kernel launch costs beyond its repetitions, and how often launches are marked
                disturbed on the host as it is and beside CPU hogs (docs/performance.md).
 suite          every kernel with its default sweep through one agent: the wall time (docs/performance.md).
+aa             three agents on this host: an A/A pair (host as it is, and beside a build) and one under
+               a 50 % CPU quota; how many rows compare flags significant (scripts/bench_aa.py,
+               docs/fidelity.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
                loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
@@ -360,8 +363,26 @@ def main() -> int:
     ap.add_argument(
         "sections",
         nargs="*",
-        default=["fidelity", "storage", "orchestration", "launches", "suite", "compare", "significance"],
-        choices=["fidelity", "storage", "orchestration", "launches", "suite", "compare", "significance"],
+        default=[
+            "fidelity",
+            "storage",
+            "orchestration",
+            "launches",
+            "suite",
+            "aa",
+            "compare",
+            "significance",
+        ],
+        choices=[
+            "fidelity",
+            "storage",
+            "orchestration",
+            "launches",
+            "suite",
+            "aa",
+            "compare",
+            "significance",
+        ],
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
@@ -390,6 +411,10 @@ def main() -> int:
         from bench_orchestration import suite
 
         status |= suite(not a.no_write, write_section, machine_line, a.launches)
+    if "aa" in a.sections:
+        from bench_aa import aa
+
+        status |= aa(not a.no_write, write_section, machine_line)
     return status
 
 
