@@ -27,6 +27,15 @@ export function signInPath(next?: string | null): string {
   return target === '/' ? SIGN_IN_PATH : `${SIGN_IN_PATH}?${new URLSearchParams({ next: target }).toString()}`;
 }
 
+/**
+ * Where a 401 sends the browser from `pathname + search + hash`: the sign-in page, coming back here
+ * afterwards; null on the open pages (the sign-in page itself, a shared comparison), which stay put.
+ */
+export function unauthorizedRedirect(pathname: string, search = '', hash = ''): string | null {
+  if (isOpenPath(pathname)) return null;
+  return signInPath(pathname + search + hash);
+}
+
 export interface SignInParams {
   /** Where to go once signed in (already made safe). */
   next: string;
