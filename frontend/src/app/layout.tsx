@@ -2,7 +2,7 @@ import { Suspense } from 'react';
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteError } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { useSession, useSignOut } from '@/features/auth/api/session';
-import { isOpenPath, SIGN_IN_PATH, signInPath } from '@/lib/sign-in-path';
+import { SIGN_IN_PATH, signedOutRedirect, signInPath } from '@/lib/sign-in-path';
 
 /** "Sign out" when signed in; "Sign in" when not (reads may be public, or this is an open page). */
 function SessionControl() {
@@ -87,9 +87,7 @@ function Header() {
 function useSignInRedirect(): string | null {
   const session = useSession();
   const { pathname, search, hash } = useLocation();
-  const s = session.data;
-  if (!s || s.authenticated || s.public_read || isOpenPath(pathname)) return null;
-  return signInPath(pathname + search + hash);
+  return signedOutRedirect(session.data, pathname, search, hash);
 }
 
 export function Layout() {
