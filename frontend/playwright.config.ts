@@ -1,8 +1,12 @@
 import { defineConfig } from '@playwright/test';
+import { ADMIN_STATE, ADMIN_TOKEN, E2E_DIR, RUN_LOG } from './e2e/credentials';
 import { GRPC_PORT, HTTP_PORT } from './e2e/ports';
 
 // Browser tests drive Debian's Chromium (no browser download) against the real stack: scripts/run.sh
-// starts the server and a local agent on their own ports and a fresh data directory.
+// starts the server and a local agent on their own ports and a fresh data directory. The server gets
+// a known admin token; the global setup signs in with it once, and every spec's browser starts from
+// that session (auth.spec.ts makes its own signed-out contexts). run.sh's output is also kept in
+// RUN_LOG, where the server's one-time sign-in link is read from.
 const baseURL = `http://127.0.0.1:${HTTP_PORT}`;
 
 export default defineConfig({
@@ -15,8 +19,10 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   forbidOnly: !!process.env.CI,
   reporter: [['list']],
+  globalSetup: './e2e/global-setup.ts',
   use: {
     baseURL,
+    storageState: ADMIN_STATE,
     browserName: 'chromium',
     headless: true,
     trace: 'retain-on-failure',
@@ -36,7 +42,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: 'bash ../scripts/run.sh',
+    command: `mkdir -p '${E2E_DIR}' && bash -o pipefail -c "bash ../scripts/run.sh | tee '${RUN_LOG}'"`,
     url: `${baseURL}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,
@@ -48,6 +54,7 @@ export default defineConfig({
       CTXBENCH_DATA_DIR: '../build/e2e-playwright/data',
       CTXBENCH_AGENT_SPOOL: '../build/e2e-playwright/spool',
       CTXBENCH_RUN_FRESH: '1',
+      CTXBENCH_ADMIN_TOKEN: ADMIN_TOKEN,
     },
   },
 });

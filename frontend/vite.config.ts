@@ -19,7 +19,17 @@ export default defineConfig({
   },
   server: {
     proxy: {
-      '/api': { target: apiTarget, changeOrigin: true },
+      '/api': {
+        target: apiTarget,
+        changeOrigin: true,
+        // The server refuses cookie writes from another origin (issue 9): the dev page's origin is
+        // Vite's, so the proxy presents the server's own.
+        configure: (proxy) => {
+          proxy.on('proxyReq', (req) => {
+            if (req.getHeader('origin')) req.setHeader('origin', new URL(apiTarget).origin);
+          });
+        },
+      },
       '/docs': { target: apiTarget, changeOrigin: true },
       '/openapi.json': { target: apiTarget, changeOrigin: true },
     },

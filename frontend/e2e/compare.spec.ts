@@ -1,6 +1,6 @@
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMPARE_FIXTURE } from './compare-fixture';
@@ -8,25 +8,12 @@ import { GRPC_TARGET } from './ports';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
 // The story tests run against the real server and two real agents (run.sh's and one the test starts);
-// each is skipped, saying why, until the server has GET /compare and POST /shares.
+// none skips itself: a missing or renamed route fails the test that needs it.
 
 test.describe.configure({ mode: 'serial' });
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
-
-let paths: string[] | null = null;
-async function apiPaths(request: APIRequestContext): Promise<string[]> {
-  if (!paths) {
-    const openapi = (await (await request.get('/openapi.json')).json()) as { paths?: Record<string, unknown> };
-    paths = Object.keys(openapi.paths ?? {});
-  }
-  return paths;
-}
-async function hasCompare(request: APIRequestContext): Promise<boolean> {
-  const p = await apiPaths(request);
-  return p.includes('/api/v1/compare') && p.includes('/api/v1/shares');
-}
 
 interface MachineRow {
   id: string;
@@ -73,8 +60,6 @@ async function cellResultIds(page: Page): Promise<string[]> {
 }
 
 test('compare two real machines after a sweep, share it, and the share stays frozen after a new run', async ({ page, request, browser }) => {
-  test.skip(!(await hasCompare(request)), 'the server has no GET /api/v1/compare and /api/v1/shares yet');
-  test.skip(!existsSync(resolve(ROOT, 'build/bin/ctxbench-agent')), 'no agent binary to start a second machine with (make build)');
   test.setTimeout(240_000);
   const { first, second, agent } = await twoMachines(request);
   try {
@@ -115,8 +100,13 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await page.getByRole('button', { name: 'Share' }).click();
     const link = await page.getByTestId('share-link').inputValue();
     expect(link).toMatch(/\/s\/[0-9A-Za-z]{12,}$/);
-    const fresh = await browser.newContext();
+    // Signed out: a colleague opening the link has no session (issue 9); no CSP violation either.
+    const { context: fresh, violations } = await signedOutContext(browser);
     const shared = await fresh.newPage();
+    const unauthorized: string[] = [];
+    shared.on('response', (r) => {
+      if (r.status() === 401) unauthorized.push(r.url());
+    });
     await shared.goto(link);
     await expect(shared.getByTestId('frozen-banner')).toContainText('these numbers will not change');
     await expect(shared.getByTestId('compare-row')).toHaveCount(3);
@@ -141,6 +131,9 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await expect(shared.getByTestId('compare-row')).toHaveCount(3);
     expect(await medians(shared)).toEqual(frozen);
     expect(await cellResultIds(shared)).toEqual(frozenIds);
+    expect(unauthorized, 'requests answered 401 on the share page').toEqual([]);
+    expect(shared.url()).toBe(link);
+    expect(violations).toEqual([]);
     await fresh.close();
 
     // The live comparison of the same machines (from the machines page) shows the new results.
@@ -163,8 +156,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
   }
 });
 
-test('an unknown machine in the compare address is named in a message', async ({ page, request }) => {
-  test.skip(!(await hasCompare(request)), 'the server has no GET /api/v1/compare yet');
+test('an unknown machine in the compare address is named in a message', async ({ page }) => {
   await page.goto('/compare?machines=no-such-machine-1,no-such-machine-2');
   await expect(page.getByTestId('compare-error')).toContainText('no-such-machine-1');
   await expect(page.getByRole('heading', { name: 'Compare' })).toBeVisible();

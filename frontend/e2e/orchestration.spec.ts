@@ -1,53 +1,22 @@
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test, type APIRequestContext, type Page } from './fixtures';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GRPC_TARGET } from './ports';
 
 // Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
-// Server-Sent Events, cancel and retry from the run page, the batch page. Each test first asks the
-// real server whether the endpoint it needs exists, and is skipped (saying why) until it does.
+// Server-Sent Events, cancel and retry from the run page, the batch page. No test skips itself: a
+// missing or renamed route fails the test that needs it.
 
 test.describe.configure({ mode: 'serial' });
 
-const NO_RUN = '00000000-0000-0000-0000-000000000000';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
 
 async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: resolve(SCREENSHOTS, name), fullPage: true });
-}
-
-interface Features {
-  events: boolean;
-  profile: boolean;
-  batches: boolean;
-  retry: boolean;
-}
-
-let features: Features | null = null;
-
-/** What the server under test supports: its OpenAPI document, and the events route's 404 body. */
-async function probe(request: APIRequestContext): Promise<Features> {
-  if (features) return features;
-  const events = await request.get(`/api/v1/runs/${NO_RUN}/events`);
-  // FastAPI's answer for a route that does not exist is exactly {"detail": "Not Found"}; an unknown
-  // run on a route that exists says which run.
-  const eventsBody = events.status() === 404 ? ((await events.json()) as { detail?: unknown }) : null;
-  const openapi = (await (await request.get('/openapi.json')).json()) as {
-    paths?: Record<string, unknown>;
-    components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
-  };
-  const runCreate = openapi.components?.schemas?.RunCreate?.properties ?? {};
-  features = {
-    events: eventsBody?.detail !== 'Not Found',
-    profile: 'profile' in runCreate,
-    batches: 'machine_ids' in runCreate,
-    retry: Object.keys(openapi.paths ?? {}).some((p) => p.endsWith('/runs/{run_id}/retry')),
-  };
-  return features;
 }
 
 /** The local agent's machine id, once it is online. */
@@ -100,8 +69,6 @@ async function watchProgress(page: Page, timeoutMs: number): Promise<number[]> {
 }
 
 test('a sweep started from the New run page shows its progress live and succeeds', async ({ page, request }) => {
-  const f = await probe(request);
-  test.skip(!f.events, 'the server has no GET /runs/{id}/events yet');
   const machine = await localMachineId(request);
 
   await page.goto(`/runs/new?machines=${machine}`);
@@ -139,8 +106,6 @@ test('a sweep started from the New run page shows its progress live and succeeds
 });
 
 test('the quick profile thins a default sweep and the run page says which profile ran', async ({ page, request }) => {
-  const f = await probe(request);
-  test.skip(!f.events || !f.profile, 'the server does not take `profile` and `sweep: "default"` yet');
   const machine = await localMachineId(request);
 
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=go.mutex`);
@@ -179,8 +144,6 @@ test('a running run is cancelled from its page within a few seconds', async ({ p
 });
 
 test('a cancelled run is retried from its page and runs again to success', async ({ page, request }) => {
-  const f = await probe(request);
-  test.skip(!f.retry || !f.events, 'the server has no POST /runs/{id}/retry (or no event stream) yet');
   const machine = await localMachineId(request);
   await startLongRun(page, machine);
   await page.getByRole('button', { name: 'Cancel run' }).click();
@@ -210,8 +173,6 @@ test('without the event stream the run page polls and still follows the run to t
 });
 
 test('a batch has its own page with one live row per machine', async ({ page, request }) => {
-  const f = await probe(request);
-  test.skip(!f.batches || !f.events, 'the server does not take `machine_ids` (batches) yet');
   const machine = await localMachineId(request);
   // One local agent only: a batch of one machine still goes through the whole batch path.
   const created = await request.post('/api/v1/runs', {
@@ -231,11 +192,8 @@ test('a batch has its own page with one live row per machine', async ({ page, re
 });
 
 test('a sweep on two machines: both progress live, one is cancelled and retried', async ({ page, request }) => {
-  const f = await probe(request);
   const agentBin = resolve(ROOT, 'build/bin/ctxbench-agent');
   const dataDir = resolve(ROOT, 'build/e2e-playwright/data');
-  test.skip(!f.batches || !f.events || !f.retry, 'the server does not take batches, events and retry yet');
-  test.skip(!existsSync(agentBin), 'no agent binary to start a second machine with (make build)');
   const first = await localMachineId(request);
 
   // A second agent beside the one run.sh started: its own spool, so its own machine id.

@@ -1,11 +1,50 @@
 import { Suspense } from 'react';
-import { NavLink, Outlet, useLocation, useRouteError } from 'react-router';
+import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteError } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
+import { useSession, useSignOut } from '@/features/auth/api/session';
+import { SIGN_IN_PATH, signedOutRedirect, signInPath } from '@/lib/sign-in-path';
+
+/** "Sign out" when signed in; "Sign in" when not (reads may be public, or this is an open page). */
+function SessionControl() {
+  const session = useSession();
+  const signOut = useSignOut();
+  const navigate = useNavigate();
+  const { pathname, search } = useLocation();
+  if (!session.data || pathname === SIGN_IN_PATH) return null;
+  if (session.data.authenticated) {
+    return (
+      <span className="session-control">
+        <span className="session-scope" data-testid="session-scope">
+          Signed in: {session.data.scope ?? 'unknown scope'}
+        </span>
+        <button
+          type="button"
+          className="nav-link link-button"
+          disabled={signOut.isPending}
+          onClick={() => signOut.mutate(undefined, { onSuccess: () => void navigate(SIGN_IN_PATH, { replace: true }) })}
+        >
+          Sign out
+        </button>
+        {signOut.isError && (
+          <span className="session-error" role="alert">
+            Could not sign out: {signOut.error.message}
+          </span>
+        )}
+      </span>
+    );
+  }
+  return (
+    <Link className="nav-link" to={signInPath(pathname + search)}>
+      Sign in
+    </Link>
+  );
+}
 
 function Header() {
   const cls = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
   // The machines page is also the home page.
   const atHome = useLocation().pathname === '/';
+  const isAdmin = useSession().data?.scope === 'admin';
   return (
     <header className="header">
       <nav className="nav" aria-label="Main">
@@ -33,12 +72,30 @@ function Header() {
         <a className="nav-link nav-right" href="/docs">
           API docs
         </a>
+        {isAdmin && (
+          <NavLink to="/tokens" className={cls}>
+            API tokens
+          </NavLink>
+        )}
+        <SessionControl />
       </nav>
     </header>
   );
 }
 
+/**
+ * Signed out on a page that needs a credential (and reads are not public): straight to the sign-in
+ * page, before the page's own requests come back 401 (the fetch layer redirects those too).
+ */
+function useSignInRedirect(): string | null {
+  const session = useSession();
+  const { pathname, search, hash } = useLocation();
+  return signedOutRedirect(session.data, pathname, search, hash);
+}
+
 export function Layout() {
+  const redirect = useSignInRedirect();
+  if (redirect) return <Navigate to={redirect} replace />;
   return (
     <>
       <Header />

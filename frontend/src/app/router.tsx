@@ -3,7 +3,9 @@ import { createBrowserRouter, RouterProvider } from 'react-router';
 import { canCompare, compareQuery, shareQuery } from '@/features/compare/api/compare';
 import { kernelsQuery } from '@/features/kernels/api/kernels';
 import { machinesQuery } from '@/features/machines/api/machines';
+import { setUnauthorizedHandler } from '@/lib/api-client';
 import { decodeCompareView, isWellFormedSlug } from '@/lib/compare-query';
+import { unauthorizedRedirect } from '@/lib/sign-in-path';
 import { Layout, RouteError } from './layout';
 import { queryClient } from './query-client';
 
@@ -20,6 +22,8 @@ const HostsPage = lazy(() => import('./routes/hosts'));
 // The compare and share pages carry the charts (Recharts): their own chunks, loaded on first visit.
 const ComparePage = lazy(() => import('./routes/compare'));
 const SharePage = lazy(() => import('./routes/share'));
+const SignInPage = lazy(() => import('./routes/signin'));
+const TokensPage = lazy(() => import('./routes/tokens'));
 
 /**
  * The compare page's data is asked for as soon as its address is known, while its code (and the
@@ -50,6 +54,8 @@ const router = createBrowserRouter([
       { path: 'hosts', element: <HostsPage /> },
       { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
       { path: 's/:slug', element: <SharePage />, loader: prefetchShare },
+      { path: 'signin', element: <SignInPage /> },
+      { path: 'tokens', element: <TokensPage /> },
       { path: 'runs', element: <RunsPage /> },
       { path: 'runs/new', element: <NewRunPage /> },
       { path: 'runs/:id', element: <RunPage /> },
@@ -58,6 +64,16 @@ const router = createBrowserRouter([
     ],
   },
 ]);
+
+// Any request answered 401 (signed out, session expired, token revoked) sends the browser to sign in,
+// coming back here afterwards; the open pages (sign-in, shares) stay where they are.
+setUnauthorizedHandler(() => {
+  const { pathname, search, hash } = window.location;
+  const to = unauthorizedRedirect(pathname, search, hash);
+  if (to === null) return;
+  void queryClient.invalidateQueries({ queryKey: ['session'] });
+  void router.navigate(to, { replace: true });
+});
 
 export function AppRouter() {
   return <RouterProvider router={router} />;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSignInParams, isOpenPath, linkErrorMessage, safeNext, signInPath } from './sign-in-path';
+import { decodeSignInParams, isOpenPath, linkErrorMessage, safeNext, signedOutRedirect, signInPath, unauthorizedRedirect } from './sign-in-path';
 
 describe('isOpenPath', () => {
   it('keeps the sign-in page and share pages open, nothing else', () => {
@@ -7,7 +7,7 @@ describe('isOpenPath', () => {
     expect(isOpenPath('/s/abc123')).toBe(true);
     expect(isOpenPath('/')).toBe(false);
     expect(isOpenPath('/machines')).toBe(false);
-    expect(isOpenPath('/settings/tokens')).toBe(false);
+    expect(isOpenPath('/tokens')).toBe(false);
     expect(isOpenPath('/signing')).toBe(false);
     expect(isOpenPath('/sx')).toBe(false);
   });
@@ -50,5 +50,38 @@ describe('decodeSignInParams', () => {
     expect(linkErrorMessage('login code already used.')).toBe(
       'That sign-in link did not work (login code already used): each link works once. Sign in with your token instead.',
     );
+  });
+});
+
+describe('unauthorizedRedirect', () => {
+  it('sends a 401 on an ordinary page to sign in, coming back to the same address', () => {
+    expect(unauthorizedRedirect('/runs/abc', '?tab=results', '#r1')).toBe('/signin?next=%2Fruns%2Fabc%3Ftab%3Dresults%23r1');
+    expect(unauthorizedRedirect('/tokens')).toBe('/signin?next=%2Ftokens');
+    expect(unauthorizedRedirect('/')).toBe('/signin');
+  });
+
+  it('never fires on a shared comparison or on the sign-in page itself', () => {
+    expect(unauthorizedRedirect('/s/abcdefghijkl')).toBeNull();
+    expect(unauthorizedRedirect('/s/abcdefghijkl', '?cell=2')).toBeNull();
+    expect(unauthorizedRedirect('/signin', '?next=%2Fruns')).toBeNull();
+  });
+});
+
+describe('signedOutRedirect', () => {
+  const out = { authenticated: false, public_read: false };
+  it('sends a signed-out browser to sign in before the page asks for anything', () => {
+    expect(signedOutRedirect(out, '/runs/new', '?machine=m1')).toBe('/signin?next=%2Fruns%2Fnew%3Fmachine%3Dm1');
+  });
+
+  it('lets it read when reads are public: only a write (its 401) asks it to sign in', () => {
+    expect(signedOutRedirect({ authenticated: false, public_read: true }, '/runs/new')).toBeNull();
+    expect(signedOutRedirect({ authenticated: false, public_read: true }, '/tokens')).toBeNull();
+  });
+
+  it('stays when signed in, while the session is unknown, and on the open pages', () => {
+    expect(signedOutRedirect({ authenticated: true, public_read: false }, '/runs')).toBeNull();
+    expect(signedOutRedirect(undefined, '/runs')).toBeNull();
+    expect(signedOutRedirect(out, '/s/abcdefghijkl')).toBeNull();
+    expect(signedOutRedirect(out, '/signin', '?next=%2Fruns')).toBeNull();
   });
 });

@@ -27,6 +27,32 @@ export function signInPath(next?: string | null): string {
   return target === '/' ? SIGN_IN_PATH : `${SIGN_IN_PATH}?${new URLSearchParams({ next: target }).toString()}`;
 }
 
+/**
+ * Where a 401 sends the browser from `pathname + search + hash`: the sign-in page, coming back here
+ * afterwards; null on the open pages (the sign-in page itself, a shared comparison), which stay put.
+ */
+export function unauthorizedRedirect(pathname: string, search = '', hash = ''): string | null {
+  if (isOpenPath(pathname)) return null;
+  return signInPath(pathname + search + hash);
+}
+
+/** What GET /api/v1/session says, as far as where the browser may be is concerned. */
+export interface SessionState {
+  authenticated: boolean;
+  public_read: boolean;
+}
+
+/**
+ * Where a page sends the browser before asking for anything, or null to stay: signed out on a page that
+ * needs a credential goes to sign in; with public reads (CTXBENCH_PUBLIC_READ) a signed-out browser
+ * stays and reads, and only a write's 401 asks it to sign in (`unauthorizedRedirect`). Unknown yet
+ * (the session is still loading): stay.
+ */
+export function signedOutRedirect(session: SessionState | undefined, pathname: string, search = '', hash = ''): string | null {
+  if (!session || session.authenticated || session.public_read) return null;
+  return unauthorizedRedirect(pathname, search, hash);
+}
+
 export interface SignInParams {
   /** Where to go once signed in (already made safe). */
   next: string;

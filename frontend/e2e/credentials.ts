@@ -1,0 +1,19 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The browser tests' credential and the files the stack leaves for them, in one place (issue 9).
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const E2E_DIR = resolve(ROOT, 'build/e2e-playwright');
+
+/** Given to the server as CTXBENCH_ADMIN_TOKEN; the API helpers send it as `authorization: Bearer`. */
+export const ADMIN_TOKEN = process.env.CTXBENCH_E2E_ADMIN_TOKEN ?? 'playwright-admin-token-3f9a1c07d2b84e6a';
+
+/** The browser state the global setup signs in once with the admin token: the specs start signed in. */
+export const ADMIN_STATE = resolve(E2E_DIR, 'admin-state.json');
+
+/** run.sh's stdout, copied: the server prints its one-time sign-in link there, as a person sees it. */
+export const RUN_LOG = resolve(E2E_DIR, 'run.log');
+
+/** A browser context with no cookies: someone who has never signed in. */
+export const SIGNED_OUT = { cookies: [], origins: [] };
