@@ -33,7 +33,7 @@ async function twoMachines(request: APIRequestContext): Promise<{ first: string;
   rmSync(spool, { recursive: true, force: true });
   const agent = spawn(
     resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--ca-file', resolve(ROOT, 'build/e2e-playwright/data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
   );
   let second = '';

@@ -201,7 +201,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
   rmSync(spool, { recursive: true, force: true });
   const agent = spawn(
     agentBin,
-    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--ca-file', resolve(dataDir, 'tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
   );
   try {

@@ -60,7 +60,7 @@ test.beforeAll(async () => {
   baseURL = http;
   agent = spawn(
     resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', grpc, '--token-file', resolve(DIR, 'data/agent-token'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', resolve(DIR, 'spool')],
+    ['--server', grpc, '--token-file', resolve(DIR, 'data/agent-token'), '--ca-file', resolve(DIR, 'data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', resolve(DIR, 'spool')],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'public-read' }, stdio: 'ignore' },
   );
 });
@@ -86,8 +86,10 @@ test('with public reads, a signed-out browser reads; its first write asks it to 
   // A write without a credential: refused (and nothing stored), and the browser goes to sign in.
   await row.getByRole('link', { name: /New run/ }).click();
   await expect(page).toHaveURL(/\/runs\/new\?machines=/);
-  const newRun = new URL(page.url());
   await page.getByRole('checkbox', { name: /syscall\.getppid/ }).check();
+  // The page keeps its choices in its address: coming back after sign-in keeps them.
+  await expect(page).toHaveURL(/kernel=syscall\.getppid/);
+  const newRun = new URL(page.url());
   await page.getByRole('button', { name: 'Start run' }).click();
   await expect(page).toHaveURL(new RegExp(`/signin\\?next=${encodeURIComponent(newRun.pathname + newRun.search).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
   await expect(page.getByText('Reading is open on this server')).toBeVisible();
