@@ -7,9 +7,13 @@ VENV := $(ROOT)/.venv
 PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 export GOFLAGS := -mod=mod
+# The agent's version: the VERSION file plus the commit it was built from (`ctxbench-agent --version`,
+# Hello.agent_version, every result's agent_version, the bundle's file name).
+VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+AGENT_LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: help run build deps deps-test deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
-        test-server test-agent test-kernels test-frontend test-e2e test-faults bench clean
+        test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist dist bench clean
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -47,7 +51,7 @@ proto/node_modules/.installed: proto/package.json proto/package-lock.json
 build: deps venv agent kernels frontend
 
 agent:
-	cd agent && go build -trimpath -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
+	cd agent && go build -trimpath -ldflags "$(AGENT_LDFLAGS)" -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
 
 kernels: kernels-cpp kernels-go kernels-py
 
