@@ -74,6 +74,13 @@ $(BUILD)/frontend/index.html: frontend/node_modules/.installed $(FRONTEND_SRC)
 	cd frontend && npm run build
 	@touch $@
 
+# ---------------------------------------------------------------- distribution
+# build/dist/ctxbench-agent-<version>-linux-<arch>.tar.gz + SHA256SUMS: what GET /dist/ serves and
+# deploy/install-agent.sh installs. Incremental (scripts/dist.sh): a second run re-packs in seconds.
+DIST_ARCHES ?= amd64
+dist: venv
+	@for a in $(DIST_ARCHES); do PYTHON=$(PY) scripts/dist.sh $$a '$(VERSION)' $(BUILD) || exit 1; done
+
 # ---------------------------------------------------------------- run
 run: build
 	@scripts/run.sh
@@ -99,7 +106,7 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
 
-test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults
+test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist
 	@echo "make test: all suites passed"
 
 test-server: venv
@@ -122,6 +129,10 @@ test-e2e: venv agent kernels frontend
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
 test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
+
+# The bundle unpacked into a temp dir: ldd, --version, every kernel's --list, a few short runs.
+test-dist: venv dist
+	$(PY) -m pytest -q tests/dist
 
 bench: deps-bench build
 	$(PY) scripts/bench.py
