@@ -12,7 +12,7 @@ export GOFLAGS := -mod=mod
 VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 AGENT_LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build deps deps-test deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
+.PHONY: help run build deps deps-test deps-dist deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist dist bench clean
 
 help:
@@ -26,6 +26,9 @@ deps:
 
 deps-test:
 	@scripts/bootstrap.sh test
+
+deps-dist:
+	@scripts/bootstrap.sh dist
 
 deps-bench:
 	@scripts/bootstrap.sh bench
@@ -77,8 +80,8 @@ $(BUILD)/frontend/index.html: frontend/node_modules/.installed $(FRONTEND_SRC)
 # ---------------------------------------------------------------- distribution
 # build/dist/ctxbench-agent-<version>-linux-<arch>.tar.gz + SHA256SUMS: what GET /dist/ serves and
 # deploy/install-agent.sh installs. Incremental (scripts/dist.sh): a second run re-packs in seconds.
-DIST_ARCHES ?= amd64
-dist: venv
+DIST_ARCHES ?= amd64 arm64
+dist: deps-dist venv
 	@for a in $(DIST_ARCHES); do PYTHON=$(PY) scripts/dist.sh $$a '$(VERSION)' $(BUILD) || exit 1; done
 
 # ---------------------------------------------------------------- run
@@ -130,7 +133,8 @@ test-e2e: venv agent kernels frontend
 test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
 
-# The bundle unpacked into a temp dir: ldd, --version, every kernel's --list, a few short runs.
+# The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
+# under qemu-user-static), the agent from the bundle online with every kernel.
 test-dist: venv dist
 	$(PY) -m pytest -q tests/dist
 

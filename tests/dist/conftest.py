@@ -21,13 +21,22 @@ def bundle_path(arch: str = ARCH) -> Path:
     return found[0]
 
 
-@pytest.fixture(scope="session")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The unpacked bundle's top directory (ctxbench-agent-<version>-linux-<arch>/)."""
-    tarball = bundle_path()
+def unpack(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("bundle")
     with tarfile.open(tarball) as tf:
         tf.extractall(dest, filter="tar")
     (top,) = dest.iterdir()
     assert top.name == tarball.name.removesuffix(".tar.gz")
     return top
+
+
+@pytest.fixture(scope="session")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This machine's bundle unpacked: its top directory (ctxbench-agent-<version>-linux-<arch>/)."""
+    return unpack(bundle_path(), tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def arm64_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The arm64 bundle unpacked (run here under qemu-user-static)."""
+    return unpack(bundle_path("arm64"), tmp_path_factory)
