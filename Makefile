@@ -83,6 +83,7 @@ $(BUILD)/frontend/index.html: frontend/node_modules/.installed $(FRONTEND_SRC)
 DIST_ARCHES ?= amd64 arm64
 dist: deps-dist venv
 	@for a in $(DIST_ARCHES); do PYTHON=$(PY) scripts/dist.sh $$a '$(VERSION)' $(BUILD) || exit 1; done
+	@install -m 0644 deploy/install-agent.sh $(BUILD)/dist/install-agent.sh
 
 # ---------------------------------------------------------------- run
 run: build
@@ -108,6 +109,8 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
 	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
+	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh
+	scripts/check-unit.sh
 
 test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist
 	@echo "make test: all suites passed"
@@ -134,9 +137,10 @@ test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
 
 # The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
-# under qemu-user-static), the agent from the bundle online with every kernel.
+# under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install
+# into a private mount namespace (needs root, as test-faults does), enrollment, a run, upgrade, uninstall.
 test-dist: venv dist
-	$(PY) -m pytest -q tests/dist
+	$(PY) -m pytest -q tests/dist tests/fleet
 
 bench: deps-bench build
 	$(PY) scripts/bench.py
