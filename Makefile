@@ -12,7 +12,7 @@ export GOFLAGS := -mod=mod
 VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 AGENT_LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build deps deps-test deps-dist deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
+.PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist dist bench clean
 
 help:
@@ -38,6 +38,12 @@ $(VENV)/.installed: server/pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e 'server[dev]'
+	@touch $@
+
+# ansible-core for deploy/ansible (its syntax check in `make lint`, its test in `make test-dist`).
+ansible: $(VENV)/.ansible-installed
+$(VENV)/.ansible-installed: $(VENV)/.installed deploy/ansible/requirements.txt
+	$(PY) -m pip install -q -r deploy/ansible/requirements.txt
 	@touch $@
 
 frontend/node_modules/.installed: frontend/package-lock.json
@@ -101,7 +107,7 @@ gen-check: gen
 	  { echo "generated code is not committed: run 'make gen' and commit"; exit 1; }
 
 # ---------------------------------------------------------------- checks
-lint: venv proto/node_modules/.installed frontend/node_modules/.installed
+lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installed
 	cd proto && ./node_modules/.bin/buf lint
 	$(VENV)/bin/ruff check server tests kernels scripts
 	$(VENV)/bin/ruff format --check server tests kernels scripts
@@ -111,6 +117,8 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd frontend && npm run lint
 	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh
 	scripts/check-unit.sh
+	ANSIBLE_CONFIG=deploy/ansible/ansible.cfg $(VENV)/bin/ansible-playbook --syntax-check \
+	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
 test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist
 	@echo "make test: all suites passed"
@@ -138,8 +146,9 @@ test-faults: venv agent kernels
 
 # The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
 # under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install
-# into a private mount namespace (needs root, as test-faults does), enrollment, a run, upgrade, uninstall.
-test-dist: venv dist
+# into a private mount namespace (needs root, as test-faults does), enrollment, a run, upgrade, uninstall;
+# the Ansible playbook there, twice (the second run changes nothing).
+test-dist: venv ansible dist
 	$(PY) -m pytest -q tests/dist tests/fleet
 
 bench: deps-bench build

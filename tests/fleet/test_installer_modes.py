@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.dist.conftest import DIST, bundle_path
 from tests.e2e.stack import ROOT
-from tests.fleet.test_install import MOUNTS
+from tests.fleet.conftest import MOUNTS
 
 INSTALLER = ROOT / "deploy" / "install-agent.sh"
 FP = "sha256:" + "ab" * 32
