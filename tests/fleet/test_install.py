@@ -1,6 +1,7 @@
 """The one-line install, end to end on real processes (issue 10): the server serves install-agent.sh and
 the bundle; the installer runs exactly as the join token's install_command says (with --no-service:
-systemd is not PID 1 here) inside a private mount namespace, its own /etc, /opt and /var (overlays, so
+systemd is not PID 1 here) on a simulated host: a network namespace reaching the server over a veth
+link only, and a private mount namespace with its own /etc, /opt and /var (overlays, so
 the user it creates and the files it writes stay in this test's temp dir); the agent it installed is
 started with the command it printed, enrolls over TLS with the pinned fingerprint, comes online with
 the bundle's version and runs a kernel. A second install upgrades in place and keeps the identity;
@@ -16,16 +17,21 @@ from pathlib import Path
 from tests.dist.test_bundle import version
 from tests.e2e.stack import Server, wait_until
 from tests.e2e.test_walking_skeleton import post_run, wait_run
+from tests.faults.netns import Host
 from tests.fleet.conftest import host_online, in_private_root
 
 
-def test_one_line_install_enrolls_runs_upgrades_and_uninstalls(server: Server, tmp_path: Path) -> None:
+def test_one_line_install_enrolls_runs_upgrades_and_uninstalls(
+    server_on_veth: Server, veth_host: Host, tmp_path: Path
+) -> None:
+    server = server_on_veth
     r = server.http.post("/join-tokens", json={})
     assert r.status_code == 201, r.text
     created = r.json()
     command = created["install_command"]
     assert command.startswith(f"curl -fsSL {server.base_url}/install-agent.sh | sudo sh -s -- --server ")
     assert command.endswith(f"--ca-fingerprint {server.ca_fingerprint}")
+    assert f"--server {veth_host.host_addr}:{server.grpc_port} " in command  # over the veth link
     root = tmp_path / "host"
     root.mkdir()
 
@@ -38,7 +44,7 @@ eval "exec $cmd"
 """.format(
         install=install + ' >"$R/install.log" 2>&1 || { cat "$R/install.log"; exit 1; }\ncat "$R/install.log"'
     )
-    host = in_private_root(root, start, "installed host")
+    host = in_private_root(root, start, "installed host", veth_host.wrap)
     try:
         machine = wait_until("the installed host online", lambda: host_online(server), 60)
         assert machine["agent_version"] == version() and machine["status"] == "active"
@@ -82,7 +88,7 @@ sh "$R/install-agent.sh" --no-service
 cmd=$(sh "$R/install-agent.sh" --no-service | sed -n 's/^  \\(sh -c .*\\)$/\\1/p')
 eval "exec $cmd"
 """
-    host = in_private_root(root, upgrade, "upgraded host")
+    host = in_private_root(root, upgrade, "upgraded host", veth_host.wrap)
     try:
         again = wait_until("the upgraded host online", lambda: host_online(server), 60)
         assert again["id"] == machine["id"]
@@ -98,6 +104,6 @@ sh "$R/install-agent.sh" --uninstall --purge
 test ! -e /var/lib/ctxbench && ! id ctxbench >/dev/null 2>&1
 echo removed-ok
 """
-    host = in_private_root(root, remove, "uninstall")
+    host = in_private_root(root, remove, "uninstall", veth_host.wrap)
     assert host.proc.wait(60) == 0, host.output()
     host.wait_for_line(re.compile("removed-ok"), 10)
