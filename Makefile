@@ -7,9 +7,13 @@ VENV := $(ROOT)/.venv
 PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 export GOFLAGS := -mod=mod
+# The agent's version: the VERSION file plus the commit it was built from (`ctxbench-agent --version`,
+# Hello.agent_version, every result's agent_version, the bundle's file name).
+VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+AGENT_LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build deps deps-test deps-bench venv agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
-        test-server test-agent test-kernels test-frontend test-e2e test-faults bench clean
+.PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
+        test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist dist bench clean
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -23,6 +27,9 @@ deps:
 deps-test:
 	@scripts/bootstrap.sh test
 
+deps-dist:
+	@scripts/bootstrap.sh dist
+
 deps-bench:
 	@scripts/bootstrap.sh bench
 
@@ -31,6 +38,12 @@ $(VENV)/.installed: server/pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e 'server[dev]'
+	@touch $@
+
+# ansible-core for deploy/ansible (its syntax check in `make lint`, its test in `make test-dist`).
+ansible: $(VENV)/.ansible-installed
+$(VENV)/.ansible-installed: $(VENV)/.installed deploy/ansible/requirements.txt
+	$(PY) -m pip install -q -r deploy/ansible/requirements.txt
 	@touch $@
 
 frontend/node_modules/.installed: frontend/package-lock.json
@@ -47,7 +60,7 @@ proto/node_modules/.installed: proto/package.json proto/package-lock.json
 build: deps venv agent kernels frontend
 
 agent:
-	cd agent && go build -trimpath -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
+	cd agent && go build -trimpath -ldflags "$(AGENT_LDFLAGS)" -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
 
 kernels: kernels-cpp kernels-go kernels-py
 
@@ -70,6 +83,14 @@ $(BUILD)/frontend/index.html: frontend/node_modules/.installed $(FRONTEND_SRC)
 	cd frontend && npm run build
 	@touch $@
 
+# ---------------------------------------------------------------- distribution
+# build/dist/ctxbench-agent-<version>-linux-<arch>.tar.gz + SHA256SUMS: what GET /dist/ serves and
+# deploy/install-agent.sh installs. Incremental (scripts/dist.sh): a second run re-packs in seconds.
+DIST_ARCHES ?= amd64 arm64
+dist: deps-dist venv
+	@for a in $(DIST_ARCHES); do PYTHON=$(PY) scripts/dist.sh $$a '$(VERSION)' $(BUILD) || exit 1; done
+	@install -m 0644 deploy/install-agent.sh $(BUILD)/dist/install-agent.sh
+
 # ---------------------------------------------------------------- run
 run: build
 	@scripts/run.sh
@@ -86,7 +107,7 @@ gen-check: gen
 	  { echo "generated code is not committed: run 'make gen' and commit"; exit 1; }
 
 # ---------------------------------------------------------------- checks
-lint: venv proto/node_modules/.installed frontend/node_modules/.installed
+lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installed
 	cd proto && ./node_modules/.bin/buf lint
 	$(VENV)/bin/ruff check server tests kernels scripts
 	$(VENV)/bin/ruff format --check server tests kernels scripts
@@ -94,8 +115,12 @@ lint: venv proto/node_modules/.installed frontend/node_modules/.installed
 	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
 	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
+	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh
+	scripts/check-unit.sh
+	ANSIBLE_CONFIG=deploy/ansible/ansible.cfg $(VENV)/bin/ansible-playbook --syntax-check \
+	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
-test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults
+test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist
 	@echo "make test: all suites passed"
 
 test-server: venv
@@ -118,6 +143,13 @@ test-e2e: venv agent kernels frontend
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
 test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
+
+# The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
+# under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install
+# into a private mount namespace (needs root, as test-faults does), enrollment, a run, upgrade, uninstall;
+# the Ansible playbook there, twice (the second run changes nothing).
+test-dist: venv ansible dist
+	$(PY) -m pytest -q tests/dist tests/fleet
 
 bench: deps-bench build
 	$(PY) scripts/bench.py

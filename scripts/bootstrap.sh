@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks to build and test ctxbench: Debian packages (when
 # missing), after checking the toolchains the README assumes (Python 3.11+, Go, Node 20+, g++, cmake).
-# Usage: scripts/bootstrap.sh [build|test|bench]   (test adds what the browser and network tests need,
-# bench the independent tools the kernels are checked against)
+# Usage: scripts/bootstrap.sh [build|dist|test|bench]   (dist adds the arm64 cross toolchain and Debian's
+# arm64 libraries for `make dist`; test adds that, what the browser, network and install tests need and
+# the linters of `make lint`; bench the independent tools the kernels are checked against)
 set -euo pipefail
 want=${1:-build}
 
@@ -15,8 +16,12 @@ command -v node >/dev/null || die "node 20+ is required"
 command -v npm >/dev/null || die "npm is required"
 
 pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev python3-venv)
+# The agent bundles (make dist): arm64 is cross-built against Debian's arm64 packages (multiarch) and
+# its kernels run under qemu-user-static in tests/dist.
+dist_pkgs=(crossbuild-essential-arm64 libbenchmark-dev:arm64 libboost-context-dev:arm64 qemu-user-static)
 case "$want" in
-  test) pkgs+=(chromium iproute2 procps) ;;
+  dist) pkgs+=("${dist_pkgs[@]}") ;;
+  test) pkgs+=(chromium iproute2 procps shellcheck systemd util-linux "${dist_pkgs[@]}") ;;
   bench) pkgs+=(linux-perf util-linux fio) ;;
 esac
 
@@ -33,6 +38,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing Debian packages: ${missing[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -41,6 +41,7 @@ def test_settings(root: Path, **overrides: Any) -> Settings:
         "grpc_port": 0,
         "data_dir": root / "data",
         "frontend_dir": root / "frontend",
+        "dist_dir": root / "dist",
         "agent_token": TOKEN,
         "admin_token": ADMIN_TOKEN,
         "log_level": "warning",

@@ -35,6 +35,8 @@ OPEN_ROUTES = {
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
+    ("GET", "/install-agent.sh"),  # the agent installer and bundles hold no secret
+    ("GET", "/dist/{name}"),
     # Unknown API paths: 404 for every method, nothing behind them.
     *((m, "/api/{path:path}") for m in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")),
 }

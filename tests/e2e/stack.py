@@ -165,6 +165,7 @@ class Agent(Process):
         join_token_file: Path | None = None,
         ca_fingerprint: str | None = None,
         extra: list[str] | None = None,
+        binary: Path = AGENT_BIN,
     ) -> None:
         if join_token_file is not None:
             token_args = ["--join-token-file", str(join_token_file)]
@@ -178,7 +179,7 @@ class Agent(Process):
             tls_args = ["--insecure"]
         argv = [
             *(wrap or []),
-            str(AGENT_BIN),
+            str(binary),
             "--server",
             target or server.grpc_target,
             *token_args,

@@ -1,6 +1,7 @@
 """Simulated hosts: one network namespace per agent, joined to the host by a veth pair.
 
 Host side 10.231.<k>.1/30, namespace side 10.231.<k>.2/30. Only these addresses ever carry traffic.
+(tests/fleet uses its own: names prefixed cxd-, 10.232.<k>.0/30.)
 Requires root (CI and the developers' machines run as root).
 """
 
@@ -49,15 +50,17 @@ def available() -> str | None:
 class Hosts:
     """Creates `count` hosts; `close()` removes every namespace and link it made."""
 
-    def __init__(self, count: int, tag: str) -> None:
+    def __init__(
+        self, count: int, tag: str, *, prefix: str = "cxf", link: str = "cb", net: int = 231
+    ) -> None:
         self.hosts: list[Host] = []
         try:
             for k in range(1, count + 1):
                 h = Host(
-                    ns=f"cxf-{tag}-{k}",
-                    host_if=f"cb{tag[:6]}{k}h",
-                    host_addr=f"10.231.{k}.1",
-                    ns_addr=f"10.231.{k}.2",
+                    ns=f"{prefix}-{tag}-{k}",
+                    host_if=f"{link}{tag[:6]}{k}h",
+                    host_addr=f"10.{net}.{k}.1",
+                    ns_addr=f"10.{net}.{k}.2",
                 )
                 peer = h.host_if[:-1] + "n"
                 _ip("netns", "add", h.ns)

@@ -15,7 +15,8 @@ import (
 	"github.com/ctxbench/ctxbench/agent/internal/config"
 )
 
-// version is set at build time: -ldflags "-X main.version=1.2.3".
+// version is set at build time from the VERSION file and the commit: -ldflags "-X main.version=0.1.0+1a2b3c4"
+// (Makefile). Hello carries it, so every result records the agent that measured it.
 var version = "dev"
 
 func main() { os.Exit(run()) }

@@ -13,6 +13,7 @@ from ctxbench_server.auth.middleware import BrowserSafety
 from ctxbench_server.auth.router import install_login_link, session_router, tokens_router
 from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
+from ctxbench_server.fleet.dist import router as dist_router
 from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.kit.limits import BodyLimit
@@ -62,6 +63,7 @@ def create_app(
     app.state.admin_token_digest = auth_service.digest(admin_token)
     exception_handlers.install(app)
     app.include_router(api)
+    app.include_router(dist_router)  # open: the installer and the bundles hold no secret
     install_login_link(app, lambda: frontend.index_response(settings.frontend_dir))
     frontend.install(app, settings.frontend_dir)
     app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)

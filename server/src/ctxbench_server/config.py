@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     # How long a browser session (sign-in) lasts.
     session_ttl_s: int = Field(default=7 * 86400, ge=60, le=366 * 86400)
     frontend_dir: Path = Path("./build/frontend")
+    # The agent bundles, SHA256SUMS and install-agent.sh (`make dist`), served open at /dist/ and
+    # /install-agent.sh.
+    dist_dir: Path = Path("./build/dist")
     heartbeat_interval_s: int = Field(default=10, ge=1, le=3600)
     # Lower bound of RunItem.timeout_s (per launch on the agent); longer runs get 20 x repetitions x
     # min_time_s + 60 s.
@@ -97,6 +100,7 @@ class Settings(BaseSettings):
     def _derive(self) -> Settings:
         self.data_dir = self.data_dir.expanduser().resolve()
         self.frontend_dir = self.frontend_dir.expanduser().resolve()
+        self.dist_dir = self.dist_dir.expanduser().resolve()
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'ctxbench.db'}"
         if (self.grpc_tls_cert is None) != (self.grpc_tls_key is None):

@@ -48,7 +48,8 @@ def install_command(public_url: str, info: FleetInfo, token: str) -> str:
     return cmd
 
 
-def _public_url(request: Request) -> str:
+def public_url(request: Request) -> str:
+    """The base URL people reach this server by: CTXBENCH_PUBLIC_URL, else the one this request used."""
     s: Settings = request.app.state.settings
     if s.public_url:
         return s.public_url.rstrip("/")
@@ -82,7 +83,7 @@ async def create_join_token(
         expires_at=jt.expires_at,
         uses_left=jt.uses_left,
         ca_fingerprint=fleet.ca_fingerprint,
-        install_command=install_command(_public_url(request), fleet, token),
+        install_command=install_command(public_url(request), fleet, token),
     )
 
 

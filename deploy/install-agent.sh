@@ -1,0 +1,263 @@
+#!/bin/sh
+# Installs (or upgrades, or removes) the ctxbench agent on a Linux host. POSIX sh, run as root:
+#
+#   curl -fsSL <server>/install-agent.sh | sudo sh -s -- --server HOST:50051 \
+#     --join-token cxj_... --ca-fingerprint sha256:<hex>
+#
+# It downloads the bundle for this architecture from the server it was fetched from (<url>/dist/),
+# checks its sha256 against <url>/dist/SHA256SUMS, unpacks it into /opt/ctxbench (--prefix), creates the
+# system user `ctxbench` and /var/lib/ctxbench (0700: identity, machine credential, spool), writes
+# /etc/ctxbench/agent.env (0600) and the join token into /etc/ctxbench/join-token (0600; never in the
+# agent's argv), then installs and starts the systemd unit. Without systemd as PID 1, --no-service
+# installs only and prints the command that starts the agent (it enrolls on its first start).
+# Run again, it upgrades in place: the state dir, and so the machine's identity, stays.
+#
+# Options:
+#   --server HOST:PORT        the server's gRPC address (kept from agent.env on upgrade)
+#   --join-token TOKEN        join token (also: --join-token-file FILE, or --join-token-file - for stdin)
+#   --ca-fingerprint sha256:  pin the server's CA (the join token response carries it)
+#   --insecure                plaintext gRPC (only behind a TLS-terminating proxy)
+#   --name NAME               machine name shown in the explorer (default: the hostname)
+#   --url URL                 where to download bundles from (default: the server that served this script)
+#   --version VERSION         install that bundle version (default: the one the server offers)
+#   --prefix DIR              install dir (default /opt/ctxbench)
+#   --no-service              do not install the systemd unit; print the start command instead
+#   --uninstall               remove the agent, its unit and /etc/ctxbench (the state dir stays)
+#   --purge                   with --uninstall: remove the state dir and the ctxbench user too
+set -eu
+
+# GET /install-agent.sh replaces the value below with the server's public URL.
+DEFAULT_URL="@CTXBENCH_PUBLIC_URL@"
+
+url=${CTXBENCH_URL:-}
+prefix=/opt/ctxbench
+etc_dir=/etc/ctxbench
+state_dir=/var/lib/ctxbench
+unit_dir=/etc/systemd/system
+user=ctxbench
+server=""
+join_token=""
+join_token_file=""
+ca_fingerprint=""
+insecure=""
+name=""
+version=""
+no_service=0
+action=install
+purge=0
+
+say() { printf 'install-agent: %s\n' "$*"; }
+die() {
+	printf 'install-agent: %s\n' "$*" >&2
+	exit 1
+}
+usage() {
+	sed -n '2,/^set -eu/p' "$0" 2>/dev/null | sed -e '$d' -e 's/^# \{0,1\}//' || true
+	exit "${1:-0}"
+}
+need_arg() { [ $# -ge 2 ] || die "$1 needs a value"; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--*=*)
+		opt=${1%%=*}
+		val=${1#*=}
+		shift
+		set -- "$opt" "$val" "$@"
+		continue
+		;;
+	--server) need_arg "$@"; server=$2; shift ;;
+	--join-token) need_arg "$@"; join_token=$2; shift ;;
+	--join-token-file) need_arg "$@"; join_token_file=$2; shift ;;
+	--ca-fingerprint) need_arg "$@"; ca_fingerprint=$2; shift ;;
+	--insecure) insecure=true ;;
+	--name) need_arg "$@"; name=$2; shift ;;
+	--url) need_arg "$@"; url=$2; shift ;;
+	--version) need_arg "$@"; version=$2; shift ;;
+	--prefix) need_arg "$@"; prefix=$2; shift ;;
+	--no-service) no_service=1 ;;
+	--uninstall) action=uninstall ;;
+	--purge) purge=1 ;;
+	-h | --help) usage 0 ;;
+	*) die "unknown option $1 (--help lists them)" ;;
+	esac
+	shift
+done
+
+case "$prefix" in
+/*) ;;
+*) die "--prefix must be an absolute path" ;;
+esac
+prefix=${prefix%/}
+env_file=$etc_dir/agent.env
+token_path=$etc_dir/join-token
+unit=$unit_dir/ctxbench-agent.service
+
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo sh -s -- ...)"
+
+have_systemd() { [ -d /run/systemd/system ]; }
+
+uninstall() {
+	if have_systemd && [ -f "$unit" ]; then
+		systemctl disable --now ctxbench-agent.service >/dev/null 2>&1 || true
+	fi
+	rm -f "$unit"
+	if have_systemd; then systemctl daemon-reload >/dev/null 2>&1 || true; fi
+	rm -rf "$prefix" "$etc_dir"
+	if [ "$purge" -eq 1 ]; then
+		rm -rf "$state_dir"
+		if id "$user" >/dev/null 2>&1; then
+			userdel "$user" >/dev/null 2>&1 || deluser "$user" >/dev/null 2>&1 || true
+		fi
+		say "removed the agent, its state dir and the user $user"
+	else
+		say "removed the agent; its identity stays in $state_dir (--purge removes it)"
+	fi
+}
+
+if [ "$action" = uninstall ]; then
+	uninstall
+	exit 0
+fi
+[ "$purge" -eq 0 ] || die "--purge goes with --uninstall"
+
+# An upgrade keeps what the first install was told.
+env_value() { [ -f "$env_file" ] && sed -n "s/^$1=//p" "$env_file" | tail -n 1; }
+[ -n "$server" ] || server=$(env_value CTXBENCH_AGENT_SERVER || true)
+[ -n "$ca_fingerprint" ] || ca_fingerprint=$(env_value CTXBENCH_AGENT_CA_FINGERPRINT || true)
+[ -n "$insecure" ] || insecure=$(env_value CTXBENCH_AGENT_INSECURE || true)
+[ -n "$name" ] || name=$(env_value CTXBENCH_AGENT_NAME || true)
+[ -n "$server" ] || die "--server HOST:PORT is required (the gRPC address the install command names)"
+[ -n "$url" ] || url=$DEFAULT_URL
+case "$url" in
+http://* | https://*) url=${url%/} ;;
+*) die "no download URL: pass --url http(s)://SERVER (or CTXBENCH_URL)" ;;
+esac
+if [ -n "$name" ]; then
+	printf '%s' "$name" | grep -Eq '^[A-Za-z0-9._-]+$' || die "--name: letters, digits, . _ - only"
+fi
+if [ -n "$ca_fingerprint" ]; then
+	printf '%s' "$ca_fingerprint" | grep -Eq '^sha256:[0-9a-fA-F]{64}$' ||
+		die "--ca-fingerprint wants sha256:<64 hex digits>"
+fi
+
+if [ -n "$join_token" ] && [ -n "$join_token_file" ]; then
+	die "give --join-token or --join-token-file, not both"
+fi
+if [ "$join_token_file" = - ]; then
+	IFS= read -r join_token || [ -n "$join_token" ] || die "no join token on stdin"
+elif [ -n "$join_token_file" ]; then
+	[ -r "$join_token_file" ] || die "cannot read $join_token_file"
+	join_token=$(head -n 1 "$join_token_file")
+fi
+enrolled=0
+[ -s "$state_dir/machine-credential" ] && enrolled=1
+if [ -z "$join_token" ] && [ "$enrolled" -eq 0 ] && [ ! -s "$token_path" ]; then
+	die "this host is not enrolled yet: pass --join-token (create one on the explorer's Add hosts page)"
+fi
+
+case "$(uname -m)" in
+x86_64 | amd64) arch=amd64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*) die "no bundle for architecture $(uname -m) (amd64 and arm64 are built)" ;;
+esac
+
+if [ "$no_service" -eq 0 ] && ! have_systemd; then
+	die "systemd is not running as PID 1 here: rerun with --no-service (installs and prints how to start the agent)"
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fetch() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -fsSL --retry 3 -o "$2" "$1"
+	elif command -v wget >/dev/null 2>&1; then
+		wget -q -O "$2" "$1"
+	else
+		die "needs curl or wget"
+	fi
+}
+
+fetch "$url/dist/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $url/dist/SHA256SUMS"
+if [ -n "$version" ]; then
+	bundle="ctxbench-agent-$version-linux-$arch.tar.gz"
+	grep -q "  $bundle\$" "$tmp/SHA256SUMS" || die "$url offers no $bundle"
+else
+	bundle=$(sed -n "s/^[0-9a-f]\{64\}  \(ctxbench-agent-.*-linux-$arch\.tar\.gz\)\$/\1/p" "$tmp/SHA256SUMS" | tail -n 1)
+	[ -n "$bundle" ] || die "$url offers no bundle for linux-$arch"
+fi
+want=$(grep "  $bundle\$" "$tmp/SHA256SUMS" | cut -d' ' -f1)
+fetch "$url/dist/$bundle" "$tmp/$bundle" || die "cannot download $url/dist/$bundle"
+got=$(sha256sum "$tmp/$bundle" | cut -d' ' -f1)
+[ "$got" = "$want" ] || die "$bundle: sha256 $got, SHA256SUMS says $want: not installing"
+say "downloaded $bundle (sha256 ok)"
+
+mkdir -p "$tmp/x"
+tar -xzf "$tmp/$bundle" -C "$tmp/x"
+top="$tmp/x/${bundle%.tar.gz}"
+[ -x "$top/bin/ctxbench-agent" ] || die "$bundle has no bin/ctxbench-agent"
+new_version=$(cat "$top/VERSION")
+
+# The user and the state dir (identity, machine credential, spool): kept across upgrades.
+if ! id "$user" >/dev/null 2>&1; then
+	nologin=/usr/sbin/nologin
+	[ -x "$nologin" ] || nologin=/bin/false
+	if command -v useradd >/dev/null 2>&1; then
+		useradd --system --user-group --home-dir "$state_dir" --no-create-home --shell "$nologin" "$user"
+	else
+		adduser -S -D -H -h "$state_dir" -s "$nologin" "$user" # busybox
+	fi
+	say "created system user $user"
+fi
+mkdir -p "$state_dir"
+chown "$user:" "$state_dir" 2>/dev/null || chown "$user" "$state_dir"
+chmod 0700 "$state_dir"
+
+# Swap the install dir whole: a half-copied tree is never what runs.
+mkdir -p "$(dirname "$prefix")"
+rm -rf "$prefix.new" "$prefix.old"
+mv "$top" "$prefix.new"
+chown -R 0:0 "$prefix.new"
+chmod 0755 "$prefix.new"
+[ -e "$prefix" ] && mv "$prefix" "$prefix.old"
+mv "$prefix.new" "$prefix"
+rm -rf "$prefix.old"
+
+mkdir -p "$etc_dir"
+chmod 0755 "$etc_dir"
+if [ -n "$join_token" ]; then
+	(umask 077 && printf '%s\n' "$join_token" >"$token_path.tmp")
+	chown "$user:" "$token_path.tmp" 2>/dev/null || chown "$user" "$token_path.tmp"
+	mv -f "$token_path.tmp" "$token_path"
+fi
+(
+	umask 077
+	{
+		echo "# Written by install-agent.sh; read by ctxbench-agent.service (EnvironmentFile)."
+		echo "CTXBENCH_AGENT_SERVER=$server"
+		echo "CTXBENCH_AGENT_JOIN_TOKEN_FILE=$token_path"
+		[ -z "$ca_fingerprint" ] || echo "CTXBENCH_AGENT_CA_FINGERPRINT=$ca_fingerprint"
+		[ "$insecure" != true ] || echo "CTXBENCH_AGENT_INSECURE=true"
+		[ -z "$name" ] || echo "CTXBENCH_AGENT_NAME=$name"
+		echo "CTXBENCH_AGENT_STATE_DIR=$state_dir"
+		echo "CTXBENCH_AGENT_KERNELS=$prefix/kernels"
+	} >"$env_file.tmp"
+)
+mv -f "$env_file.tmp" "$env_file"
+
+start_cmd="sh -c 'set -a; . $env_file; exec setpriv --reuid=$user --regid=$user --init-groups $prefix/bin/ctxbench-agent'"
+if [ "$no_service" -eq 1 ]; then
+	say "installed ctxbench-agent $new_version into $prefix (no systemd unit)"
+	say "start the agent (as root; it drops to user $user and enrolls on its first start):"
+	echo "  $start_cmd"
+else
+	sed "s|/opt/ctxbench|$prefix|g" "$prefix/share/ctxbench-agent.service" >"$unit.tmp"
+	mv -f "$unit.tmp" "$unit"
+	systemctl daemon-reload
+	systemctl enable ctxbench-agent.service >/dev/null 2>&1
+	systemctl restart ctxbench-agent.service
+	say "installed ctxbench-agent $new_version into $prefix and started ctxbench-agent.service"
+	say "logs: journalctl -u ctxbench-agent -f"
+fi
+say "the host appears on the explorer's Add hosts page ($url) once the agent has connected"

@@ -1,0 +1,70 @@
+"""A private root per simulated host (mount namespace, overlays over /etc, /opt and /var whose upper
+dirs are the test's temp dir) and the real server serving build/dist."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dist.conftest import DIST
+from tests.e2e.stack import Process, Server, base_env
+from tests.faults.netns import Host, Hosts
+
+# Run inside `unshare -m`: overlays over /etc, /opt and /var whose upper dirs are under $R.
+MOUNTS = """set -e
+for d in etc opt var; do
+  mkdir -p "$R/$d-up" "$R/$d-work"
+  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$R/$d-up,workdir=$R/$d-work" "/$d"
+done
+"""
+
+
+def in_private_root(root: Path, script: str, name: str, wrap: list[str] | None = None) -> Process:
+    """`script` as root in its own mount namespace (and, with `wrap` = `ip netns exec NS`, its network)."""
+    argv = [*(wrap or []), "unshare", "-m", "--propagation", "private", "sh", "-c", MOUNTS + script]
+    return Process(name, argv, base_env(R=str(root)), root)
+
+
+def start_server(tmp_path: Path, **settings: str) -> Server:
+    if not (DIST / "install-agent.sh").is_file():
+        pytest.fail(f"{DIST}/install-agent.sh missing (run 'make dist')")
+    data = tmp_path / "data"
+    data.mkdir()
+    return Server(data, dist_dir=str(DIST), **settings)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = start_server(tmp_path)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def veth_host() -> Iterator[Host]:
+    """A simulated host: a network namespace whose only link is a veth to 10.232.<k>.1 (tests/faults
+    uses 10.231; names here start with cxd-)."""
+    hosts = Hosts(1, f"i{os.getpid() % 100000}", prefix="cxd", link="cd", net=232)
+    try:
+        yield hosts.hosts[0]
+    finally:
+        hosts.close()
+
+
+@pytest.fixture
+def server_on_veth(tmp_path: Path, veth_host: Host) -> Iterator[Server]:
+    """The real server listening (HTTP and gRPC) only on the host side of veth_host's link."""
+    srv = start_server(tmp_path, grpc_host=veth_host.host_addr, http_host=veth_host.host_addr)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def host_online(server: Server) -> dict | None:
+    return next((m for m in server.http.get("/machines").json() if m["online"]), None)
