@@ -13,13 +13,18 @@ from tests.dist.conftest import DIST
 from tests.e2e.stack import Process, Server, base_env
 from tests.faults.netns import Host, Hosts
 
-# Run inside `unshare -m`: overlays over /etc, /opt and /var whose upper dirs are under $R.
-MOUNTS = """set -e
-for d in etc opt var; do
+
+def overlays(*dirs: str) -> str:
+    """Shell to run inside `unshare -m`: an overlay over each /<dir> whose upper dir is $R/<dir>-up."""
+    return f"""set -e
+for d in {" ".join(dirs)}; do
   mkdir -p "$R/$d-up" "$R/$d-work"
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$R/$d-up,workdir=$R/$d-work" "/$d"
 done
 """
+
+
+MOUNTS = overlays("etc", "opt", "var")
 
 
 def in_private_root(root: Path, script: str, name: str, wrap: list[str] | None = None) -> Process:
