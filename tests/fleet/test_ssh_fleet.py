@@ -223,7 +223,9 @@ def test_installer_and_ansible_over_ssh_bring_three_hosts_online(
         # Host 1: the one-liner from the join token, typed over SSH (root already: no sudo).
         r = server.http.post("/join-tokens", json={})
         assert r.status_code == 201, r.text
-        command = r.json()["install_command"]
+        single = r.json()
+        command = single["install_command"]
+        # The agents dial 10.233.1.1, pin the CA and check that the server certificate names that address.
         assert f"--server {grpc_address} --join-token " in command
         assert command.endswith(f"--ca-fingerprint {server.ca_fingerprint}")
         out = first.run(command.replace("| sudo sh -s --", "| sh -s --") + " --no-service")
@@ -295,6 +297,7 @@ def test_installer_and_ansible_over_ssh_bring_three_hosts_online(
             raise AssertionError("\n\n".join([str(e), *(f"{a.name}:\n{a.output()}" for a in agents)])) from e
         assert all(m["agent_version"] == version() and m["status"] == "active" for m in machines), machines
         tokens = {t["id"]: t for t in server.http.get("/join-tokens").json()}
+        assert (tokens[single["id"]]["uses"], tokens[single["id"]]["uses_left"]) == (1, 0)
         assert (tokens[joined["id"]]["uses"], tokens[joined["id"]]["uses_left"]) == (2, 0)
         for h in ssh_hosts:
             state = h.root / "var-up" / "lib" / "ctxbench"
