@@ -24,12 +24,16 @@ done
 """
 
 
-MOUNTS = overlays("etc", "opt", "var")
+HOST_DIRS = ("etc", "opt", "var")
+MOUNTS = overlays(*HOST_DIRS)
 
 
-def in_private_root(root: Path, script: str, name: str, wrap: list[str] | None = None) -> Process:
-    """`script` as root in its own mount namespace (and, with `wrap` = `ip netns exec NS`, its network)."""
-    argv = [*(wrap or []), "unshare", "-m", "--propagation", "private", "sh", "-c", MOUNTS + script]
+def in_private_root(
+    root: Path, script: str, name: str, wrap: list[str] | None = None, dirs: tuple[str, ...] = HOST_DIRS
+) -> Process:
+    """`script` as root in its own mount namespace, overlays over `dirs` (and, with `wrap` =
+    `ip netns exec NS`, its network)."""
+    argv = [*(wrap or []), "unshare", "-m", "--propagation", "private", "sh", "-c", overlays(*dirs) + script]
     return Process(name, argv, base_env(R=str(root)), root)
 
 
