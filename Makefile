@@ -147,7 +147,9 @@ test-faults: venv agent kernels
 # The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
 # under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install
 # into a private mount namespace (needs root, as test-faults does), enrollment, a run, upgrade, uninstall;
-# the Ansible playbook there, twice (the second run changes nothing).
+# the Ansible playbook there, twice (the second run changes nothing); three hosts with an sshd each
+# (network, mount, PID namespaces): the one-liner over SSH into one, the playbook over SSH into two, one
+# batch on all three, the playbook again (changed=0).
 test-dist: venv ansible dist
 	$(PY) -m pytest -q tests/dist tests/fleet
 

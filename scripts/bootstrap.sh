@@ -21,7 +21,7 @@ pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev pytho
 dist_pkgs=(crossbuild-essential-arm64 libbenchmark-dev:arm64 libboost-context-dev:arm64 qemu-user-static)
 case "$want" in
   dist) pkgs+=("${dist_pkgs[@]}") ;;
-  test) pkgs+=(chromium iproute2 procps shellcheck systemd util-linux "${dist_pkgs[@]}") ;;
+  test) pkgs+=(chromium iproute2 openssh-server procps shellcheck systemd util-linux "${dist_pkgs[@]}") ;;
   bench) pkgs+=(linux-perf util-linux fio) ;;
 esac
 
@@ -33,7 +33,7 @@ done
 if [[ " ${missing[*]} " == *" python3-venv "* ]] && python3 -c 'import venv, ensurepip' 2>/dev/null; then
   missing=("${missing[@]/python3-venv}")
 fi
-missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | grep -v '^$' || true)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing Debian packages: ${missing[*]}"
   sudo=""

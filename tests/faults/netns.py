@@ -1,7 +1,7 @@
 """Simulated hosts: one network namespace per agent, joined to the host by a veth pair.
 
 Host side 10.231.<k>.1/30, namespace side 10.231.<k>.2/30. Only these addresses ever carry traffic.
-(tests/fleet uses its own: names prefixed cxd-, 10.232.<k>.0/30.)
+(tests/fleet uses its own: names prefixed cxd-, 10.232.<k>.0/30; its SSH hosts cxs-, 10.233.<k>.0/30.)
 Requires root (CI and the developers' machines run as root).
 """
 

@@ -13,18 +13,27 @@ from tests.dist.conftest import DIST
 from tests.e2e.stack import Process, Server, base_env
 from tests.faults.netns import Host, Hosts
 
-# Run inside `unshare -m`: overlays over /etc, /opt and /var whose upper dirs are under $R.
-MOUNTS = """set -e
-for d in etc opt var; do
+
+def overlays(*dirs: str) -> str:
+    """Shell to run inside `unshare -m`: an overlay over each /<dir> whose upper dir is $R/<dir>-up."""
+    return f"""set -e
+for d in {" ".join(dirs)}; do
   mkdir -p "$R/$d-up" "$R/$d-work"
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$R/$d-up,workdir=$R/$d-work" "/$d"
 done
 """
 
 
-def in_private_root(root: Path, script: str, name: str, wrap: list[str] | None = None) -> Process:
-    """`script` as root in its own mount namespace (and, with `wrap` = `ip netns exec NS`, its network)."""
-    argv = [*(wrap or []), "unshare", "-m", "--propagation", "private", "sh", "-c", MOUNTS + script]
+HOST_DIRS = ("etc", "opt", "var")
+MOUNTS = overlays(*HOST_DIRS)
+
+
+def in_private_root(
+    root: Path, script: str, name: str, wrap: list[str] | None = None, dirs: tuple[str, ...] = HOST_DIRS
+) -> Process:
+    """`script` as root in its own mount namespace, overlays over `dirs` (and, with `wrap` =
+    `ip netns exec NS`, its network)."""
+    argv = [*(wrap or []), "unshare", "-m", "--propagation", "private", "sh", "-c", overlays(*dirs) + script]
     return Process(name, argv, base_env(R=str(root)), root)
 
 

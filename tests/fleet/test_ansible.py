@@ -54,7 +54,8 @@ def test_playbook_installs_enrolls_and_a_second_run_changes_nothing(server: Serv
 set -a; . /etc/ctxbench/agent.env; set +a
 {START}
 """
-    host = in_private_root(root, script, "ansible host")
+    # /root too: Ansible's remote tmp (~root/.ansible/tmp with connection local) stays in the temp dir.
+    host = in_private_root(root, script, "ansible host", dirs=("etc", "opt", "var", "root"))
     try:
         machine = wait_until("the host set up by Ansible online", lambda: host_online(server), 180)
         assert machine["name"] == "ansible-host"
