@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from pathlib import Path
 
@@ -113,3 +114,43 @@ def test_revoke_closes_the_stream_and_refuses_the_restart(server: Server, tmp_pa
             again.stop()
     finally:
         agent.stop()
+
+
+def test_expired_join_token_is_refused_and_said(server: Server, tmp_path: Path) -> None:
+    token = join_token(server, tmp_path, "join")
+    # Tokens live at least 60 s (the API's floor): age this one in the server's own database.
+    with sqlite3.connect(server.data_dir / "ctxbench.db") as db:
+        db.execute("UPDATE join_tokens SET expires_at = '2000-01-01 00:00:00.000000'")
+    agent = Agent(
+        server, tmp_path / "spool", name="late", join_token_file=token, ca_fingerprint=server.ca_fingerprint
+    )
+    try:
+        agent.wait_for_line(
+            re.compile(r"ENROLLMENT REFUSED: join token expired; create a new join token"), 20
+        )
+        assert agent.proc.wait(10) != 0, "a join token never becomes valid again: the agent exits"
+        assert server.http.get("/machines").json() == []
+    finally:
+        agent.stop()
+
+
+def test_an_agent_claiming_another_hosts_id_is_refused(server: Server, tmp_path: Path) -> None:
+    victim = Agent(server, tmp_path / "victim", name="victim")
+    intruder: Agent | None = None
+    try:
+        m = wait_until(
+            "the victim online",
+            lambda: next((x for x in server.http.get("/machines").json() if x["online"]), None),
+            30,
+        )
+        # A second host holding the enrollment secret but not the victim's credential, with its id.
+        (tmp_path / "intruder").mkdir()
+        (tmp_path / "intruder" / "agent-id").write_text(m["id"] + "\n")
+        intruder = Agent(server, tmp_path / "intruder", name="intruder")
+        intruder.wait_for_line(re.compile(rf"ENROLLMENT REFUSED: machine {m['id']} is already enrolled"), 20)
+        machines = server.http.get("/machines").json()
+        assert [(x["id"], x["name"], x["online"]) for x in machines] == [(m["id"], "victim", True)]
+    finally:
+        if intruder is not None:
+            intruder.stop()
+        assert victim.stop() == 0
