@@ -191,3 +191,34 @@ async def test_hello_strings_over_their_column_size_are_refused_naming_the_field
         await agent.connect()
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert (e.value.details() or "").startswith(f"Hello.{field}: ")
+
+
+async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
+    make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from ctxbench_server.runs import reports
+
+    agent = make_agent()
+    await agent.connect()
+    run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
+    start = (await agent.expect("start_run")).start_run
+    record = reports.record_result
+
+    async def locked(*_: object) -> reports.Stored:
+        raise OperationalError("INSERT INTO results secret", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(reports, "record_result", locked)
+    req = agent.result(run["id"], start.items[0])
+    await agent.send(req)
+    reject = (await agent.expect("reject")).reject
+    # UNAVAILABLE: the agent keeps the report and sends it again; its item is not failed
+    assert reject.code == 14 and reject.result_id == req.result_report.result_id
+    assert "secret" not in reject.message and "locked" not in reject.message
+    assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["items"][0]["state"] != "failed"
+
+    monkeypatch.setattr(reports, "record_result", record)
+    await agent.send(req)  # the same report again, on the same stream
+    assert (await agent.expect("result_ack")).result_ack.result_id == req.result_report.result_id
+    assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["status"] == "succeeded"
