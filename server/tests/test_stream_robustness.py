@@ -23,6 +23,8 @@ from .fake_agent import FakeAgent, fake_catalog
 MakeAgent = Callable[..., FakeAgent]
 
 INVALID_ARGUMENT = 3
+# A burst of connects on a loaded 2-CPU machine: each Welcome may take a while, but none may fail.
+BURST_WAIT_S = 30.0
 
 
 async def post_run(http: httpx.AsyncClient, machine_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -129,7 +131,9 @@ async def test_simultaneous_first_hellos_for_one_machine(
     others = [make_agent(kernels=catalog) for _ in range(8)]
     await asyncio.gather(*(a.enroll() for a in [first, *others]))
     same = [first] + [make_agent(agent_id=first.agent_id, kernels=catalog) for _ in range(7)]
-    outcomes = await asyncio.gather(*(a.connect() for a in same + others), return_exceptions=True)
+    outcomes = await asyncio.gather(
+        *(a.connect(wait_s=BURST_WAIT_S) for a in same + others), return_exceptions=True
+    )
     failed = [o for o in outcomes if not isinstance(o, pb.Welcome)]
     assert failed == []
     machines = {m["id"]: m for m in (await http.get("/api/v1/machines")).json()}
@@ -144,7 +148,7 @@ async def test_many_agents_connecting_at_once(
     caplog.set_level(logging.WARNING)
     agents = [make_agent(name=f"host-{i}") for i in range(50)]
     await asyncio.gather(*(a.enroll() for a in agents))
-    outcomes = await asyncio.gather(*(a.connect() for a in agents), return_exceptions=True)
+    outcomes = await asyncio.gather(*(a.connect(wait_s=BURST_WAIT_S) for a in agents), return_exceptions=True)
     failed = [o for o in outcomes if not isinstance(o, pb.Welcome)]
     assert failed == []
     machines = (await http.get("/api/v1/machines")).json()
