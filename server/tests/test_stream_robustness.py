@@ -226,3 +226,23 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
     await agent.send(req)  # the same report again, on the same stream
     assert (await agent.expect("result_ack")).result_ack.result_id == req.result_report.result_id
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["status"] == "succeeded"
+
+
+async def test_a_database_error_before_hello_is_a_generic_status(
+    make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from ctxbench_server.fleet import service as fleet
+
+    agent = make_agent()
+    await agent.enroll()
+
+    async def down(*_: object) -> None:
+        raise OperationalError("SELECT machines.token_hash secret", {}, Exception("disk I/O error"))
+
+    monkeypatch.setattr(fleet, "machine_for_credential", down)
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await agent.connect()
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "secret" not in (e.value.details() or "") and "SELECT" not in (e.value.details() or "")

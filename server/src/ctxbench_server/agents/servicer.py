@@ -124,6 +124,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         try:
             async for msg in self._connect(request_iterator, context):
                 yield msg
+        except grpc.aio.AbortError:
+            raise
+        except Exception:  # never a database's words to an agent (gRPC would send them as UNKNOWN)
+            log.exception("agent stream from %s failed", context.peer())
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server failed serving this stream; reconnect"
+            )
         finally:
             self.open_streams -= 1
 
