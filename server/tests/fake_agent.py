@@ -133,7 +133,11 @@ class FakeAgent:
         self._reader = asyncio.create_task(self._read(call))
 
     async def connect(
-        self, current_run_id: str = "", pending: Iterable[str] = (), credential: str | None = None
+        self,
+        current_run_id: str = "",
+        pending: Iterable[str] = (),
+        credential: str | None = None,
+        wait_s: float = 5.0,
     ) -> pb.Welcome:
         await self.open(credential)
         await self.send(
@@ -162,7 +166,7 @@ class FakeAgent:
                 )
             )
         )
-        return (await self.expect("welcome")).welcome
+        return (await self.expect("welcome", wait_s)).welcome
 
     async def send(self, req: pb.ConnectRequest) -> None:
         await self._out.put(req)

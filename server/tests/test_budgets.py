@@ -89,6 +89,15 @@ async def test_long_strings_and_many_params_are_422_naming_the_field(
     assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"]
     r = await post(http, {"machine_id": a.agent_id, "items": [{"kernel": "k" * 300}]}, 422)
     assert r["detail"][0]["loc"] == ["body", "items", 0, "kernel"]
+    # each value within its budget, but together (defaults too) longer than a result's params key: its
+    # results could never be stored (PostgreSQL refused them), so the run is refused up front
+    r = await post(
+        http,
+        {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "params": {"dir": "/" + "d" * 1010}}]},
+        422,
+    )
+    assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"]
+    assert r["detail"][0]["type"] == "params_too_long" and "1024" in r["detail"][0]["msg"]
     assert "input" not in r["detail"][0] or len(str(r["detail"][0]["input"])) <= 300
 
 
@@ -144,7 +153,8 @@ async def test_a_run_too_big_for_one_agent_message_is_refused(
     # (512 KiB instead of 3 MiB); the check is the same.
     monkeypatch.setattr(runs_service, "MAX_START_RUN_BYTES", 512 * 1024)
     (a,) = await agents(make_agent, 1)
-    items = [{"kernel": GETPPID, "params": {"dir": f"/tmp/{i:04d}" + "d" * 1000}} for i in range(1000)]
+    # (900: with the other params a result's key stays within its 1024 characters)
+    items = [{"kernel": GETPPID, "params": {"dir": f"/tmp/{i:04d}" + "d" * 900}} for i in range(1000)]
     r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": items})
     assert r.status_code == 422 and r.json()["detail"][0]["type"] == "run_too_large"
     assert "split it" in r.json()["detail"][0]["msg"]

@@ -1,14 +1,17 @@
 """Migrations match the models, and SQLite connections get their pragmas."""
 
+import asyncio
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 
-from ctxbench_server.db import alembic_config, create_engine, migrate
+from ctxbench_server.db import alembic_config, create_engine, create_sessionmaker, migrate
 from ctxbench_server.models import Base
 
 
@@ -157,5 +160,34 @@ async def test_0003_fills_latest_results(tmp_path: Path) -> None:
                 await conn.execute(text("SELECT machine_id, kernel_id, result_id FROM latest_results"))
             ).all()
             assert [tuple(r) for r in rows] == [("m", "k", "new")]
+    finally:
+        await engine.dispose()
+
+
+async def test_sqlite_writers_wait_their_turn_instead_of_failing(tmp_path: Path) -> None:
+    """50 sessions that each hold the write lock across awaits for 0.15 s: together longer than the
+    5 s busy timeout, so without one writer at a time the last ones failed with "database is locked"."""
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    sessionmaker = create_sessionmaker(engine)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"))
+
+        async def writer() -> None:
+            async with sessionmaker() as session:
+                await session.execute(text("SELECT count(*) FROM t"))
+                await session.execute(text("INSERT INTO t (v) VALUES ('x')"))
+                await asyncio.sleep(0.15)  # a busy event loop, while this transaction holds the lock
+                await session.execute(text("SELECT count(*) FROM t"))
+                await session.commit()
+
+        outcomes = await asyncio.gather(*(writer() for _ in range(50)), return_exceptions=True)
+        assert [o for o in outcomes if o is not None] == []
+        async with sessionmaker() as session:
+            assert await session.scalar(text("SELECT count(*) FROM t")) == 50
+            # a failed write gives the gate back: the next writer is not stuck behind it
+            with pytest.raises(OperationalError):
+                await session.execute(text("INSERT INTO nope VALUES (1)"))
+        await asyncio.wait_for(writer(), 2)
     finally:
         await engine.dispose()

@@ -348,3 +348,49 @@ func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
 		t.Errorf("rejected result still pending after reconnect: %v", p)
 	}
 }
+
+func TestUndecodableSpoolFileIsQuarantinedOnce(t *testing.T) {
+	spoolDir := t.TempDir()
+	sp, err := spool.Open(spoolDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "i1",
+		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
+	if err := sp.Put(good); err != nil {
+		t.Fatal(err)
+	}
+	bad := uuid.NewString()
+	if err := os.WriteFile(sp.ResultPath(bad), []byte(`{"resultId": "torn`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, token, spoolDir)
+	a := startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	sc := srv.accept(t)
+	// the good one is still re-sent; the torn one is moved aside, not left to fail every connect
+	if r := sc.next(t).msg.GetResultReport(); r.GetResultId() != good.GetResultId() {
+		t.Fatalf("re-sent %v, want %s", r, good.GetResultId())
+	}
+	quarantined := filepath.Join(spoolDir, "quarantine", bad+".json")
+	waitFor(t, "the torn file in quarantine/", func() bool {
+		_, err := os.Stat(quarantined)
+		return err == nil
+	})
+	if _, err := os.Stat(sp.ResultPath(bad)); !os.IsNotExist(err) {
+		t.Errorf("torn file still in results/: %v", err)
+	}
+	sc.end <- status.Error(codes.Unavailable, "bye")
+	sc2 := srv.accept(t)
+	if p := sc2.hello.GetPendingResultIds(); len(p) != 1 || p[0] != good.GetResultId() {
+		t.Errorf("pending after reconnect = %v, want only %s", p, good.GetResultId())
+	}
+	if r := sc2.next(t).msg.GetResultReport(); r.GetResultId() != good.GetResultId() {
+		t.Fatalf("re-sent %v after reconnect", r)
+	}
+	if n := strings.Count(a.log.String(), "cannot be decoded"); n != 1 {
+		t.Errorf("quarantine logged %d times, want once:\n%s", n, a.log.String())
+	}
+	if !strings.Contains(a.log.String(), bad+".json") {
+		t.Errorf("log does not name the file:\n%s", a.log.String())
+	}
+}

@@ -307,7 +307,11 @@ func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, stream
 		}
 		r, err := c.o.Spool.Get(id)
 		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
+			switch {
+			case errors.Is(err, spool.ErrQuarantined): // logged once: the file is no longer listed
+				c.log.Error("spooled result cannot be decoded; set aside, it will not be re-sent",
+					"result", id, "err", err)
+			case !errors.Is(err, os.ErrNotExist):
 				c.log.Error("cannot read spooled result; left in place", "result", id, "err", err)
 			}
 			continue // acknowledged meanwhile

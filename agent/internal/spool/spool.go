@@ -23,7 +23,10 @@ const (
 	agentIDFile = "agent-id"
 	resultsDir  = "results"
 	rejectedDir = "rejected"
-	tmpPrefix   = ".tmp-"
+	// quarantineDir holds spooled results that cannot be decoded (a disk error, a hand edit): set aside
+	// once for a human to inspect instead of being re-read on every connect.
+	quarantineDir = "quarantine"
+	tmpPrefix     = ".tmp-"
 )
 
 // Spool is a directory holding agent-id and results/<result_id>.json. Safe for concurrent use.
@@ -180,7 +183,12 @@ func (s *Spool) IDs() ([]string, error) {
 	return ids, nil
 }
 
-// Get reads one stored result. A missing result returns an error wrapping os.ErrNotExist.
+// ErrQuarantined is wrapped by Get's error for a result file it could not decode and moved to
+// quarantine/ beside results/; the file is not listed or read again.
+var ErrQuarantined = errors.New("moved to quarantine")
+
+// Get reads one stored result. A missing result returns an error wrapping os.ErrNotExist; one that
+// cannot be decoded is moved to quarantine/ and the error wraps ErrQuarantined.
 func (s *Spool) Get(resultID string) (*agentv1.ResultReport, error) {
 	path := s.ResultPath(resultID)
 	if path == "" {
@@ -190,11 +198,52 @@ func (s *Spool) Get(resultID string) (*agentv1.ResultReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read result %s: %w", resultID, err)
 	}
-	r := &agentv1.ResultReport{}
-	if err := protojson.Unmarshal(b, r); err != nil {
-		return nil, fmt.Errorf("decode result %s: %w", resultID, err)
+	r, err := decode(b)
+	if err != nil {
+		if qerr := s.quarantine(path); qerr != nil {
+			return nil, fmt.Errorf("decode result %s: %w (and %w)", path, err, qerr)
+		}
+		return nil, fmt.Errorf("decode result %s: %w (%w: %s)", path, err, ErrQuarantined,
+			filepath.Join(s.dir, quarantineDir))
 	}
 	return r, nil
+}
+
+// read is Get without the quarantine (ByItem only looks: the send loop sets a bad file aside and says so).
+func (s *Spool) read(resultID string) (*agentv1.ResultReport, error) {
+	b, err := os.ReadFile(s.ResultPath(resultID))
+	if err != nil {
+		return nil, err
+	}
+	return decode(b)
+}
+
+func decode(b []byte) (*agentv1.ResultReport, error) {
+	r := &agentv1.ResultReport{}
+	if err := protojson.Unmarshal(b, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// quarantine moves an undecodable result file to quarantine/, keeping its name.
+func (s *Spool) quarantine(path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir := filepath.Join(s.dir, quarantineDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("quarantine %s: %w", path, err)
+	}
+	if err := os.Rename(path, filepath.Join(dir, filepath.Base(path))); err != nil {
+		if errors.Is(err, os.ErrNotExist) { // acknowledged meanwhile
+			return nil
+		}
+		return fmt.Errorf("quarantine %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // ByItem returns a stored result for the item, or nil when there is none.
@@ -204,7 +253,7 @@ func (s *Spool) ByItem(itemID string) (*agentv1.ResultReport, error) {
 		return nil, err
 	}
 	for _, id := range ids {
-		r, err := s.Get(id)
+		r, err := s.read(id)
 		if err != nil {
 			continue // acknowledged meanwhile, or unreadable: not this item's result
 		}

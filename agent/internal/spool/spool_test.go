@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +147,33 @@ func TestRejectMovesResultAside(t *testing.T) {
 	}
 	if err := s.Reject(r.GetResultId()); err != nil {
 		t.Errorf("repeated reject: %v", err)
+	}
+}
+
+func TestUndecodableResultIsQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	if err := os.WriteFile(s.ResultPath(id), []byte("\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.ByItem("i1"); err != nil || r != nil { // looking leaves it in place
+		t.Fatalf("ByItem = %v, %v", r, err)
+	}
+	_, err = s.Get(id)
+	if !errors.Is(err, ErrQuarantined) {
+		t.Fatalf("Get = %v, want ErrQuarantined", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "quarantine", id+".json")); err != nil {
+		t.Fatalf("not in quarantine/: %v", err)
+	}
+	if ids, err := s.IDs(); err != nil || len(ids) != 0 {
+		t.Fatalf("IDs = %v, %v; want none", ids, err)
+	}
+	if _, err := s.Get(id); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("second Get = %v, want not found", err)
 	}
 }

@@ -21,12 +21,12 @@ import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ctxbench_kernels_py import tempdirs
 from ctxbench_kernels_py.spec import Kernel, SelfCheckError, Tally, Unsupported
 
 WORKER_FLAG = "--pyperf-worker"
@@ -69,7 +69,8 @@ def _stdout_into(path: Path) -> Iterator[None]:
 def run(kernel: Kernel, params: dict[str, Any], repetitions: int, min_time: float) -> dict[str, Any]:
     pyperf = _import_pyperf()
     processes, values = plan(repetitions)
-    tally_dir = Path(tempfile.mkdtemp(prefix="ctxbench-kernels-py-"))
+    tempdirs.clean_stale()  # what SIGKILLed kernels left behind
+    tally_dir = tempdirs.make()
     try:
         program_args = [
             os.path.abspath(sys.argv[0]),

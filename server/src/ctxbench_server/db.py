@@ -13,6 +13,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from ctxbench_server.kit.one_writer import one_writer_kwargs
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
@@ -33,6 +35,9 @@ def create_engine(url: str) -> AsyncEngine:
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """On SQLite its sessions write one at a time, waiting their turn (kit/one_writer.py)."""
+    if engine.dialect.name == "sqlite":
+        return async_sessionmaker(engine, expire_on_commit=False, **one_writer_kwargs())
     return async_sessionmaker(engine, expire_on_commit=False)
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator
 
 import grpc
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
@@ -21,12 +21,29 @@ from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import reports
 from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.reports import MAX_KERNEL_ID
 
 log = logging.getLogger(__name__)
 
 # An agent silent for this many heartbeat intervals is taken for gone: its stream is closed so the
 # machine shows offline and its run is re-dispatched when it comes back.
 MISSED_HEARTBEATS = 3
+
+
+# Hello's strings that reach a column, bounded by its size (PostgreSQL refuses longer ones).
+HELLO_STRINGS = (("name", 255), ("agent_version", 64))
+
+
+def check_hello_strings(hello: pb.Hello) -> None:
+    """Raises CtxbenchError (INVALID_ARGUMENT) naming the first field too long for its column."""
+    for field, most in HELLO_STRINGS:
+        if len(getattr(hello, field)) > most:
+            raise CtxbenchError(f"Hello.{field}: {len(getattr(hello, field))} characters, more than {most}")
+    if len(hello.facts.hostname) > 255:
+        raise CtxbenchError(f"Hello.facts.hostname: {len(hello.facts.hostname)} characters, more than 255")
+    for k in hello.kernels:
+        if len(k.id) > MAX_KERNEL_ID:
+            raise CtxbenchError(f"Hello.kernels.id: {len(k.id)} characters, more than {MAX_KERNEL_ID}")
 
 
 class AgentService(pb_grpc.AgentServiceServicer):
@@ -107,6 +124,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         try:
             async for msg in self._connect(request_iterator, context):
                 yield msg
+        except grpc.aio.AbortError:
+            raise
+        except Exception:  # never a database's words to an agent (gRPC would send them as UNKNOWN)
+            log.exception("agent stream from %s failed", context.peer())
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server failed serving this stream; reconnect"
+            )
         finally:
             self.open_streams -= 1
 
@@ -135,6 +159,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             hello = first.hello
             if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID:
                 raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters")
+            check_hello_strings(hello)
             if hello.agent_id != machine_id:
                 raise PermissionDenied("credential belongs to another machine")
             if self.hub.is_revoked(machine_id):
@@ -145,7 +170,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return
 
         try:
-            async with self.sessionmaker() as session:
+            async with self.hub.locks[machine_id], self.sessionmaker() as session:
                 await machines.upsert_from_hello(session, hello)
         except Exception:  # never a database's words to an agent: it retries with backoff
             log.exception("agent %s: could not record its Hello", machine_id)
@@ -219,8 +244,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     await self._rejected(conn, e)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception:  # never a database's words to an agent: it reconnects with backoff
             log.exception("agent %s: stream failed", conn.machine_id)
+            conn.abort_with = (
+                grpc.StatusCode.UNAVAILABLE,
+                "the server failed handling a message from this agent; reconnect",
+            )
         finally:
             conn.close()
 
@@ -260,9 +289,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 run_id = r.run_id
                 try:
                     stored = await reports.record_result(session, conn.machine_id, r)
-                except IntegrityError:  # the same result landed at once through another stream
+                except SQLAlchemyError as e:  # one report the database cannot take never ends the stream
                     await session.rollback()
-                    stored = reports.Stored(ack=True)
+                    log.warning(
+                        "agent %s: could not store result %s of run %s: %s",
+                        conn.machine_id,
+                        r.result_id,
+                        r.run_id,
+                        e,
+                        exc_info=not reports.refused_by_database(e),
+                    )
+                    stored = await reports.storage_failed(session, conn.machine_id, r, e)
                 if stored.ack:
                     conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=r.result_id)))
                 finished = stored.run_finished

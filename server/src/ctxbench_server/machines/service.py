@@ -7,6 +7,7 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -43,7 +44,9 @@ def preflight(facts: dict[str, Any] | None) -> list[PreflightOut]:
 
 
 async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
-    """Creates or refreshes the machine and replaces its catalog. Commits."""
+    """Creates or refreshes the machine and replaces its catalog. Commits. The caller holds the
+    machine's lock (two Hellos of one machine would both replace its catalog); kernels are shared
+    between machines, so they are upserted in one statement, in id order, never read then inserted."""
     now = utcnow()
     facts = facts_to_dict(hello.facts)
     machine = await session.get(Machine, hello.agent_id)
@@ -60,15 +63,18 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
     for k in hello.kernels:
         if k.id and k.id not in specs:  # first listing wins, like the agent's own rule
             specs[k.id] = spec_from_proto(k)
-    existing = {
-        k.id: k for k in (await session.scalars(select(Kernel).where(Kernel.id.in_(list(specs))))).all()
-    }
-    for kid, spec in specs.items():
-        if kid in existing:
-            existing[kid].spec = spec
-        else:
-            session.add(Kernel(id=kid, spec=spec))
     await session.flush()
+    if specs:
+        dialect = session.get_bind().dialect.name
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        rows = [{"id": kid, "spec": specs[kid], "updated_at": now} for kid in sorted(specs)]
+        stmt = insert(Kernel).values(rows)
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[Kernel.id],
+                set_={"spec": stmt.excluded.spec, "updated_at": stmt.excluded.updated_at},
+            )
+        )
     await session.execute(delete(MachineKernel).where(MachineKernel.machine_id == machine.id))
     session.add_all(MachineKernel(machine_id=machine.id, kernel_id=kid, spec=s) for kid, s in specs.items())
     await session.commit()

@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from sqlalchemy import func, select
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import latest
@@ -22,6 +23,13 @@ from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Result, Run
 from ctxbench_server.models.base import new_id, utcnow
 
 log = logging.getLogger(__name__)
+
+
+def _column_len(column: Any) -> int:
+    length = column.property.columns[0].type.length
+    assert isinstance(length, int)
+    return length
+
 
 RESULT_STATUS = {
     pb.RESULT_STATUS_OK: "ok",
@@ -40,8 +48,20 @@ ITEM_STATE_FOR = {
 MAX_SAMPLES = 100_000
 MAX_ATTEMPT_CVS = 1000
 MAX_LAUNCHES = 1000
+# Strings of a report that reach a column are bounded by its size (PostgreSQL refuses longer ones);
+# the rest by what a kernel or the agent can sensibly send (the agent keeps 4 KiB of stderr).
+MAX_ID = 36  # run_id, item_id: the server's UUIDs
+MAX_KERNEL_ID = _column_len(Result.kernel_id)
+MAX_UNIT = _column_len(Result.unit)
+MAX_PARAMS_KEY = _column_len(Result.params_key)  # "a=1&dir=/x": every name and value together
+MAX_PARAM_COUNT = 64
+MAX_COUNTERS = 256
+MAX_NAME = 200  # a counter's name, the harness name and version
+MAX_ERROR = 4096
+MAX_STDERR_TAIL = 16384
 INVALID_ARGUMENT = 3  # google.rpc.Code: malformed; the agent drops it from its spool
 PERMISSION_DENIED = 7  # google.rpc.Code: a run or result that is not this agent's
+UNAVAILABLE = 14  # google.rpc.Code: not stored now; the agent keeps it and sends it again
 
 
 class Refused(Exception):
@@ -128,6 +148,28 @@ def check_report(r: pb.ResultReport) -> None:
         raise refuse(f"{len(r.samples)} samples but {len(r.sample_launches)} sample_launches")
     if len(r.launches) > MAX_LAUNCHES:
         raise refuse(f"{len(r.launches)} launches, more than {MAX_LAUNCHES}")
+    for field, value, most in (
+        ("run_id", r.run_id, MAX_ID),
+        ("item_id", r.item_id, MAX_ID),
+        ("kernel_id", r.kernel_id, MAX_KERNEL_ID),
+        ("unit", r.unit, MAX_UNIT),
+        ("error", r.error, MAX_ERROR),
+        ("stderr_tail", r.stderr_tail, MAX_STDERR_TAIL),
+        ("harness.name", r.harness.name, MAX_NAME),
+        ("harness.version", r.harness.version, MAX_NAME),
+    ):
+        if len(value) > most:
+            raise refuse(f"{field}: {len(value)} characters, more than {most}")
+    if len(r.params) > MAX_PARAM_COUNT:
+        raise refuse(f"params: {len(r.params)} parameters, more than {MAX_PARAM_COUNT}")
+    # The wire strings are canonical, so this is the length of the stored params_key.
+    key = sum(len(k) + len(v) + 2 for k, v in r.params.items()) - 1
+    if key > MAX_PARAMS_KEY:
+        raise refuse(f"params: {key} characters together (name=value&...), more than {MAX_PARAMS_KEY}")
+    if len(r.counters) > MAX_COUNTERS:
+        raise refuse(f"counters: {len(r.counters)} counters, more than {MAX_COUNTERS}")
+    if any(len(k) > MAX_NAME for k in r.counters):
+        raise refuse(f"counters: a name over {MAX_NAME} characters")
 
 
 def _finite(x: float) -> float | None:
@@ -253,6 +295,45 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     finished = await _make_current(session, run, item, result)
     await session.commit()
     return Stored(ack=True, run_finished=finished)
+
+
+def refused_by_database(e: SQLAlchemyError) -> bool:
+    """The database refuses these values for good (a constraint, a value too long for its column), as
+    opposed to failing to store anything just now: SQLSTATE classes 22 (data) and 23 (integrity)."""
+    if isinstance(e, DataError | IntegrityError):
+        return True
+    sqlstate = getattr(e.orig, "sqlstate", None) if isinstance(e, DBAPIError) else None
+    return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")
+
+
+async def storage_failed(
+    session: AsyncSession, machine_id: str, r: pb.ResultReport, e: SQLAlchemyError
+) -> Stored:
+    """Storing r raised e and the session was rolled back: acknowledge it if the same result landed
+    meanwhile through another stream, else raise Refused. A result the database refuses for good is
+    refused as malformed (the agent sets it aside) and fails its item, like any malformed report; any
+    other failure is UNAVAILABLE (the agent keeps it and sends it again). Never the database's words."""
+    existing = await session.get(Result, r.result_id)
+    if existing is not None:
+        if existing.machine_id != machine_id:
+            raise Refused(
+                f"result {r.result_id!r} is not this agent's", PERMISSION_DENIED, r.run_id, r.result_id
+            )
+        return Stored(ack=True)
+    if not refused_by_database(e):
+        raise Refused(
+            "the server could not store this result now; send it again later",
+            UNAVAILABLE,
+            run_id=r.run_id,
+            result_id=r.result_id,
+        )
+    bad = Refused("the database refused this result", run_id=r.run_id, result_id=r.result_id)
+    try:
+        bad.run_finished = await _fail_refused_item(session, machine_id, r, bad.message)
+    except SQLAlchemyError:
+        await session.rollback()
+        log.exception("could not fail item %s of run %s after its result was refused", r.item_id, r.run_id)
+    raise bad
 
 
 async def _make_current(session: AsyncSession, run: Run, item: RunItem, result: Result) -> bool:

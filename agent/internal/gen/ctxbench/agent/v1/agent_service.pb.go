@@ -2167,7 +2167,9 @@ func (x *CancelRun) GetRunId() string {
 }
 
 // Reject refuses one agent message. Codes are google.rpc.Code numbers: 3 INVALID_ARGUMENT for a
-// malformed or oversized message, 7 PERMISSION_DENIED for a run or result that is not this agent's.
+// malformed or oversized message or a result the database refuses for good (the agent sets it aside),
+// 7 PERMISSION_DENIED for a run or result that is not this agent's, 14 UNAVAILABLE for a result the
+// server could not store just now (the agent keeps it and sends it again after its next Hello).
 type Reject struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The refused ResultReport's result_id, when it was one.
