@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -134,7 +135,7 @@ async def test_machine_from_before_enrollment_is_claimed_once(
 
 
 async def test_revoke_closes_the_stream_at_once_and_refuses_the_credential(
-    make_agent: MakeAgent, http: httpx.AsyncClient
+    make_agent: MakeAgent, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     agent = make_agent(name="doomed")
     await agent.connect()
@@ -149,6 +150,8 @@ async def test_revoke_closes_the_stream_at_once_and_refuses_the_credential(
     print(f"revoke -> stream closed in {closed_s * 1000:.1f} ms")
     assert (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()["online"] is False
     await agent.close()
+    # Closing it is what the server meant to do: no error (and no traceback) in its log.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
     # Restarted with the same credential: refused. Re-enrolling the id: refused too.
     again = make_agent(agent_id=agent.agent_id)

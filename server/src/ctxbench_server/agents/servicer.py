@@ -245,6 +245,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         except asyncio.CancelledError:
             raise
         except Exception:  # never a database's words to an agent: it reconnects with backoff
+            if conn.closed:  # this side ended the stream (revoked, silent, shutdown): the read just stops
+                log.debug("agent %s: read ended after the stream was closed", conn.machine_id, exc_info=True)
+                return
             log.exception("agent %s: stream failed", conn.machine_id)
             conn.abort_with = (
                 grpc.StatusCode.UNAVAILABLE,
