@@ -133,8 +133,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if first.WhichOneof("msg") != "hello":
                 raise CtxbenchError("the first message on a Connect stream must be Hello")
             hello = first.hello
-            if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID:
-                raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters")
+            if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID or "\x00" in hello.agent_id:
+                raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters, without NUL")
             if hello.agent_id != machine_id:
                 raise PermissionDenied("credential belongs to another machine")
             if self.hub.is_revoked(machine_id):

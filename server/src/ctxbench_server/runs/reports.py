@@ -17,6 +17,7 @@ from ctxbench_server.compare import latest
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import from_wire, params_key
+from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
@@ -189,7 +190,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
             r.result_id,
         )
 
-    error = r.error or None
+    error = storable(r.error) or None
     samples = list(r.samples)
     if r.kernel_id and r.kernel_id != item.kernel_id:
         log.warning(
@@ -206,7 +207,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         kernel_id=item.kernel_id,
         params=params,
         params_key=params_key(spec, params),
-        unit=r.unit,
+        unit=storable(r.unit, column_length(Result.unit)),
         samples=[],
         iterations=list(r.iterations),
         # JSON has no NaN or infinity: such counters are dropped, not the measurement
@@ -227,7 +228,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         disturbance=_finite(r.disturbance) if r.launches else None,
         agent_version=(machine.agent_version or None) if machine else None,
         exit_code=r.exit_code,
-        stderr_tail=r.stderr_tail or None,
+        stderr_tail=storable(r.stderr_tail) or None,
         started_at=_ts(r.started_at, r.HasField("started_at")),
         finished_at=_ts(r.finished_at, r.HasField("finished_at")),
     )
