@@ -8,6 +8,7 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -73,14 +74,18 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
             continue
         if k.id not in specs:  # first listing wins, like the agent's own rule
             specs[k.id] = spec_from_proto(k)
-    existing = {
-        k.id: k for k in (await session.scalars(select(Kernel).where(Kernel.id.in_(list(specs))))).all()
-    }
-    for kid, spec in specs.items():
-        if kid in existing:
-            existing[kid].spec = spec
-        else:
-            session.add(Kernel(id=kid, spec=spec))
+    if specs:
+        # One statement, not a read then an insert: on PostgreSQL a fleet's first Hellos, all naming the
+        # same new kernels at once, would otherwise race to insert them (IntegrityError, Hello refused).
+        # In id order, so that concurrent upserts lock the rows in one order.
+        dialect = session.get_bind().dialect.name
+        ins = (postgresql if dialect == "postgresql" else sqlite).insert(Kernel)
+        ins = ins.values([{"id": kid, "spec": specs[kid], "updated_at": now} for kid in sorted(specs)])
+        await session.execute(
+            ins.on_conflict_do_update(
+                index_elements=["id"], set_={"spec": ins.excluded.spec, "updated_at": ins.excluded.updated_at}
+            )
+        )
     await session.flush()
     await session.execute(delete(MachineKernel).where(MachineKernel.machine_id == machine.id))
     session.add_all(MachineKernel(machine_id=machine.id, kernel_id=kid, spec=s) for kid, s in specs.items())
