@@ -34,9 +34,9 @@ tmp=${TMPDIR:-/tmp}
 for old in "$tmp"/ctxbench-pg.*; do
   [ -f "$old/owner" ] || continue
   owner=$(cat "$old/owner")
-  if ! kill -0 "$owner" 2>/dev/null; then
+  if [ ! -d "/proc/$owner" ]; then  # not `kill -0`: that also fails for another user's live process
     pg "$bindir/pg_ctl" -D "$old/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$old"
+    rm -rf "$old" 2>/dev/null || true
   fi
 done
 
@@ -75,6 +75,6 @@ pg "$bindir/psql" -h "$dir" -U postgres -d postgres -q -v ON_ERROR_STOP=1 -c "CR
 
 export CTXBENCH_TEST_DATABASE_URL="postgresql+asyncpg://postgres@/ctxbench?host=$dir"
 echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') at $dir" >&2
-"$@" &
+"$@" <&0 &  # keeps stdin (a background command would get /dev/null)
 child=$!
 wait "$child"
