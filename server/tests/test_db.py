@@ -19,9 +19,10 @@ from .conftest import TEST_DATABASE_URL, wipe
 
 
 async def fresh_engine(tmp_path: Path) -> AsyncEngine:
-    """An empty database: the PostgreSQL one of the test run, wiped, or a new SQLite file."""
+    """An empty database, without even the tables: the PostgreSQL one of the test run, its schema
+    dropped, or a new SQLite file."""
     if TEST_DATABASE_URL:
-        await wipe(TEST_DATABASE_URL)
+        await wipe(TEST_DATABASE_URL, drop=True)
         return create_engine(TEST_DATABASE_URL)
     return create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
 
