@@ -13,7 +13,8 @@ VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null |
 AGENT_LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
-        test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist dist bench clean
+        test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-faults test-faults-pg \
+        test-dist dist bench clean
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -115,16 +116,22 @@ lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installe
 	cd agent && test -z "$$(gofmt -l $$(find . -name '*.go' -not -path './internal/gen/*'))" && go vet ./...
 	cd kernels/go && test -z "$$(gofmt -l .)" && go vet ./...
 	cd frontend && npm run lint
-	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh
+	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh scripts/with-postgres.sh
 	scripts/check-unit.sh
 	ANSIBLE_CONFIG=deploy/ansible/ansible.cfg $(VENV)/bin/ansible-playbook --syntax-check \
 	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
-test: deps-test build gen-check lint test-server test-agent test-kernels test-frontend test-e2e test-faults test-dist
+test: deps-test build gen-check lint test-server test-server-pg test-agent test-kernels test-frontend test-e2e \
+      test-faults test-faults-pg test-dist
 	@echo "make test: all suites passed"
 
 test-server: venv
 	cd server && $(PY) -m pytest -q
+
+# The same suites on a real PostgreSQL server of their own (scripts/with-postgres.sh: initdb in a temp
+# dir, a unix socket, removed at the end), so what SQLite lets pass and PostgreSQL refuses is found here.
+test-server-pg: venv
+	cd server && ../scripts/with-postgres.sh $(PY) -m pytest -q
 
 test-agent:
 	cd agent && go test -race -count=1 ./...
@@ -143,6 +150,9 @@ test-e2e: venv agent kernels frontend
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
 test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
+
+test-faults-pg: venv agent kernels
+	scripts/with-postgres.sh $(PY) -m pytest -q tests/faults
 
 # The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
 # under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install

@@ -3,7 +3,8 @@
 # missing), after checking the toolchains the README assumes (Python 3.11+, Go, Node 20+, g++, cmake).
 # Usage: scripts/bootstrap.sh [build|dist|test|bench]   (dist adds the arm64 cross toolchain and Debian's
 # arm64 libraries for `make dist`; test adds that, what the browser, network and install tests need and
-# the linters of `make lint`; bench the independent tools the kernels are checked against)
+# the linters of `make lint` and PostgreSQL's server binaries for test-*-pg (no service is used: the tests
+# start their own in a temp dir); bench the independent tools the kernels are checked against)
 set -euo pipefail
 want=${1:-build}
 
@@ -21,7 +22,7 @@ pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev pytho
 dist_pkgs=(crossbuild-essential-arm64 libbenchmark-dev:arm64 libboost-context-dev:arm64 qemu-user-static)
 case "$want" in
   dist) pkgs+=("${dist_pkgs[@]}") ;;
-  test) pkgs+=(chromium iproute2 openssh-server procps shellcheck systemd util-linux "${dist_pkgs[@]}") ;;
+  test) pkgs+=(chromium iproute2 openssh-server postgresql procps shellcheck systemd util-linux "${dist_pkgs[@]}") ;;
   bench) pkgs+=(linux-perf util-linux fio) ;;
 esac
 

@@ -81,13 +81,15 @@ for _ in $(seq 1 50); do
   sleep 0.1
 done
 
+db="SQLite ctxbench.db, "
+[[ "${CTXBENCH_DATABASE_URL:-}" == postgresql* ]] && db="database in PostgreSQL; "
 cat <<EOF
 
   ctxbench is running: sign in at ${sign_in:-http://$http_host:$http_port/}
   (the link works once; afterwards sign in with the token in $data_dir/admin-token)
   API docs: http://$http_host:$http_port/docs   gRPC for agents: $grpc_host:$grpc_port
   API: curl -H "authorization: Bearer \$(cat $data_dir/admin-token)" http://$http_host:$http_port/api/v1/machines
-  data: $data_dir (SQLite ctxbench.db, admin-token, agent-token, tls/ca.pem)   Ctrl-C stops both.
+  data: $data_dir (${db}admin-token, agent-token, tls/ca.pem)   Ctrl-C stops both.
 
 EOF
 

@@ -1,22 +1,37 @@
-"""Migrations match the models, and SQLite connections get their pragmas."""
+"""Migrations match the models and upgrade stored data, on SQLite and (CTXBENCH_TEST_DATABASE_URL) on
+PostgreSQL; SQLite connections get their pragmas."""
 
 import asyncio
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ctxbench_server.db import alembic_config, create_engine, create_sessionmaker, migrate
 from ctxbench_server.models import Base
 
+from .conftest import TEST_DATABASE_URL, wipe
+
+
+async def fresh_engine(tmp_path: Path) -> AsyncEngine:
+    """An empty database, without even the tables: the PostgreSQL one of the test run, its schema
+    dropped, or a new SQLite file."""
+    if TEST_DATABASE_URL:
+        await wipe(TEST_DATABASE_URL, drop=True)
+        return create_engine(TEST_DATABASE_URL)
+    return create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+
 
 async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    engine = await fresh_engine(tmp_path)
     try:
         await migrate(engine)
         await migrate(engine)  # idempotent: a restart runs it again
@@ -27,13 +42,18 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
                 )
             )
             assert diff == []
-            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
-            assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
-            assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
+            if engine.dialect.name == "sqlite":
+                assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+                assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
+                assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
             assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0006"
-            indexes = {
-                r[1] for r in await conn.execute(text("SELECT * FROM sqlite_master WHERE type = 'index'"))
-            }
+
+            def indexes_and_pk(c: Connection) -> tuple[set[str], list[str]]:
+                insp = inspect(c)
+                names = {i["name"] for t in insp.get_table_names() for i in insp.get_indexes(t)}
+                return names, insp.get_pk_constraint("latest_results")["constrained_columns"]
+
+            indexes, latest_pk = await conn.run_sync(indexes_and_pk)
             assert {
                 "ix_runs_machine_status_created",
                 "ix_runs_machine_status_queued",
@@ -43,12 +63,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
                 "ix_shares_created_at",
             } <= indexes
             # compare reads latest_results by its primary key (machine, kernel, params_key)
-            info = (await conn.execute(text("PRAGMA table_info(latest_results)"))).all()
-            assert [r[1] for r in sorted(info, key=lambda r: r[5]) if r[5]] == [
-                "machine_id",
-                "kernel_id",
-                "params_key",
-            ]
+            assert latest_pk == ["machine_id", "kernel_id", "params_key"]
     finally:
         await engine.dispose()
 
@@ -56,7 +71,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
 async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
     """Runs stored before batches become their own batch, queued when created; items and results keep
     (SQLite must not recreate the runs table: dropping it would cascade to both) and get defaults."""
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}")
+    engine = await fresh_engine(tmp_path)
 
     def upgrade(conn: Connection, rev: str) -> None:
         cfg = alembic_config()
@@ -95,11 +110,12 @@ async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
             )
         await migrate(engine)
         async with engine.connect() as conn:
-            run = (await conn.execute(text("SELECT batch_id, queued_at, profile FROM runs"))).one()
-            assert tuple(run) == ("r", now, "default")
+            q = "SELECT batch_id, queued_at = created_at, profile FROM runs"
+            assert tuple((await conn.execute(text(q))).one()) == ("r", True, "default")
             assert (await conn.execute(text("SELECT attempt FROM run_items"))).scalar() == 1
             res = (await conn.execute(text("SELECT attempt, reruns, noisy, attempt_cvs FROM results"))).one()
-            assert tuple(res) == (1, 0, 0, "[]")
+            cvs = json.loads(res[3]) if isinstance(res[3], str) else res[3]  # asyncpg decodes JSON
+            assert (*res[:3], cvs) == (1, 0, False, [])
             # 0006: an old result has no launch data (one launch), and stays readable
             q = "SELECT sample_launches, launches, disturbance, agent_version FROM results"
             assert tuple((await conn.execute(text(q))).one()) == (None, None, None, None)
@@ -109,7 +125,7 @@ async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
 
 async def test_0003_fills_latest_results(tmp_path: Path) -> None:
     """Results stored before 0003: the newest ok one per machine and point becomes the pointer."""
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}")
+    engine = await fresh_engine(tmp_path)
 
     def upgrade(conn: Connection, rev: str) -> None:
         cfg = alembic_config()
@@ -121,6 +137,7 @@ async def test_0003_fills_latest_results(tmp_path: Path) -> None:
         " counters, harness, n, median, exit_code, created_at"
     )
     try:
+        sqlite = engine.dialect.name == "sqlite"
         async with engine.begin() as conn:
             await conn.run_sync(upgrade, "0002")
             now = "2026-11-22 01:00:00.000000"
@@ -152,7 +169,13 @@ async def test_0003_fills_latest_results(tmp_path: Path) -> None:
                         f"INSERT INTO results ({cols}) VALUES (:id, 'r', 'i', 'm', 'k', :status, '{{}}', '',"
                         " 'ns/op', '[]', '[]', '{}', '{}', 1, :median, 0, :t)"
                     ),
-                    {"id": rid, "status": status, "median": median, "t": t},
+                    # asyncpg binds a timestamp parameter only as a datetime; SQLite stores the text
+                    {
+                        "id": rid,
+                        "status": status,
+                        "median": median,
+                        "t": t if sqlite else datetime.fromisoformat(t).replace(tzinfo=UTC),
+                    },
                 )
         await migrate(engine)
         async with engine.connect() as conn:

@@ -87,6 +87,7 @@ def test_parse_canonical_rejects(text: str, ptype: str) -> None:
         ("placement", "far", "enum"),
         ("placement", 3, "string_type"),
         ("dir", 5, "string_type"),
+        ("dir", "/tmp/a\x00b", "string_nul"),
     ],
 )
 def test_check_value_rejects(name: str, value: object, err: str) -> None:

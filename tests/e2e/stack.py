@@ -1,11 +1,15 @@
 """Real processes for end-to-end tests: the built server and agent, on ephemeral loopback ports.
 
-Nothing here is mocked: the server is `.venv/bin/ctxbench-server` with a SQLite file, the agent is
-`build/bin/ctxbench-agent` running the kernels in `build/kernels/`, and they talk gRPC over a socket.
+Nothing here is mocked: the server is `.venv/bin/ctxbench-server` with a SQLite file (or, when
+CTXBENCH_TEST_DATABASE_URL names a PostgreSQL server, as scripts/with-postgres.sh sets it, a database of
+its own there), the agent is `build/bin/ctxbench-agent` running the kernels in `build/kernels/`, and they
+talk gRPC over a socket.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import os
 import re
 import signal
@@ -17,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import make_url, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_BIN = ROOT / ".venv" / "bin" / "ctxbench-server"
@@ -29,6 +35,8 @@ _SIGN_IN_RE = re.compile(r"ctxbench-server: sign in at (\S+)")
 # The harness's credential: given to the server as CTXBENCH_ADMIN_TOKEN, sent as authorization: Bearer.
 ADMIN_TOKEN = "e2e-admin-token-0123456789abcdef"
 _TLS_RE = re.compile(r"grpc tls ca (\S+) fingerprint (sha256:[0-9a-f]{64})")
+# A PostgreSQL database (any one of the server's) to run every Server on instead of SQLite.
+TEST_DATABASE_URL = os.environ.get("CTXBENCH_TEST_DATABASE_URL", "")
 
 
 class Process:
@@ -93,6 +101,26 @@ class Process:
             return self.proc.wait(5)
 
 
+def database_for(data_dir: Path) -> str:
+    """The PostgreSQL database of one data dir, created empty when first asked for: a server restarted
+    on the same data dir finds its data again, as it does in its SQLite file; other servers start empty."""
+    url = make_url(TEST_DATABASE_URL)
+    name = "ctxbench_" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+
+    async def create() -> None:
+        engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                q = text("SELECT 1 FROM pg_database WHERE datname = :n")
+                if (await conn.execute(q, {"n": name})).scalar() is None:
+                    await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(create())
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
 def base_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXBENCH_")}
     env.update(extra)
@@ -112,6 +140,8 @@ class Server(Process):
         **settings: str,
     ) -> None:
         settings.setdefault("admin_token", ADMIN_TOKEN)
+        if TEST_DATABASE_URL and "database_url" not in settings:
+            settings["database_url"] = database_for(data_dir)
         env = base_env(
             CTXBENCH_DATA_DIR=str(data_dir),
             CTXBENCH_HTTP_PORT=str(http_port),

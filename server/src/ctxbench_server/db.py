@@ -11,6 +11,7 @@ from alembic.config import Config
 from fastapi import Depends, Request
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from ctxbench_server.kit.one_writer import one_writer_kwargs
@@ -32,6 +33,15 @@ def create_engine(url: str) -> AsyncEngine:
             cur.close()
 
     return engine
+
+
+def is_data_error(exc: BaseException) -> bool:
+    """A value the database refused (SQLSTATE class 22: a NUL character or an over-long string on
+    PostgreSQL, a number out of range), as opposed to a fault of the database or of the server."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    orig = getattr(exc.orig, "driver_exception", exc.orig)  # asyncpg's own error under SQLAlchemy's
+    return str(getattr(orig, "sqlstate", "") or "").startswith("22")
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

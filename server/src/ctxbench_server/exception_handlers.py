@@ -1,4 +1,5 @@
-"""Errors to HTTP, once: domain errors by their status, anything unexpected as a bare 500."""
+"""Errors to HTTP, once: domain errors by their status, values the database refuses as 422, anything
+unexpected as a bare 500."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from ctxbench_server.db import is_data_error
 from ctxbench_server.kit.errors import CtxbenchError
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,14 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    if is_data_error(exc):
+        # What SQLite stores and PostgreSQL refuses (a NUL character in a name or an id, say): the
+        # request's fault, and the same 4xx on both when a schema does not catch it first.
+        log.info("%s %s: a value cannot be stored: %s", request.method, request.url.path, exc.__cause__)
+        return JSONResponse(
+            {"detail": "a value in this request cannot be stored (a NUL character, or too long)"},
+            status_code=422,
+        )
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return JSONResponse({"detail": "internal error"}, status_code=500)
 

@@ -21,7 +21,6 @@ from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import reports
 from ctxbench_server.runs.dispatch import Dispatcher
-from ctxbench_server.runs.reports import MAX_KERNEL_ID
 
 log = logging.getLogger(__name__)
 
@@ -31,21 +30,6 @@ MISSED_HEARTBEATS = 3
 
 
 # Hello's strings that reach a column, bounded by its size (PostgreSQL refuses longer ones).
-HELLO_STRINGS = (("name", 255), ("agent_version", 64))
-
-
-def check_hello_strings(hello: pb.Hello) -> None:
-    """Raises CtxbenchError (INVALID_ARGUMENT) naming the first field too long for its column."""
-    for field, most in HELLO_STRINGS:
-        if len(getattr(hello, field)) > most:
-            raise CtxbenchError(f"Hello.{field}: {len(getattr(hello, field))} characters, more than {most}")
-    if len(hello.facts.hostname) > 255:
-        raise CtxbenchError(f"Hello.facts.hostname: {len(hello.facts.hostname)} characters, more than 255")
-    for k in hello.kernels:
-        if len(k.id) > MAX_KERNEL_ID:
-            raise CtxbenchError(f"Hello.kernels.id: {len(k.id)} characters, more than {MAX_KERNEL_ID}")
-
-
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
         self,
@@ -157,9 +141,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if first.WhichOneof("msg") != "hello":
                 raise CtxbenchError("the first message on a Connect stream must be Hello")
             hello = first.hello
-            if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID:
-                raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters")
-            check_hello_strings(hello)
+            if not hello.agent_id or len(hello.agent_id) > MAX_MACHINE_ID or "\x00" in hello.agent_id:
+                raise CtxbenchError(f"Hello.agent_id must be 1..{MAX_MACHINE_ID} characters, without NUL")
             if hello.agent_id != machine_id:
                 raise PermissionDenied("credential belongs to another machine")
             if self.hub.is_revoked(machine_id):

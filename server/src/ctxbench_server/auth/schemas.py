@@ -38,7 +38,7 @@ class SessionOut(BaseModel):
 class TokenCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")  # PostgreSQL stores no NUL
     scope: Scope = "write"
     # Unset: the token lasts until revoked.
     ttl_s: int | None = Field(default=None, ge=60, le=10 * 366 * 86400)

@@ -18,7 +18,7 @@ from ctxbench_server.kit.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from ctxbench_server.machines.service import MAX_MACHINE_ID
+from ctxbench_server.machines.service import MAX_MACHINE_ID, describe
 from ctxbench_server.models import JoinToken, Machine
 from ctxbench_server.models.base import utcnow
 
@@ -100,8 +100,8 @@ async def enroll(
     if not token:
         raise Unauthenticated("missing join token")
     machine_id = machine_id or str(uuid.uuid4())
-    if len(machine_id) > MAX_MACHINE_ID:
-        raise CtxbenchError(f"proposed machine id must be 1..{MAX_MACHINE_ID} characters")
+    if len(machine_id) > MAX_MACHINE_ID or "\x00" in machine_id:
+        raise CtxbenchError(f"proposed machine id must be 1..{MAX_MACHINE_ID} characters, without NUL")
     if not hmac.compare_digest(token.encode(), agent_token.encode()):
         await _spend_join_token(session, token)
     machine = await session.get(Machine, machine_id)
@@ -123,9 +123,7 @@ async def enroll(
             status=PENDING if approve_new_hosts else ACTIVE,
         )
         session.add(machine)
-    machine.name = name or hostname or machine_id
-    machine.hostname = hostname
-    machine.agent_version = agent_version
+    describe(machine, name, hostname, agent_version)
     machine.token_hash = hash_secret(credential)
     await session.commit()
     return machine_id, credential, machine.status == PENDING

@@ -6,11 +6,13 @@ description, params: [{name, type, default, min, max, sweep, choices, help}], se
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit.text import ELLIPSIS, storable
 
 PARAM_TYPES = {
     pb.PARAM_TYPE_INT: "int",
@@ -20,6 +22,8 @@ PARAM_TYPES = {
     pb.PARAM_TYPE_STRING: "string",
 }
 MAX_STRING = 4096
+# The params_key columns (results, latest_results): a longer key keeps its head and a digest of the whole.
+MAX_PARAMS_KEY = 1024
 
 
 class ParamError(ValueError):
@@ -94,6 +98,8 @@ def check_value(value: Any, p: Mapping[str, Any]) -> Any:
             raise ParamError("Input should be a valid string", "string_type")
         if len(value) > MAX_STRING:
             raise ParamError(f"String should have at most {MAX_STRING} characters", "string_too_long")
+        if "\x00" in value:  # a kernel's argv cannot carry it (and PostgreSQL cannot store it)
+            raise ParamError("String should not contain a NUL character", "string_nul")
     else:
         raise ParamError(f"the kernel declares an unknown parameter type {ptype!r}", "param_type")
     if ptype in ("int", "float"):
@@ -156,7 +162,13 @@ def params_key(spec: Mapping[str, Any] | None, typed: Mapping[str, Any]) -> str:
     for k in sorted(typed):
         p = by_name.get(k)
         parts.append(f"{k}={canonical(typed[k], p['type']) if p else typed[k]}")
-    return "&".join(parts)
+    key = "&".join(parts)
+    if len(key) <= MAX_PARAMS_KEY and "\x00" not in key:
+        return key
+    # Too long for its column (a long string value) or not storable (PostgreSQL refuses NUL): still one
+    # stable key per point, readable at its start.
+    digest = "#sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return storable(key)[: MAX_PARAMS_KEY - len(digest) - 1] + ELLIPSIS + digest
 
 
 def spec_from_proto(k: pb.KernelSpec) -> dict[str, Any]:

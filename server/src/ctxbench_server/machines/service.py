@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,11 +15,22 @@ from sqlalchemy.orm import selectinload
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit.errors import NotFound
 from ctxbench_server.kit.params import spec_from_proto
+from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
 from ctxbench_server.models import Kernel, Machine, MachineKernel
 from ctxbench_server.models.base import utcnow
 
+log = logging.getLogger(__name__)
+
 MAX_MACHINE_ID = 64
+MAX_KERNEL_ID = column_length(Kernel.id) or 200
+
+
+def describe(machine: Machine, name: str, hostname: str, agent_version: str) -> None:
+    """What the agent says about its host, as its columns hold it (see kit.text)."""
+    machine.name = storable(name or hostname or machine.id, column_length(Machine.name))
+    machine.hostname = storable(hostname, column_length(Machine.hostname))
+    machine.agent_version = storable(agent_version, column_length(Machine.agent_version))
 
 
 def facts_to_dict(facts: pb.MachineFacts) -> dict[str, Any]:
@@ -53,18 +65,22 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
     if machine is None:
         machine = Machine(id=hello.agent_id, first_seen=now)
         session.add(machine)
-    machine.name = hello.name or hello.facts.hostname or hello.agent_id
-    machine.hostname = hello.facts.hostname
-    machine.agent_version = hello.agent_version
+    describe(machine, hello.name, hello.facts.hostname, hello.agent_version)
     machine.facts = facts
     machine.last_seen = now
 
     specs: dict[str, dict[str, Any]] = {}
     for k in hello.kernels:
-        if k.id and k.id not in specs:  # first listing wins, like the agent's own rule
+        if not k.id or len(k.id) > MAX_KERNEL_ID or "\x00" in k.id:
+            log.warning("machine %s lists a kernel id that cannot be stored: %.80r", hello.agent_id, k.id)
+            continue
+        if k.id not in specs:  # first listing wins, like the agent's own rule
             specs[k.id] = spec_from_proto(k)
     await session.flush()
     if specs:
+        # One statement, not a read then an insert: on PostgreSQL a fleet's first Hellos, all naming the
+        # same new kernels at once, would otherwise race to insert them (IntegrityError, Hello refused).
+        # In id order, so that concurrent upserts lock the rows in one order.
         dialect = session.get_bind().dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         rows = [{"id": kid, "spec": specs[kid], "updated_at": now} for kid in sorted(specs)]

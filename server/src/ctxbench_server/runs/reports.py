@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ctxbench_server.compare import latest
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit import stats
-from ctxbench_server.kit.params import from_wire, params_key
+from ctxbench_server.kit.params import MAX_STRING, from_wire, params_key
+from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
@@ -53,7 +54,8 @@ MAX_LAUNCHES = 1000
 MAX_ID = 36  # run_id, item_id: the server's UUIDs
 MAX_KERNEL_ID = _column_len(Result.kernel_id)
 MAX_UNIT = _column_len(Result.unit)
-MAX_PARAMS_KEY = _column_len(Result.params_key)  # "a=1&dir=/x": every name and value together
+MAX_PARAM_VALUE = MAX_STRING  # what kit.params accepts for one string value; the stored key is bounded by
+# kit.params.params_key (a long one keeps its start plus a SHA-256 of the whole)
 MAX_PARAM_COUNT = 64
 MAX_COUNTERS = 256
 MAX_NAME = 200  # a counter's name, the harness name and version
@@ -162,10 +164,8 @@ def check_report(r: pb.ResultReport) -> None:
             raise refuse(f"{field}: {len(value)} characters, more than {most}")
     if len(r.params) > MAX_PARAM_COUNT:
         raise refuse(f"params: {len(r.params)} parameters, more than {MAX_PARAM_COUNT}")
-    # The wire strings are canonical, so this is the length of the stored params_key.
-    key = sum(len(k) + len(v) + 2 for k, v in r.params.items()) - 1
-    if key > MAX_PARAMS_KEY:
-        raise refuse(f"params: {key} characters together (name=value&...), more than {MAX_PARAMS_KEY}")
+    if any(len(v) > MAX_PARAM_VALUE for v in r.params.values()):
+        raise refuse(f"params: a value over {MAX_PARAM_VALUE} characters")
     if len(r.counters) > MAX_COUNTERS:
         raise refuse(f"counters: {len(r.counters)} counters, more than {MAX_COUNTERS}")
     if any(len(k) > MAX_NAME for k in r.counters):
@@ -231,7 +231,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
             r.result_id,
         )
 
-    error = r.error or None
+    error = storable(r.error) or None
     samples = list(r.samples)
     if r.kernel_id and r.kernel_id != item.kernel_id:
         log.warning(
@@ -248,7 +248,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         kernel_id=item.kernel_id,
         params=params,
         params_key=params_key(spec, params),
-        unit=r.unit,
+        unit=storable(r.unit, column_length(Result.unit)),
         samples=[],
         iterations=list(r.iterations),
         # JSON has no NaN or infinity: such counters are dropped, not the measurement
@@ -269,7 +269,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
         disturbance=_finite(r.disturbance) if r.launches else None,
         agent_version=(machine.agent_version or None) if machine else None,
         exit_code=r.exit_code,
-        stderr_tail=r.stderr_tail or None,
+        stderr_tail=storable(r.stderr_tail) or None,
         started_at=_ts(r.started_at, r.HasField("started_at")),
         finished_at=_ts(r.finished_at, r.HasField("finished_at")),
     )

@@ -12,7 +12,7 @@ from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
-from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name, params_key, to_wire
+from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name, to_wire
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
@@ -161,25 +161,11 @@ def expand(
         for combo in itertools.product(*(vs for _, vs in axes)):
             params = dict(fixed)
             params.update({name: v for (name, _), v in zip(axes, combo, strict=True)})
-            # Every result of the item stores its parameters as one key (a column of that size): a
-            # run whose results could never be stored is refused here, not report by report.
-            if len(key := params_key(spec, params)) > MAX_PARAMS_KEY:
-                errors.append(
-                    field_error(
-                        [*base, "params"],
-                        f"the item's parameters take {len(key)} characters as name=value&..., defaults "
-                        f"included, more than {MAX_PARAMS_KEY}",
-                        "params_too_long",
-                    )
-                )
-                break
             out.append((item.kernel, params))
     if own:
         errors.raise_if_any()
     return out
 
-
-MAX_PARAMS_KEY = Result.__table__.c.params_key.type.length  # type: ignore[attr-defined]
 
 # What one StartRun may take on the wire: agents receive at most 4 MiB per gRPC message (grpc's default),
 # and a run's items travel in one StartRun. Estimated from the wire strings, with room to spare.
