@@ -191,6 +191,17 @@ def _launch(lr: pb.Launch) -> dict[str, Any]:
     }
 
 
+async def _already_stored(session: AsyncSession, machine_id: str, r: pb.ResultReport) -> bool:
+    """True when this result is stored already (a repeat is acknowledged again); Refused when the id is
+    another machine's."""
+    existing = await session.get(Result, r.result_id)
+    if existing is None:
+        return False
+    if existing.machine_id != machine_id:
+        raise Refused(f"result {r.result_id!r} is not this agent's", PERMISSION_DENIED, r.run_id, r.result_id)
+    return True
+
+
 async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultReport) -> Stored:
     """Stores a result once (by result_id); a repeat is just acknowledged again. Raises Refused.
 
@@ -203,12 +214,7 @@ async def record_result(session: AsyncSession, machine_id: str, r: pb.ResultRepo
     except Refused as bad:
         bad.run_finished = await _fail_refused_item(session, machine_id, r, bad.message)
         raise
-    existing = await session.get(Result, r.result_id)
-    if existing is not None:
-        if existing.machine_id != machine_id:
-            raise Refused(
-                f"result {r.result_id!r} is not this agent's", PERMISSION_DENIED, r.run_id, r.result_id
-            )
+    if await _already_stored(session, machine_id, r):
         return Stored(ack=True)
     try:
         run, item = await _own_item(session, machine_id, r.run_id, r.item_id)
@@ -313,12 +319,7 @@ async def storage_failed(
     meanwhile through another stream, else raise Refused. A result the database refuses for good is
     refused as malformed (the agent sets it aside) and fails its item, like any malformed report; any
     other failure is UNAVAILABLE (the agent keeps it and sends it again). Never the database's words."""
-    existing = await session.get(Result, r.result_id)
-    if existing is not None:
-        if existing.machine_id != machine_id:
-            raise Refused(
-                f"result {r.result_id!r} is not this agent's", PERMISSION_DENIED, r.run_id, r.result_id
-            )
+    if await _already_stored(session, machine_id, r):
         return Stored(ack=True)
     if not refused_by_database(e):
         raise Refused(
