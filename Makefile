@@ -161,7 +161,7 @@ test-faults-pg: venv agent kernels
 # (network, mount, PID namespaces): the one-liner over SSH into one, the playbook over SSH into two, one
 # batch on all three, the playbook again (changed=0).
 test-dist: venv ansible dist
-	$(PY) -m pytest -q tests/dist tests/fleet
+	$(PY) -m pytest -q tests/bundles tests/fleet
 
 bench: deps-bench build
 	$(PY) scripts/bench.py

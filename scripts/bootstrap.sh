@@ -18,7 +18,7 @@ command -v npm >/dev/null || die "npm is required"
 
 pkgs=(g++ make cmake pkg-config curl libbenchmark-dev libboost-context-dev python3-venv)
 # The agent bundles (make dist): arm64 is cross-built against Debian's arm64 packages (multiarch) and
-# its kernels run under qemu-user-static in tests/dist.
+# its kernels run under qemu-user-static in tests/bundles.
 dist_pkgs=(crossbuild-essential-arm64 libbenchmark-dev:arm64 libboost-context-dev:arm64 qemu-user-static)
 case "$want" in
   dist) pkgs+=("${dist_pkgs[@]}") ;;

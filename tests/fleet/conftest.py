@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dist.conftest import DIST
+from tests.bundles.conftest import DIST
 from tests.e2e.stack import Process, Server, base_env
 from tests.faults.netns import Host, Hosts
 

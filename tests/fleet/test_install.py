@@ -14,7 +14,7 @@ import shlex
 import stat
 from pathlib import Path
 
-from tests.dist.test_bundle import version
+from tests.bundles.test_bundle import version
 from tests.e2e.stack import Server, wait_until
 from tests.e2e.test_walking_skeleton import post_run, wait_run
 from tests.faults.netns import Host

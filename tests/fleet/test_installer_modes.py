@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.dist.conftest import DIST, bundle_path
+from tests.bundles.conftest import DIST, bundle_path
 from tests.e2e.stack import ROOT
 from tests.fleet.conftest import MOUNTS
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dist.test_bundle import version
+from tests.bundles.test_bundle import version
 from tests.e2e.stack import ROOT, Process, Server, base_env, wait_until
 from tests.e2e.test_walking_skeleton import wait_run
 from tests.faults.netns import Host, Hosts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dist.test_bundle import GLIBC, KERNEL_EXES, version
+from tests.bundles.test_bundle import GLIBC, KERNEL_EXES, version
 
 QEMU = shutil.which("qemu-aarch64-static") or "qemu-aarch64-static"  # scripts/bootstrap.sh test
 

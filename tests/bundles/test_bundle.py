@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dist.conftest import DIST, bundle_path
+from tests.bundles.conftest import DIST, bundle_path
 from tests.e2e.stack import ROOT, Agent, Server, wait_until
 
 # glibc's own libraries (and the vDSO): the only ones a bundle may take from the host.
