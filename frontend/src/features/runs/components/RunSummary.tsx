@@ -8,6 +8,7 @@ import { comparePath } from '@/lib/compare-query';
 import { batchPath, newRunPath } from '@/lib/query-state';
 import type { LiveMode } from '../api/run-events';
 import { RunActions } from './RunActions';
+import { progressView } from '../utils/progress';
 
 const LIVE_TEXT: Record<LiveMode, string> = {
   connecting: 'connecting…',
@@ -52,7 +53,7 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
           </Link>
         </span>
       </div>
-      <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
+      <ProgressBar {...progressView(run)} />
       <dl className="meta">
         {run.batch_id && (
           <div>
