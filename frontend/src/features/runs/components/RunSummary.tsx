@@ -45,7 +45,7 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
         <LiveIndicator mode={live} />
         <span className="run-actions">
           <RunActions run={run} />
-          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels })}>
+          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels, from: run.id })} data-testid="run-again">
             Run again…
           </Link>
           <Link className="button" to={comparePath({ machines: [run.machine_id], kernels, runs: [run.id] })} data-testid="compare-run">
