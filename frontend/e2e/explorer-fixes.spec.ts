@@ -202,3 +202,17 @@ test('Cancel asks first, and a cancelled run says so on a bar that is not green,
   const colour = await bar.locator('.progress-done').evaluate((el) => getComputedStyle(el).backgroundColor);
   expect(colour).not.toBe('rgb(26, 127, 55)');
 });
+
+test("a sweep's rows and its chart's axis read in one unit (issue 13, 7)", async ({ page }) => {
+  // sched.yield's medians run from 100 to 2,600 ns/op: one unit, not ns then µs.
+  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
+  await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
+  const sweep = page.getByTestId('compare-row').and(page.locator('[data-kernel="sched.yield"]'));
+  await expect(sweep).toHaveCount(3);
+  // The unit column (found by its text, so the check does not lean on a test id).
+  expect(await sweep.locator('td').filter({ hasText: /^(ns|µs|ms|s)\/op$/ }).allTextContents()).toEqual(['ns/op', 'ns/op', 'ns/op']);
+  await expect(sweep.last().getByTestId('compare-median').last()).toHaveText('2,600');
+  // The chart of the same kernel labels its y axis with the table's unit.
+  const chart = page.getByTestId('sweep-chart').filter({ hasText: 'sched.yield' }).first();
+  await expect(chart.locator('text.recharts-label').filter({ hasText: /\/op$/ })).toHaveText('ns/op');
+});
