@@ -139,6 +139,7 @@ test('a running run is cancelled from its page within a few seconds', async ({ p
   const machine = await localMachineId(request);
   await startLongRun(page, machine);
   await page.getByRole('button', { name: 'Cancel run' }).click();
+  await page.getByRole('button', { name: 'Yes, cancel' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
   await expect(page.getByRole('button', { name: 'Cancel run' })).toHaveCount(0);
 });
@@ -147,6 +148,7 @@ test('a cancelled run is retried from its page and runs again to success', async
   const machine = await localMachineId(request);
   await startLongRun(page, machine);
   await page.getByRole('button', { name: 'Cancel run' }).click();
+  await page.getByRole('button', { name: 'Yes, cancel' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
 
   await page.getByRole('button', { name: /^Retry/ }).click();
@@ -235,6 +237,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     await screenshot(page, 'batch-two-machines.png');
 
     await other.getByRole('button', { name: 'Cancel' }).click();
+    await other.getByRole('button', { name: 'Yes, cancel' }).click();
     await expect(other.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
     // The other machine's run is not touched.
     await expect(local.getByTestId('run-status')).not.toHaveText('cancelled');

@@ -182,6 +182,25 @@ async def test_sweep_too_large(http: httpx.AsyncClient, machine_id: str) -> None
     assert ok.status_code == 201
 
 
+async def test_run_keeps_its_request(http: httpx.AsyncClient, machine_id: str) -> None:
+    """A run answers with the body it was posted with (sweeps unexpanded, machine left out), so
+    "Run again" can post it once more and get the same items."""
+    item = {"kernel": "syscall.getppid", "params": {}, "sweep": {"threads": [1, 2]}}
+    settings = {"profile": "quick", "repetitions": 4, "min_time_s": 0.02, "launches": 2}
+    body = {"items": [item], **settings}
+    first = await post_run(http, machine_id, [item], **settings)
+    assert first.status_code == 201, first.text
+    assert first.json()["request"] == body
+    got = (await http.get(f"/api/v1/runs/{first.json()['id']}")).json()
+    assert got["request"] == body
+    again = await http.post("/api/v1/runs", json={"machine_id": machine_id, **got["request"]})
+    assert again.status_code == 201, again.text
+    assert [(i["kernel"], i["params"]) for i in again.json()["items"]] == [
+        (i["kernel"], i["params"]) for i in got["items"]
+    ]
+    assert len(got["items"]) == 2
+
+
 async def test_unknown_machine_404(http: httpx.AsyncClient) -> None:
     r = await post_run(http, "no-such-machine", [{"kernel": "ctxsw.pipe"}])
     assert r.status_code == 404

@@ -106,6 +106,8 @@ export interface Run {
   min_time_s: number | null;
   items: RunItem[];
   progress: { total: number; done: number; failed: number; running?: number };
+  /** The POST /runs body it was posted with, machine ids left out; absent on older servers. */
+  request?: RunSettings;
 }
 
 /** A swept parameter: explicit values, or "default" for the kernel's own sweep (thinned by profile). */
@@ -117,14 +119,20 @@ export interface RunItemRequest {
   sweep?: Record<string, SweepSpec>;
 }
 
-/** POST /runs: `machine_id` for one run, or `machine_ids` for a batch (one run per machine). */
-export interface RunRequest {
-  machine_id?: string;
-  machine_ids?: string[];
+/** What a run measures and how: a POST /runs body without its machines. */
+export interface RunSettings {
   items: RunItemRequest[];
   profile?: Profile;
   repetitions?: number;
   min_time_s?: number;
+  /** Kernel processes per item; the profile's when absent. */
+  launches?: number;
+}
+
+/** POST /runs: `machine_id` for one run, or `machine_ids` for a batch (one run per machine). */
+export interface RunRequest extends RunSettings {
+  machine_id?: string;
+  machine_ids?: string[];
 }
 
 /** POST /runs with `machine_ids` answers with the batch and its runs. */

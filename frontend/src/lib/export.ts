@@ -64,6 +64,20 @@ export function downloadBlob(name: string, content: Blob | string, type = 'text/
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/**
+ * The chart's own drawing surface inside `root`. Recharts draws each legend icon as an
+ * `svg.recharts-surface` too (14×14), and one can come first in the document: legend icons are left out
+ * and, of what remains, the largest drawing is the chart.
+ */
+export function chartSurface(root: ParentNode): SVGSVGElement | null {
+  const all = [...root.querySelectorAll<SVGSVGElement>('svg')].filter((svg) => !svg.closest('.recharts-legend-wrapper'));
+  const area = (svg: SVGSVGElement) => {
+    const { width, height } = svg.getBoundingClientRect();
+    return width * height;
+  };
+  return all.reduce<SVGSVGElement | null>((best, svg) => (best === null || area(svg) > area(best) ? svg : best), null);
+}
+
 /** An SVG element (a Recharts chart) as a PNG Blob: serialised, drawn on a canvas at `scale`×. */
 export async function svgToPng(svg: SVGSVGElement, scale = 2): Promise<Blob> {
   const { width, height } = svg.getBoundingClientRect();

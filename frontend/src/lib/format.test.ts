@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseScale,
+  seriesScale,
   formatBytes,
   formatDateTime,
   formatDuration,
@@ -153,5 +154,15 @@ describe('formatParams', () => {
       'threads=4, placement=same_core, pin=true',
     );
     expect(formatParams({})).toBe('—');
+  });
+});
+
+describe('seriesScale', () => {
+  it('picks one unit for a whole series from its smallest value', () => {
+    expect(seriesScale([1420, 514, null, 2600], 'ns/op')).toEqual({ factor: 1, unit: 'ns/op' });
+    expect(seriesScale([2_000, 50_000], 'ns/op')).toEqual({ factor: 1e-3, unit: 'µs/op' });
+    expect(seriesScale([], 'ns/op')).toEqual({ factor: 1, unit: 'ns/op' });
+    expect(seriesScale([0, 3e6], 'ns')).toEqual({ factor: 1e-6, unit: 'ms' });
+    expect(seriesScale([900, 4000], 'MB/s')).toEqual({ factor: 1, unit: 'MB/s' });
   });
 });

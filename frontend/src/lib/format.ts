@@ -81,6 +81,16 @@ export function chooseScale(reference: number | null | undefined, unit: string):
   return { factor: time.ns / best.ns, unit: best.name + time.rest };
 }
 
+/**
+ * One scale for a whole series (a kernel's points: a sweep, a table's rows, a chart's axis), chosen from
+ * its smallest value so every number reads ≥ 1 and the unit does not change along the series
+ * ("514, 1,420 ns/op", not "514 ns/op" then "1.42 µs/op").
+ */
+export function seriesScale(values: readonly (number | null | undefined)[], unit: string): Scale {
+  const finite = values.filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v) && v !== 0).map(Math.abs);
+  return chooseScale(finite.length > 0 ? Math.min(...finite) : null, unit);
+}
+
 /** A value in `scale`'s unit, without the unit: for table cells whose header names it. */
 export function formatScaled(value: number | null | undefined, scale: Scale, digits = 3): string {
   if (value === null || value === undefined) return DASH;

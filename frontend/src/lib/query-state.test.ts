@@ -39,6 +39,13 @@ describe('new-run query state', () => {
     expect(decodeNewRunQuery(new URLSearchParams(qs))).toEqual(state);
   });
 
+  it('carries the run to repeat', () => {
+    const state = { machines: ['m1'], kernels: ['k'], from: 'run-1' };
+    expect(newRunPath(state)).toBe('/runs/new?machines=m1&kernel=k&from=run-1');
+    expect(decodeNewRunQuery(encodeNewRunQuery(state))).toEqual(state);
+    expect(decodeNewRunQuery('from=%20')).toEqual({ machines: [], kernels: [] });
+  });
+
   it('drops repeats and empties when encoding', () => {
     expect(encodeNewRunQuery({ machines: ['m1', '', 'm1'] })).toBe('machines=m1');
   });

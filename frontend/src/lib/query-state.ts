@@ -39,13 +39,16 @@ export interface NewRunQuery {
   machines: string[];
   /** Kernel ids ticked in advance (e.g. from a "run this again" link). */
   kernels: string[];
+  /** A run to repeat: the form starts from its request (params, sweeps, profile, overrides). */
+  from?: string;
 }
 
 /** `?machines=a,b` (and the older `?machine=a`, kept working for existing links). */
 export function decodeNewRunQuery(search: string | URLSearchParams): NewRunQuery {
   const params = toParams(search);
   const machines = [...new Set([...list(params, 'machines'), ...list(params, 'machine')])];
-  return { machines, kernels: list(params, 'kernel') };
+  const from = nonEmpty(params.get('from'));
+  return from ? { machines, kernels: list(params, 'kernel'), from } : { machines, kernels: list(params, 'kernel') };
 }
 
 /** The query string (without "?") for a new-run view; empty parts are left out. */
@@ -53,7 +56,8 @@ export function encodeNewRunQuery(query: Partial<NewRunQuery>): string {
   const machines = [...new Set((query.machines ?? []).filter(Boolean))];
   const kernels = new URLSearchParams();
   for (const k of query.kernels ?? []) kernels.append('kernel', k);
-  return join([machines.length > 0 ? `machines=${commaList(machines)}` : '', kernels.toString()]);
+  const from = query.from ? `from=${encodeURIComponent(query.from)}` : '';
+  return join([machines.length > 0 ? `machines=${commaList(machines)}` : '', kernels.toString(), from]);
 }
 
 export function newRunPath(query: Partial<NewRunQuery> = {}): string {

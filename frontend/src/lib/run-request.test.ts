@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel, ParamSpec, RunRequest } from './api-types';
-import { buildRunRequest, formErrorsFromServer } from './run-request';
+import { buildRunRequest, formErrorsFromServer, formFromRequest } from './run-request';
 
 const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] };
 const placement: ParamSpec = {
@@ -148,5 +148,43 @@ describe('formErrorsFromServer', () => {
       repetitions: 'too many',
       machine: 'unknown machine m2',
     });
+  });
+});
+
+describe('formFromRequest', () => {
+  it('gives back the form that posts the same request (profile, params, sweeps, overrides, launches)', () => {
+    const request: RunRequest = {
+      machine_id: 'm1',
+      profile: 'quick',
+      repetitions: 4,
+      min_time_s: 0.02,
+      launches: 2,
+      items: [
+        { kernel: 'ctxswitch.pipe', params: { placement: 'cross_core' }, sweep: { threads: [1, 2, 4] } },
+        { kernel: 'syscall.getppid', params: {} },
+      ],
+    };
+    const form = formFromRequest(request);
+    expect(form.kernels).toEqual(['ctxswitch.pipe', 'syscall.getppid']);
+    expect(form.sweeps['ctxswitch.pipe']).toEqual({ threads: { mode: 'custom', text: '1, 2, 4' } });
+    const byId = new Map([pipe, getppid].map((k) => [k.id, k]));
+    const again = buildRunRequest({
+      machineIds: ['m1'],
+      items: form.kernels.map((id) => ({ kernel: byId.get(id)!, values: form.values[id] ?? {}, sweeps: form.sweeps[id] })),
+      profile: form.profile,
+      repetitions: form.repetitions,
+      minTime: form.minTime,
+      launches: form.launches,
+    });
+    expect(again).toEqual({ ok: true, request });
+  });
+
+  it('keeps a default sweep as "default" and a bool as a checkbox value', () => {
+    const form = formFromRequest({ items: [{ kernel: 'k', params: { pin: true }, sweep: { threads: 'default' } }] });
+    expect(form.profile).toBe('default');
+    expect(form.repetitions).toBe('');
+    expect(form.values.k).toEqual({ pin: true });
+    expect(form.sweeps.k).toEqual({ threads: { mode: 'default' } });
+    expect(form.launches).toBeUndefined();
   });
 });

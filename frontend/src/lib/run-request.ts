@@ -1,6 +1,6 @@
 // The New run form as a POST /runs body: one machine → `machine_id`, several → `machine_ids` (a batch);
 // each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
-import type { Kernel, Profile, RunItemRequest, RunRequest } from './api-types';
+import type { Kernel, ParamValue, Profile, RunItemRequest, RunRequest, RunSettings } from './api-types';
 import { coerceParam, coerceParams, type FormValue } from './params';
 import { kernelItemCount, MAX_ITEMS_PER_RUN, parseSweepValues, type SweepChoice } from './sweep';
 
@@ -21,6 +21,8 @@ export interface RunFormState {
   repetitions: string;
   /** Empty: the profile's. */
   minTime: string;
+  /** Kept from a run being repeated (the form has no control for it); absent: the profile's. */
+  launches?: number;
 }
 
 /** Errors keyed like the form: "machine", "items", "repetitions", "min_time_s", "<kernel id>.<param>". */
@@ -46,6 +48,8 @@ export function buildRunRequest(
   const minTime = coerceParam({ name: 'Min time', type: 'float', min: 0.001, max: 60 }, form.minTime);
   if (!minTime.ok) errors.min_time_s = minTime.error;
   else if (minTime.value !== undefined) request.min_time_s = minTime.value as number;
+
+  if (form.launches !== undefined) request.launches = form.launches;
 
   let items = 0;
   for (const { kernel, values, sweeps = {} } of form.items) {
@@ -99,6 +103,47 @@ export function formErrorsFromServer(
     }
     if (field === 'repetitions' || field === 'min_time_s') out[field] = message;
     else if (field === 'machine_id' || field.startsWith('machine_ids')) out.machine = message;
+  }
+  return out;
+}
+
+/** The form's state that repeats a run: its kernels, their values and sweeps, profile and overrides. */
+export interface RepeatedForm {
+  kernels: string[];
+  values: Record<string, Record<string, FormValue>>;
+  sweeps: Record<string, Record<string, SweepChoice>>;
+  profile: Profile;
+  repetitions: string;
+  minTime: string;
+  launches?: number;
+}
+
+const asFormValue = (v: ParamValue): FormValue => (typeof v === 'boolean' ? v : String(v));
+
+/**
+ * A run's request (`Run.request`) as the New run form holds it, so "Run again" posts the same body. A
+ * kernel listed twice keeps its first item (the form has one entry per kernel).
+ */
+export function formFromRequest(request: RunSettings): RepeatedForm {
+  const out: RepeatedForm = {
+    kernels: [],
+    values: {},
+    sweeps: {},
+    profile: request.profile ?? 'default',
+    repetitions: request.repetitions !== undefined ? String(request.repetitions) : '',
+    minTime: request.min_time_s !== undefined ? String(request.min_time_s) : '',
+  };
+  if (request.launches !== undefined) out.launches = request.launches;
+  for (const item of request.items) {
+    if (out.kernels.includes(item.kernel)) continue;
+    out.kernels.push(item.kernel);
+    out.values[item.kernel] = Object.fromEntries(Object.entries(item.params).map(([name, v]) => [name, asFormValue(v)]));
+    out.sweeps[item.kernel] = Object.fromEntries(
+      Object.entries(item.sweep ?? {}).map(([name, spec]): [string, SweepChoice] => [
+        name,
+        spec === 'default' ? { mode: 'default' } : { mode: 'custom', text: spec.map(String).join(', ') },
+      ]),
+    );
   }
   return out;
 }

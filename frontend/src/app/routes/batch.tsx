@@ -67,7 +67,7 @@ export function BatchPage() {
             Compare these machines
           </Link>
         )}
-        <Link className="button" to={newRunPath({ machines: sorted.map((r) => r.machine_id), kernels })}>
+        <Link className="button" to={newRunPath({ machines: sorted.map((r) => r.machine_id), kernels, from: sorted[0]?.id })}>
           Run again on these machines…
         </Link>
       </p>

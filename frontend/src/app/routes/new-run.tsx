@@ -1,22 +1,38 @@
+import { useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { useMachines } from '@/features/machines/api/machines';
 import { NoMachines } from '@/features/machines/components/NoMachines';
+import { useRun } from '@/features/runs/api/runs';
 import { NewRunForm } from '@/features/runs/components/NewRunForm';
+import { decodeNewRunQuery } from '@/lib/query-state';
+import { formFromRequest } from '@/lib/run-request';
 import { useDocumentTitle } from './title';
 
 export function NewRunPage() {
   useDocumentTitle('New run');
+  const [searchParams] = useSearchParams();
+  // Read once: the form writes its own changes back to the address, the run to repeat stays.
+  const from = decodeNewRunQuery(searchParams).from ?? '';
   const machines = useMachines({ poll: true });
   const kernels = useKernels();
+  const repeated = useRun(from, { enabled: from !== '' });
+  const waiting = machines.isPending || kernels.isPending || (from !== '' && repeated.isPending);
+  const repeat = repeated.data?.request ? formFromRequest(repeated.data.request) : undefined;
   return (
     <>
       <h1>New run</h1>
-      <p className="lead">Pick a machine and the kernels to measure on it. Kernels run one at a time.</p>
-      {(machines.isPending || kernels.isPending) && <Loading what="machines and kernels" />}
+      <p className="lead">
+        {repeat ? 'The same kernels, parameters, sweeps and profile as the run repeated: change what you like.' : 'Pick a machine and the kernels to measure on it. Kernels run one at a time.'}
+      </p>
+      {waiting && <Loading what={from ? 'machines, kernels and the run to repeat' : 'machines and kernels'} />}
       {machines.isError && <ErrorMessage title="Could not load machines:" error={machines.error} />}
       {kernels.isError && <ErrorMessage title="Could not load kernels:" error={kernels.error} />}
-      {machines.data && kernels.data && (machines.data.length === 0 ? <NoMachines /> : <NewRunForm machines={machines.data} kernels={kernels.data} />)}
+      {repeated.isError && <ErrorMessage title="Could not load the run to repeat:" error={repeated.error} />}
+      {!waiting &&
+        machines.data &&
+        kernels.data &&
+        (machines.data.length === 0 ? <NoMachines /> : <NewRunForm machines={machines.data} kernels={kernels.data} repeat={repeat} />)}
     </>
   );
 }

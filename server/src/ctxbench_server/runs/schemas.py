@@ -137,6 +137,10 @@ class RunOut(BaseModel):
     max_reruns: int | None
     launches: int | None
     facts: dict[str, Any] | None
+    request: dict[str, Any] = Field(
+        description="the POST /runs body as posted (items with their sweeps, profile and overrides), machine "
+        "ids left out: posting it again with other machine ids repeats the run exactly"
+    )
     items: list[RunItemOut]
     progress: Progress
 

@@ -361,6 +361,7 @@ def run_out(run: Run) -> RunOut:
         max_reruns=run.max_reruns,
         launches=run.launches,
         facts=run.facts,
+        request={k: v for k, v in run.spec.items() if k not in ("machine_id", "machine_ids")},
         items=items,
         progress=Progress(
             total=len(items),

@@ -1,5 +1,5 @@
 import { useRef, useState, type ReactNode } from 'react';
-import { downloadBlob, svgToPng } from '@/lib/export';
+import { chartSurface, downloadBlob, svgToPng } from '@/lib/export';
 
 /** A chart with a title and a "PNG" button that saves its SVG as an image. */
 export function ChartFrame({ title, file, children, testId }: { title: ReactNode; file: string; children: ReactNode; testId?: string }) {
@@ -7,7 +7,7 @@ export function ChartFrame({ title, file, children, testId }: { title: ReactNode
   const [error, setError] = useState<string | null>(null);
   const savePng = async () => {
     setError(null);
-    const svg = ref.current?.querySelector<SVGSVGElement>('svg.recharts-surface') ?? ref.current?.querySelector('svg');
+    const svg = ref.current ? chartSurface(ref.current) : null;
     if (!svg) return setError('No chart to save yet.');
     try {
       downloadBlob(`${file}.png`, await svgToPng(svg));

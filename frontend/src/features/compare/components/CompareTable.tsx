@@ -1,7 +1,7 @@
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
-import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
-import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, rowKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
+import { formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
+import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, kernelScales, rowKey, scaleKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
 
 function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string; onClick: () => void }) {
   const r = row.ratios[machine];
@@ -59,6 +59,7 @@ export function CompareTable({
   const ids = data.machines.map((m) => m.id);
   const sortMachine = sortMachineOf(ids, data.baseline, view.sortMachine);
   const rows = sortRows(data.rows, view.sort, sortMachine);
+  const scales = kernelScales(data.rows);
   const gm = geomeanRows(data);
   const others = data.machines.filter((m) => m.id !== data.baseline);
   const select = (row: CompareRow) => onView({ cell: { kernel: row.kernel, paramsKey: row.params_key } });
@@ -98,8 +99,7 @@ export function CompareTable({
         <tbody>
           {rows.map((row) => {
             const key = rowKey(row);
-            const base = row.cells[data.baseline]?.median ?? Object.values(row.cells)[0]?.median ?? null;
-            const scale = chooseScale(base, row.unit);
+            const scale = scales.get(scaleKey(row)) ?? { factor: 1, unit: row.unit };
             const warning = rowWarning(row, data.warnings);
             return (
               <tr key={key} data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={key === selected ? 'selected' : undefined}>
@@ -113,7 +113,7 @@ export function CompareTable({
                   )}
                 </td>
                 <td className="small">{formatParams(row.params)}</td>
-                <td className="small">{scale.unit}</td>
+                <td className="small" data-testid="compare-unit">{scale.unit}</td>
                 {data.machines.map((m) => {
                   const c = row.cells[m.id];
                   if (!c) {

@@ -1,12 +1,15 @@
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceDot, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { CompareResponse } from '@/lib/api-types';
 import type { ChartScale } from '@/lib/compare-query';
-import { formatNumber, formatParams } from '@/lib/format';
+import { formatNumber, formatParams, type Scale } from '@/lib/format';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGroup } from '../utils/sweep';
 import { ChartFrame } from './ChartFrame';
+import { kernelScales, scaleKey } from '../utils/table';
 import { machineColour } from '../utils/heatmap';
 
-function SweepChart({ group, data, scale }: { group: SweepGroup; data: CompareResponse; scale: ChartScale }) {
+function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: CompareResponse; scale: ChartScale; units: Scale }) {
+  // The axis keeps the server's values and reads them in the table's unit for this kernel.
+  const inUnits = (v: number) => formatNumber(v * units.factor, 3);
   const ids = data.machines.map((m) => m.id);
   const rows = seriesData(group, ids);
   const xs = group.points.map((p) => p.x).filter((x): x is number => typeof x === 'number');
@@ -46,11 +49,11 @@ function SweepChart({ group, data, scale }: { group: SweepGroup; data: CompareRe
             scale={scale === 'log' ? 'log' : 'linear'}
             domain={scale === 'log' ? ['auto', 'auto'] : [0, 'auto']}
             allowDataOverflow={scale === 'log'}
-            tickFormatter={(v: number) => formatNumber(v, 3)}
+            tickFormatter={inUnits}
             width={70}
-            label={{ value: group.unit, angle: -90, position: 'insideLeft' }}
+            label={{ value: units.unit, angle: -90, position: 'insideLeft' }}
           />
-          <Tooltip formatter={(v) => (Array.isArray(v) ? v.map((x) => formatNumber(Number(x))).join(' – ') : formatNumber(Number(v)))} />
+          <Tooltip formatter={(v) => (Array.isArray(v) ? v.map((x) => inUnits(Number(x))).join(' – ') : `${inUnits(Number(v))} ${units.unit}`)} />
           <Legend verticalAlign="top" height={24} />
           {data.machines.map((m, i) => (
             <Area
@@ -111,6 +114,7 @@ function SweepChart({ group, data, scale }: { group: SweepGroup; data: CompareRe
 /** One chart per kernel and swept parameter: x the parameter, y the kernel's unit, a line per machine. */
 export function SweepCharts({ data, scale, onScale }: { data: CompareResponse; scale: ChartScale; onScale?: (s: ChartScale) => void }) {
   const groups = sweepGroups(data.rows);
+  const scales = kernelScales(data.rows);
   if (groups.length === 0) {
     return <p className="muted">No kernel here has several points along one parameter: run a sweep to get a curve.</p>;
   }
@@ -128,7 +132,7 @@ export function SweepCharts({ data, scale, onScale }: { data: CompareResponse; s
       )}
       <div className="charts">
         {groups.map((g) => (
-          <SweepChart key={g.key} group={g} data={data} scale={scale} />
+          <SweepChart key={g.key} group={g} data={data} scale={scale} units={scales.get(scaleKey(g)) ?? { factor: 1, unit: g.unit }} />
         ))}
       </div>
     </>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ciLabel, geomean, geomeanRows, isWorse, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from './table';
+import { ciLabel, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
 import { response, row } from './fixture';
 
 const rows = [
@@ -108,5 +108,15 @@ describe('interval labels and the significance rule', () => {
   it('keeps older answers (no significance) readable', () => {
     expect(ruleShort({ ratio: 2, ci_low: 1.9, ci_high: 2.1, p_value: 0.01, significant: true })).toBeNull();
     expect(ruleTitle({ ratio: 2, ci_low: 1.9, ci_high: 2.1, p_value: 0.01, significant: true })).toBe('Mann-Whitney U p = 0.010');
+  });
+});
+
+describe('kernelScales', () => {
+  it("gives every row of a kernel (and its chart's axis) one unit, from the kernel's smallest median", () => {
+    const sweep = [row('sched.yield', { threads: 1 }, 514, 600), row('sched.yield', { threads: 8 }, 1420, 2600)];
+    const slow = row('process.fork', {}, 80_000, 95_000);
+    const scales = kernelScales([...sweep, slow]);
+    expect(scales.get(scaleKey(sweep[1]!))).toEqual({ factor: 1, unit: 'ns/op' });
+    expect(scales.get(scaleKey(slow))).toEqual({ factor: 1e-3, unit: 'µs/op' });
   });
 });

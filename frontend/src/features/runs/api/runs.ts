@@ -43,11 +43,12 @@ function stopOn4xx(error: unknown): boolean {
  * One run. Live updates come from `useRunEvents`, which writes into this query's cache; with `poll`
  * (the stream cannot be had) it refetches every RUN_POLL_MS until the run ends or a 4xx says it never will.
  */
-export function useRun(id: string, options: { poll?: boolean; initialData?: Run } = {}) {
-  const { poll = false, initialData } = options;
+export function useRun(id: string, options: { poll?: boolean; initialData?: Run; enabled?: boolean } = {}) {
+  const { poll = false, initialData, enabled = true } = options;
   return useQuery({
     ...runQuery(id),
     initialData,
+    enabled,
     refetchInterval: (q) => {
       if (!poll || stopOn4xx(q.state.error)) return false;
       return isTerminal(q.state.data?.status) ? false : RUN_POLL_MS;

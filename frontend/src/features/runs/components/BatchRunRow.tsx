@@ -8,6 +8,7 @@ import { useRunEvents } from '../api/run-events';
 import { useRun } from '../api/runs';
 import { RunActions } from './RunActions';
 import { LiveIndicator } from './RunSummary';
+import { progressView } from '../utils/progress';
 
 /** One machine's run of a batch, followed live over its own event stream. */
 export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machine | undefined }) {
@@ -25,7 +26,7 @@ export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machi
         <StatusBadge status={run.status} testId="run-status" /> <LiveIndicator mode={live} />
       </td>
       <td className="batch-progress">
-        <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
+        <ProgressBar {...progressView(run)} />
       </td>
       <td>
         <Link to={runPath(run.id)}>

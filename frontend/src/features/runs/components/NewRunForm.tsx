@@ -6,7 +6,7 @@ import { ApiError, errorMessage } from '@/lib/api-client';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
-import { buildRunRequest, formErrorsFromServer, type FormErrors } from '@/lib/run-request';
+import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/lib/run-request';
 import { countItems, PROFILE_HELP, PROFILES, type SweepChoice } from '@/lib/sweep';
 import { useCreateRun } from '../api/runs';
 import { KernelPicker, MissingKernels } from './KernelPicker';
@@ -15,13 +15,17 @@ import { MachinePicker } from './MachinePicker';
 /**
  * Launches a run on one machine, or a batch (one run per machine) on several. The machines and the
  * chosen kernels are kept in the URL (?machines=a,b&kernel=…), so a link opens the form filled in;
- * parameter values, sweeps, profile and overrides are local to the form.
+ * parameter values, sweeps, profile and overrides are local to the form, or come from `repeat` (the
+ * request of the run named by ?from=, so "Run again" posts the same body).
  */
-export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels: Kernel[] }) {
+export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[]; kernels: Kernel[]; repeat?: RepeatedForm }) {
   const [searchParams, setSearchParams] = useSearchParams();
   // The URL gives the first state; after that each change is written through to it. Reading the URL
   // back would lag: the router commits a search change a tick later, so two quick clicks would lose one.
-  const [query, setQueryState] = useState<NewRunQuery>(() => decodeNewRunQuery(searchParams));
+  const [query, setQueryState] = useState<NewRunQuery>(() => {
+    const q = decodeNewRunQuery(searchParams);
+    return repeat && q.kernels.length === 0 ? { ...q, kernels: repeat.kernels } : q;
+  });
   const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
   const chosenIds = query.machines.filter((id) => byId.has(id));
   const unknownIds = query.machines.filter((id) => !byId.has(id));
@@ -29,11 +33,12 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
   const available = new Map(groups.flatMap(([, ks]) => ks.map((k) => [k.id, k] as const)));
   const selected = new Set(query.kernels.filter((id) => available.has(id)));
 
-  const [paramValues, setParamValues] = useState<Record<string, Record<string, FormValue>>>({});
-  const [sweepChoices, setSweepChoices] = useState<Record<string, Record<string, SweepChoice>>>({});
-  const [profile, setProfile] = useState<Profile>('default');
-  const [repetitions, setRepetitions] = useState('');
-  const [minTime, setMinTime] = useState('');
+  const [paramValues, setParamValues] = useState<Record<string, Record<string, FormValue>>>(repeat?.values ?? {});
+  const [sweepChoices, setSweepChoices] = useState<Record<string, Record<string, SweepChoice>>>(repeat?.sweeps ?? {});
+  const [profile, setProfile] = useState<Profile>(repeat?.profile ?? 'default');
+  const [repetitions, setRepetitions] = useState(repeat?.repetitions ?? '');
+  const [minTime, setMinTime] = useState(repeat?.minTime ?? '');
+  const launches = repeat?.launches;
   const [errors, setErrors] = useState<FormErrors>({});
   const [submitError, setSubmitError] = useState<string | null>(null);
   const createRun = useCreateRun();
@@ -54,7 +59,7 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
   );
 
   const setQuery = (machineIds: string[], chosen: string[]) => {
-    const next = { machines: machineIds, kernels: chosen };
+    const next = query.from ? { machines: machineIds, kernels: chosen, from: query.from } : { machines: machineIds, kernels: chosen };
     setQueryState(next);
     setSearchParams(encodeNewRunQuery(next), { replace: true });
   };
@@ -91,7 +96,7 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
     e.preventDefault();
     setSubmitError(null);
     const items = chosenKernels.map((kernel) => ({ kernel, values: valuesOf(kernel), sweeps: sweepsOf(kernel) }));
-    const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime });
+    const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime, launches });
     if (!built.ok) {
       setErrors(built.errors);
       return;
@@ -199,6 +204,12 @@ export function NewRunForm({ machines, kernels }: { machines: Machine[]; kernels
           {errors.min_time_s && <div className="field-error">{errors.min_time_s}</div>}
         </div>
       </div>
+
+      {launches !== undefined && (
+        <p className="muted small" data-testid="repeat-launches">
+          {launches} {launches === 1 ? 'launch' : 'launches'} per item, as in the run repeated.
+        </p>
+      )}
 
       {(submitError || invalid) && (
         <div id="form-errors">

@@ -1,5 +1,5 @@
 import type { Result, RunItem } from '@/lib/api-types';
-import { rerunNote, sortByItemOrder, toResultRow } from '../utils/result-rows';
+import { rerunNote, resultScales, sortByItemOrder, toResultRow } from '../utils/result-rows';
 
 /** Reruns and noise of one result: "noisy" when still above the CV threshold after its reruns. */
 function RerunMarks({ result }: { result: Result }) {
@@ -24,7 +24,8 @@ function RerunMarks({ result }: { result: Result }) {
 
 export function ResultsTable({ results, items }: { results: Result[]; items: RunItem[] }) {
   const sorted = sortByItemOrder(results, items);
-  const rangeNote = sorted.map(toResultRow).find((r) => r.ciIsRange)?.ciMethod;
+  const scales = resultScales(results);
+  const rangeNote = sorted.map((r) => toResultRow(r, scales)).find((r) => r.ciIsRange)?.ciMethod;
   return (
     <div className="table-wrap">
       <table className="table results">
@@ -62,7 +63,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
         </thead>
         <tbody>
           {sorted.map((result) => {
-            const r = toResultRow(result);
+            const r = toResultRow(result, scales);
             return (
               <tr key={r.id} data-testid="result-row">
                 <td>

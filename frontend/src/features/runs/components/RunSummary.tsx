@@ -8,6 +8,7 @@ import { comparePath } from '@/lib/compare-query';
 import { batchPath, newRunPath } from '@/lib/query-state';
 import type { LiveMode } from '../api/run-events';
 import { RunActions } from './RunActions';
+import { progressView } from '../utils/progress';
 
 const LIVE_TEXT: Record<LiveMode, string> = {
   connecting: 'connecting…',
@@ -44,7 +45,7 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
         <LiveIndicator mode={live} />
         <span className="run-actions">
           <RunActions run={run} />
-          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels })}>
+          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels, from: run.id })} data-testid="run-again">
             Run again…
           </Link>
           <Link className="button" to={comparePath({ machines: [run.machine_id], kernels, runs: [run.id] })} data-testid="compare-run">
@@ -52,7 +53,7 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
           </Link>
         </span>
       </div>
-      <ProgressBar done={run.progress.done} total={run.progress.total} failed={run.progress.failed} />
+      <ProgressBar {...progressView(run)} />
       <dl className="meta">
         {run.batch_id && (
           <div>

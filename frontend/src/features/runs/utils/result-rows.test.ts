@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result } from '@/lib/api-types';
-import { counterLabel, rerunNote, sortByItemOrder, toResultRow } from './result-rows';
+import { counterLabel, rerunNote, resultScales, sortByItemOrder, toResultRow } from './result-rows';
 
 const result: Result = {
   id: 'r1',
@@ -88,5 +88,19 @@ describe('rerunNote', () => {
     expect(rerunNote({ reruns: 1, noisy: false, attempt_cvs: [0.05, 0.01] })).toBe(
       'Rerun 1 time for a CV above the threshold; the lowest-CV attempt is shown. Attempt CVs: 5.00 %, 1.00 %.',
     );
+  });
+});
+
+describe('resultScales', () => {
+  it("puts a kernel's sweep on one unit, chosen from its smallest median", () => {
+    const sweep = [514, 1420, 2600].map((median, i) => ({ ...result, id: `s${i}`, median, params: { threads: 2 ** i } }));
+    const other = { ...result, id: 'o', kernel: 'syscall.getppid', median: 48_000 };
+    const scales = resultScales([...sweep, other]);
+    expect(sweep.map((r) => toResultRow(r, scales)).map((r) => [r.median, r.unit])).toEqual([
+      ['514', 'ns/op'],
+      ['1,420', 'ns/op'],
+      ['2,600', 'ns/op'],
+    ]);
+    expect(toResultRow(other, scales)).toMatchObject({ median: '48.0', unit: 'µs/op' });
   });
 });

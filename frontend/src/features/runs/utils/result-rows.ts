@@ -1,7 +1,7 @@
 // Shapes results for the results table: every number of one row on the scale of its median, so a
 // row reads "48.1 [47.9, 48.6] ns/op" rather than mixing ns and µs.
 import type { Result, RunItem } from '@/lib/api-types';
-import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
+import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled, seriesScale, type Scale } from '@/lib/format';
 
 export interface ResultRow {
   id: string;
@@ -27,8 +27,24 @@ export function counterLabel(name: string): string {
   return name.replace(/_per_op$/, '/op').replace(/_/g, ' ');
 }
 
-export function toResultRow(r: Result): ResultRow {
-  const scale = chooseScale(r.median, r.unit);
+/**
+ * One scale per kernel and unit over a run's results, so a sweep's rows read in one unit ("514" and
+ * "1,420 ns/op", not "514 ns/op" then "1.42 µs/op").
+ */
+export function resultScales(results: readonly Result[]): Map<string, Scale> {
+  const series = new Map<string, { unit: string; values: (number | null)[] }>();
+  for (const r of results) {
+    const key = `${r.kernel}|${r.unit}`;
+    const s = series.get(key) ?? { unit: r.unit, values: [] };
+    s.values.push(r.median);
+    series.set(key, s);
+  }
+  return new Map([...series].map(([key, { unit, values }]) => [key, seriesScale(values, unit)]));
+}
+
+/** A result as a table row; `scales` (from `resultScales`) puts it on its kernel's scale. */
+export function toResultRow(r: Result, scales?: Map<string, Scale>): ResultRow {
+  const scale = scales?.get(`${r.kernel}|${r.unit}`) ?? chooseScale(r.median, r.unit);
   return {
     id: r.id,
     kernel: r.kernel,
