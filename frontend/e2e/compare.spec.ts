@@ -37,9 +37,14 @@ async function twoMachines(request: APIRequestContext): Promise<{ first: string;
     { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
   );
   let second = '';
-  await expect
-    .poll(async () => (second = (await machines(request)).find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? ''), { timeout: 30_000 })
-    .not.toBe('');
+  try {
+    await expect
+      .poll(async () => (second = (await machines(request)).find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? ''), { timeout: 30_000 })
+      .not.toBe('');
+  } catch (e) {
+    await stopAgent(agent); // never left behind, retrying against the next stack
+    throw e;
+  }
   return { first, second, agent };
 }
 
