@@ -92,7 +92,11 @@ def test_items_are_measured_in_interleaved_launches(server: Server, machine: dic
         assert r["agent_version"]
     # Interleaved: each item's span overlaps the other's.
     a, b = results["syscall.getppid"], results["call.function"]
-    assert a["started_at"] < b["started_at"] < a["finished_at"] <= b["finished_at"], (a, b)
+    assert a["started_at"] < b["started_at"] < a["finished_at"], (a, b)
+    if a["reruns"] == b["reruns"] == 0:
+        # Without remeasured launches, the last launch runs the items in order. A remeasured
+        # launch of the first item comes after the round, so its span may end last.
+        assert a["finished_at"] <= b["finished_at"], (a, b)
 
 
 def test_context_switch_counters_prove_the_switches(server: Server, machine: dict) -> None:
