@@ -47,6 +47,26 @@ def available() -> str | None:
     return None
 
 
+def clear_stale(prefix: str, net: int) -> None:
+    """A run killed before close() (kill -9, a restart of the machine) leaves its namespaces and links
+    behind, and their host-side addresses shadow the next run's: its agents never reach the server. Two
+    runs on one prefix cannot share these addresses anyway, so whatever holds them is removed, and so are
+    namespaces of the prefix that no process runs in."""
+    shown = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, check=False)
+    for line in shown.stdout.splitlines():
+        parts = line.split()
+        if len(parts) > 3 and parts[3].startswith(f"10.{net}.") and parts[3].endswith(".1/30"):
+            subprocess.run(["ip", "link", "del", parts[1].split("@")[0]], capture_output=True, check=False)
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    for line in listed.stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        if not name.startswith(f"{prefix}-"):
+            continue
+        pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=False)
+        if not pids.stdout.strip():
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+
+
 class Hosts:
     """Creates `count` hosts; `close()` removes every namespace and link it made."""
 
@@ -54,6 +74,7 @@ class Hosts:
         self, count: int, tag: str, *, prefix: str = "cxf", link: str = "cb", net: int = 231
     ) -> None:
         self.hosts: list[Host] = []
+        clear_stale(prefix, net)
         try:
             for k in range(1, count + 1):
                 h = Host(
