@@ -1,0 +1,98 @@
+import { expect, test, type APIRequestContext, type Page } from './fixtures';
+
+// Issue 13 "The explorer people live in", its numbered problems 3, 4, 9, 10 and 11, as a new user at
+// 1440×900 met them: the results table fits and its counters explain themselves, a median's samples open
+// in view, machine facts read as words, kernel texts and titles read as prose, and "Compare with…" leads
+// somewhere. The run tests use the real server and run.sh's real agent; none skips itself.
+
+test.describe.configure({ mode: 'serial' });
+test.use({ viewport: { width: 1440, height: 900 } });
+
+interface RunBody {
+  id: string;
+  status: string;
+  machine_id: string;
+}
+
+/** run.sh's agent's machine id, once it is online. */
+async function localMachineId(request: APIRequestContext): Promise<string> {
+  let id = '';
+  await expect
+    .poll(
+      async () => {
+        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
+        return id;
+      },
+      { timeout: 30_000 },
+    )
+    .not.toBe('');
+  return id;
+}
+
+/** A short run of a few kernels with many counters and long parameters, waited for until it ends. */
+let measured: { id: string; machine: string } | null = null;
+async function measuredRun(request: APIRequestContext): Promise<{ id: string; machine: string }> {
+  if (measured) return measured;
+  const machine = await localMachineId(request);
+  const created = await request.post('/api/v1/runs', {
+    data: {
+      machine_id: machine,
+      repetitions: 2,
+      min_time_s: 0.02,
+      items: [
+        { kernel: 'syscall.getppid', params: {} },
+        { kernel: 'ctxswitch.pipe', params: { placement: 'same_core' } },
+        { kernel: 'sched.yield', params: { threads: 2 } },
+        { kernel: 'storage.write', params: { pattern: 'rand', block_size: 512, target: 'memory', cache: 'buffered', file_mb: 4 } },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  const id = ((await created.json()) as RunBody).id;
+  await expect
+    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as RunBody).status, { timeout: 120_000 })
+    .toBe('succeeded');
+  measured = { id, machine };
+  return measured;
+}
+
+/** The page does not scroll sideways, and the element's own box does not either. */
+async function expectFits(page: Page, selector: string) {
+  const widths = await page.locator(selector).first().evaluate((el) => ({
+    scroll: el.scrollWidth,
+    client: el.clientWidth,
+    page: document.documentElement.scrollWidth,
+    viewport: window.innerWidth,
+  }));
+  expect(widths.scroll, `${selector} scrollWidth vs its clientWidth`).toBeLessThanOrEqual(widths.client);
+  expect(widths.page, 'page scrollWidth vs the viewport').toBeLessThanOrEqual(widths.viewport);
+}
+
+test('the results table fits at 1440 px and each counter says what it means (issue 13, 3)', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const run = await measuredRun(request);
+  await page.goto(`/runs/${run.id}`);
+  const rows = page.getByTestId('result-row');
+  await expect(rows).toHaveCount(4);
+  await expectFits(page, '.table-wrap:has(table.results)');
+
+  // Compact: one summary line per row, every counter with its explanation on demand.
+  const pipe = rows.filter({ hasText: 'ctxswitch.pipe' });
+  const counters = pipe.getByTestId('result-counters');
+  await expect(counters.locator('summary')).toHaveText(/switches\/op/);
+  await counters.locator('summary').click();
+  const voluntary = counters.locator('[data-counter="voluntary_ctxsw_per_op"]');
+  await expect(voluntary).toBeVisible();
+  await expect(voluntary).toHaveAttribute('title', /Voluntary context switches per op/);
+  await expect(voluntary).toContainText('voluntary switches/op');
+  await expect(counters.locator('[data-counter="cpu_main"]')).toContainText('The CPU the measuring task was pinned to');
+  const yieldCounters = rows.filter({ hasText: 'sched.yield' }).getByTestId('result-counters');
+  await yieldCounters.locator('summary').click();
+  await expect(yieldCounters.locator('[data-counter="overlap"]')).toContainText('summed run time over the wall time');
+  const getppid = rows.filter({ hasText: 'syscall.getppid' }).getByTestId('result-counters');
+  await getppid.locator('summary').click();
+  await expect(getppid.locator('[data-counter="cpu_wall_ratio"]')).toHaveAttribute('title', /CPU time over wall time/);
+  // Opened, the table still fits.
+  await expectFits(page, '.table-wrap:has(table.results)');
+});
