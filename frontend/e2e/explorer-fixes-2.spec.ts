@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { COMPARE_FIXTURE } from './compare-fixture';
 
 // Issue 13 "The explorer people live in", its numbered problems 3, 4, 9, 10 and 11, as a new user at
 // 1440×900 met them: the results table fits and its counters explain themselves, a median's samples open
@@ -95,4 +96,32 @@ test('the results table fits at 1440 px and each counter says what it means (iss
   await expect(getppid.locator('[data-counter="cpu_wall_ratio"]')).toHaveAttribute('title', /CPU time over wall time/);
   // Opened, the table still fits.
   await expectFits(page, '.table-wrap:has(table.results)');
+});
+
+test("a median's samples open in view, focused, even below a long table (issue 13, 4)", async ({ page }) => {
+  // Thirty sweep points on top of the fixture's rows: the distribution opens under a long table.
+  const template = COMPARE_FIXTURE.rows[0]!;
+  const extra = Array.from({ length: 30 }, (_, i) => ({
+    ...template,
+    kernel: 'sleep.usleep0',
+    params: { threads: i + 1, placement: 'same_core' },
+    params_key: `placement=same_core&threads=${String(i + 1).padStart(2, '0')}`,
+  }));
+  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: { ...COMPARE_FIXTURE, rows: [...COMPARE_FIXTURE.rows, ...extra] } }));
+  await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
+  await expect(page.getByTestId('compare-row')).toHaveCount(35);
+  const first = page.getByTestId('compare-row').first();
+  await expect(first).toBeInViewport();
+  await first.getByTestId('compare-median').first().click();
+  await expect(page).toHaveURL(/cell=/);
+  await expect(page.getByTestId('distribution')).toBeInViewport();
+  const panel = page.getByTestId('distribution-panel');
+  await expect(panel.getByRole('heading', { name: 'Distribution' })).toBeInViewport();
+  await expect(panel).toBeFocused();
+  // Another median (the table's last row, syscall.getppid) from the top: the panel comes back into view.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect(panel).not.toBeInViewport();
+  await page.getByTestId('compare-row').last().getByTestId('compare-median').first().click();
+  await expect(page.getByTestId('distribution')).toContainText('syscall.getppid');
+  await expect(panel.getByRole('heading', { name: 'Distribution' })).toBeInViewport();
 });
