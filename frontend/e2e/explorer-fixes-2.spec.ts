@@ -125,3 +125,34 @@ test("a median's samples open in view, focused, even below a long table (issue 1
   await expect(page.getByTestId('distribution')).toContainText('syscall.getppid');
   await expect(panel.getByRole('heading', { name: 'Distribution' })).toBeInViewport();
 });
+
+test('machine facts read as words, in the right groups, with one governor on the list and the page (issue 13, 9)', async ({ page, request }) => {
+  const machine = await localMachineId(request);
+  await page.goto('/machines');
+  const row = page.locator(`[data-machine-id="${machine}"]`);
+  const listGovernor = row.locator('.facts div').filter({ has: page.locator('dt', { hasText: /^Governor$/ }) }).locator('dd');
+  await expect(listGovernor).not.toHaveText('');
+  const governor = (await listGovernor.textContent())!.trim();
+  expect(governor).not.toBe('unknown');
+
+  await page.goto(`/machines/${machine}`);
+  const group = (title: string) => page.getByTestId('fact-group').filter({ has: page.getByRole('heading', { name: title, exact: true }) });
+  const fact = (title: string, label: string) => group(title).locator('dl > div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) });
+  // Labels in words, the raw key kept as the tooltip.
+  await expect(fact('CPU', 'Logical CPUs').locator('dt')).toHaveAttribute('title', 'logical_cpus');
+  await expect(fact('CPU', 'SMT \\(hyper-threading\\)').locator('dt')).toHaveAttribute('title', 'smt_active');
+  await expect(fact('CPU', 'L1 data cache').locator('dt')).toHaveAttribute('title', 'caches.L1d');
+  await expect(fact('Kernel & mitigations', 'Spectre v2')).toHaveCount(1);
+  // No raw key is shown as a label.
+  for (const dt of await page.getByTestId('fact-group').locator('dt').allTextContents()) expect(dt, 'a fact label').not.toMatch(/_|^caches\.|^vulnerabilities\./);
+  // Load average is load, not virtualization; the governor is under frequency, with the list's value.
+  await expect(fact('Load', 'Load average \\(1, 5, 15 min\\)')).toHaveCount(1);
+  await expect(group('Virtualization & limits').locator('dt', { hasText: /Load/ })).toHaveCount(0);
+  await expect(fact('Frequency & clocks', 'Governor').locator('dd')).toHaveText(governor);
+  // Labels do not break inside a word (they wrap between words, if at all) and do not overflow.
+  const broken = await page
+    .getByTestId('fact-group')
+    .locator('dt')
+    .evaluateAll((els) => els.filter((el) => getComputedStyle(el).overflowWrap === 'anywhere' || getComputedStyle(el).wordBreak === 'break-all' || el.scrollWidth > el.clientWidth).map((el) => el.textContent));
+  expect(broken, 'labels that break inside a word or overflow').toEqual([]);
+});
