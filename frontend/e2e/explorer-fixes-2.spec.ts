@@ -156,3 +156,50 @@ test('machine facts read as words, in the right groups, with one governor on the
     .evaluateAll((els) => els.filter((el) => getComputedStyle(el).overflowWrap === 'anywhere' || getComputedStyle(el).wordBreak === 'break-all' || el.scrollWidth > el.clientWidth).map((el) => el.textContent));
   expect(broken, 'labels that break inside a word or overflow').toEqual([]);
 });
+
+test('kernel texts render code, seeds explain themselves in English, and kernels are links (issue 13, 10)', async ({ page }) => {
+  await page.goto('/kernels');
+  await expect(page.getByTestId('kernel-card').first()).toBeVisible();
+  // Backticks become code.
+  const yieldCard = page.getByTestId('kernel-card').filter({ has: page.locator('h3', { hasText: /^sched\.yield/ }) });
+  await expect(yieldCard.locator('.kernel-description code', { hasText: /^threads$/ }).first()).toBeVisible();
+  await expect(yieldCard.locator('.kernel-description')).not.toContainText('`');
+  // "Seed 000" says what a seed is and which write-up it was, and the page lists the write-ups.
+  const seed = page.getByTestId('kernel-card').filter({ has: page.locator('h3', { hasText: /^syscall\.getppid/ }) }).getByTestId('seed-reference');
+  const seedLink = seed.getByRole('link', { name: 'Seed 000' });
+  await expect(seedLink).toHaveAttribute('title', /published write-up.*Efficiency tests/);
+  await seedLink.click();
+  await expect(page.locator('#seeds')).toBeInViewport();
+  await expect(page.locator('#seeds')).toContainText('A seed is one of five published write-ups');
+  await expect(page.getByTestId('seed-entry')).toHaveCount(5);
+  // Every seed note is English.
+  for (const note of await page.getByTestId('seed-reference').allTextContents()) expect(note, 'a seed note').not.toMatch(/[\u3400-\u9fff]/);
+  await expect(page.getByTestId('seed-reference')).not.toHaveCount(0);
+
+  // /kernels/<id> is that kernel's own entry.
+  await page.goto('/kernels/ctxswitch.pipe');
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('ctxswitch.pipe');
+  await expect(page.getByTestId('kernel-card')).toHaveCount(1);
+  await expect(page.getByTestId('seed-reference')).toContainText('Seed 003');
+});
+
+test('a run is titled by what it measured, and its kernels link to their entries (issue 13, 10)', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const run = await measuredRun(request);
+  const name = ((await (await request.get(`/api/v1/machines/${run.machine}`)).json()) as { name: string }).name;
+  await page.goto(`/runs/${run.id}`);
+  const title = page.getByRole('heading', { level: 1 });
+  await expect(title).toContainText(`4 kernels on ${name}`);
+  await expect(title).toContainText(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
+  await expect(page.getByTestId('run-id')).toHaveText(run.id);
+  await expect(page).toHaveTitle(new RegExp(`4 kernels on ${name}`));
+  // The runs list names it the same way.
+  await page.goto('/runs');
+  await expect(page.getByTestId('run-row').filter({ hasText: `4 kernels on ${name}` }).first()).toBeVisible();
+
+  await page.goto(`/runs/${run.id}`);
+  await page.getByTestId('result-row').filter({ hasText: 'ctxswitch.pipe' }).getByTestId('kernel-link').click();
+  await expect(page).toHaveURL(/\/kernels\/ctxswitch\.pipe$/);
+  await expect(page.getByTestId('kernel-card')).toHaveCount(1);
+  await expect(page.getByTestId('kernel-card')).toContainText('ping-pong');
+});

@@ -1,3 +1,4 @@
+import { KernelLink } from '@/components/KernelLink';
 import type { Result, RunItem } from '@/lib/api-types';
 import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow } from '../utils/result-rows';
 
@@ -93,7 +94,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
             return (
               <tr key={r.id} data-testid="result-row">
                 <td>
-                  <code>{r.kernel}</code> <RerunMarks result={result} />
+                  <KernelLink id={r.kernel} /> <RerunMarks result={result} />
                 </td>
                 <td className="small params-cell">{r.params}</td>
                 <td>{r.unit}</td>
