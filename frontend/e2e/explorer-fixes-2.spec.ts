@@ -1,5 +1,10 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { COMPARE_FIXTURE } from './compare-fixture';
+import { GRPC_TARGET } from './ports';
 
 // Issue 13 "The explorer people live in", its numbered problems 3, 4, 9, 10 and 11, as a new user at
 // 1440×900 met them: the results table fits and its counters explain themselves, a median's samples open
@@ -29,6 +34,42 @@ async function localMachineId(request: APIRequestContext): Promise<string> {
     )
     .not.toBe('');
   return id;
+}
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A second real agent (own spool, so its own machine id), named "second"; its id once online. */
+async function secondAgent(request: APIRequestContext, first: string): Promise<{ id: string; agent: ChildProcess }> {
+  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
+  rmSync(spool, { recursive: true, force: true });
+  const agent = spawn(
+    resolve(ROOT, 'build/bin/ctxbench-agent'),
+    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--ca-file', resolve(ROOT, 'build/e2e-playwright/data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
+  );
+  let id = '';
+  try {
+    await expect
+      .poll(
+        async () => {
+          const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+          return (id = machines.find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? '');
+        },
+        { timeout: 30_000 },
+      )
+      .not.toBe('');
+  } catch (e) {
+    await stopAgent(agent);
+    throw e;
+  }
+  return { id, agent };
+}
+
+async function stopAgent(agent: ChildProcess) {
+  if (agent.exitCode !== null) return;
+  const gone = new Promise((done) => agent.once('exit', done));
+  agent.kill('SIGTERM');
+  await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
 }
 
 /** A short run of a few kernels with many counters and long parameters, waited for until it ends. */
@@ -202,4 +243,57 @@ test('a run is titled by what it measured, and its kernels link to their entries
   await expect(page).toHaveURL(/\/kernels\/ctxswitch\.pipe$/);
   await expect(page.getByTestId('kernel-card')).toHaveCount(1);
   await expect(page.getByTestId('kernel-card')).toContainText('ping-pong');
+});
+
+test('"Compare with…" opens compare with this machine and offers the others; family shortcuts are chips (issue 13, 11)', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const run = await measuredRun(request);
+  await page.goto(`/runs/${run.id}`);
+  await page.getByRole('link', { name: 'Compare with…' }).click();
+  await expect(page).toHaveURL(new RegExp(`/compare\\?machines=${run.machine}(&|$)`));
+  const prompt = page.getByTestId('compare-prompt');
+  await expect(prompt).toContainText('Pick a machine to compare');
+  // No other machine has results in this stack: the prompt says where more come from.
+  await expect(prompt.getByRole('link', { name: /Add hosts/ })).toBeVisible();
+
+  // Family shortcuts: separate chips that toggle a family in the address.
+  await page.goto(`/compare?machines=${run.machine}`);
+  const chips = page.getByTestId('family-chip');
+  expect(await chips.count()).toBeGreaterThan(3);
+  const boxes = await chips.evaluateAll((els) => els.map((e) => e.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right, top: r.top })));
+  for (let i = 1; i < boxes.length; i++) {
+    if (boxes[i]!.top === boxes[i - 1]!.top) expect(boxes[i]!.left - boxes[i - 1]!.right, 'gap between chips').toBeGreaterThanOrEqual(4);
+  }
+  const sched = chips.filter({ hasText: /^sched$/ });
+  await expect(sched).toHaveAttribute('aria-pressed', 'false');
+  await sched.click();
+  await expect(page).toHaveURL(/kernels=sched\.\*/);
+  await expect(sched).toHaveAttribute('aria-pressed', 'true');
+  await sched.click();
+  await expect(page).not.toHaveURL(/kernels=/);
+});
+
+test('"Compare with…" preselects the most recent other machine with results for these kernels (issue 13, 11)', async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const run = await measuredRun(request);
+  const { id: second, agent } = await secondAgent(request, run.machine);
+  try {
+    const created = await request.post('/api/v1/runs', {
+      data: { machine_id: second, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'syscall.getppid', params: {} }] },
+    });
+    expect(created.status()).toBe(201);
+    const other = ((await created.json()) as RunBody).id;
+    await expect
+      .poll(async () => ((await (await request.get(`/api/v1/runs/${other}`)).json()) as RunBody).status, { timeout: 60_000 })
+      .toBe('succeeded');
+
+    await page.goto(`/runs/${run.id}`);
+    await page.getByRole('link', { name: 'Compare with…' }).click();
+    await expect(page).toHaveURL(new RegExp(`machines=${run.machine},${second}&.*baseline=${run.machine}&runs=${run.id}`));
+    // This run's kernel that the other machine has measured is compared at once.
+    await expect(page.getByTestId('compare-row').filter({ hasText: 'syscall.getppid' })).toHaveCount(1);
+    await expect(page.getByTestId('compare-row').filter({ hasText: 'syscall.getppid' }).getByTestId('compare-cell')).toHaveCount(2);
+  } finally {
+    await stopAgent(agent);
+  }
 });
