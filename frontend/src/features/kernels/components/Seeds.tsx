@@ -10,7 +10,7 @@ export function Seeds() {
         {SEEDS.map((s) => (
           <div key={s.id} id={`seed-${s.id}`} data-testid="seed-entry">
             <dt>
-              Seed {s.id}: “{s.title}” <span className="muted small">({s.original})</span>
+              Seed {s.id}: “{s.title}”
             </dt>
             <dd className="muted small">{s.what}</dd>
           </div>
