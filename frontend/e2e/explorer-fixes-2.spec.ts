@@ -247,18 +247,30 @@ test('a run is titled by what it measured, and its kernels link to their entries
 
 test('"Compare with…" opens compare with this machine and offers the others; family shortcuts are chips (issue 13, 11)', async ({ page, request }) => {
   test.setTimeout(180_000);
-  const run = await measuredRun(request);
-  await page.goto(`/runs/${run.id}`);
+  // A kernel no other spec runs, so no other machine of this stack has results for it.
+  const machine = await localMachineId(request);
+  const created = await request.post('/api/v1/runs', {
+    data: { machine_id: machine, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'call.indirect', params: {} }] },
+  });
+  expect(created.status()).toBe(201);
+  const runId = ((await created.json()) as RunBody).id;
+  await expect.poll(async () => ((await (await request.get(`/api/v1/runs/${runId}`)).json()) as RunBody).status, { timeout: 60_000 }).toBe('succeeded');
+  const recent = page.waitForResponse((r) => r.url().includes('/api/v1/runs?') && r.url().includes('status=succeeded'));
+  await page.goto(`/runs/${runId}`);
+  await recent;
   await page.getByRole('link', { name: 'Compare with…' }).click();
-  await expect(page).toHaveURL(new RegExp(`/compare\\?machines=${run.machine}(&|$)`));
+  await expect(page).toHaveURL(new RegExp(`/compare\\?machines=${machine}&kernels=call\\.indirect&baseline=${machine}&runs=${runId}$`));
   const prompt = page.getByTestId('compare-prompt');
-  await expect(prompt).toContainText('Pick a machine to compare');
-  // No other machine has results in this stack: the prompt says where more come from.
+  await expect(prompt).toContainText(/Pick a machine to compare with \S+\./);
   await expect(prompt.getByRole('link', { name: /Add hosts/ })).toBeVisible();
+  // Every other machine is one click away.
+  const others = ((await (await request.get('/api/v1/machines')).json()) as { id: string }[]).filter((m) => m.id !== machine);
+  await expect(prompt.getByTestId('add-machine')).toHaveCount(others.length);
 
   // Family shortcuts: separate chips that toggle a family in the address.
-  await page.goto(`/compare?machines=${run.machine}`);
+  await page.goto(`/compare?machines=${machine}`);
   const chips = page.getByTestId('family-chip');
+  await expect(chips.filter({ hasText: /^syscall$/ })).toBeVisible();
   expect(await chips.count()).toBeGreaterThan(3);
   const boxes = await chips.evaluateAll((els) => els.map((e) => e.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right, top: r.top })));
   for (let i = 1; i < boxes.length; i++) {
@@ -288,7 +300,9 @@ test('"Compare with…" preselects the most recent other machine with results fo
       .toBe('succeeded');
 
     await page.goto(`/runs/${run.id}`);
-    await page.getByRole('link', { name: 'Compare with…' }).click();
+    const link = page.getByRole('link', { name: 'Compare with…' });
+    await expect(link).toHaveAttribute('href', new RegExp(`machines=${run.machine},${second}&`));
+    await link.click();
     await expect(page).toHaveURL(new RegExp(`machines=${run.machine},${second}&.*baseline=${run.machine}&runs=${run.id}`));
     // This run's kernel that the other machine has measured is compared at once.
     await expect(page.getByTestId('compare-row').filter({ hasText: 'syscall.getppid' })).toHaveCount(1);
