@@ -18,6 +18,7 @@ const RunsPage = lazy(() => import('./routes/runs'));
 const BatchPage = lazy(() => import('./routes/batch'));
 const MachinePage = lazy(() => import('./routes/machine'));
 const KernelsPage = lazy(() => import('./routes/kernels'));
+const KernelPage = lazy(() => import('./routes/kernel'));
 const HostsPage = lazy(() => import('./routes/hosts'));
 // The compare and share pages carry the charts (Recharts): their own chunks, loaded on first visit.
 const ComparePage = lazy(() => import('./routes/compare'));
@@ -51,6 +52,7 @@ const router = createBrowserRouter([
       { path: 'machines', element: <MachinesPage /> },
       { path: 'machines/:id', element: <MachinePage /> },
       { path: 'kernels', element: <KernelsPage /> },
+      { path: 'kernels/:id', element: <KernelPage /> },
       { path: 'hosts', element: <HostsPage /> },
       { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
       { path: 's/:slug', element: <SharePage />, loader: prefetchShare },

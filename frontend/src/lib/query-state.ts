@@ -111,3 +111,8 @@ export function runPath(id: string): string {
 export function batchPath(batchId: string): string {
   return `/batches/${encodeURIComponent(batchId)}`;
 }
+
+/** One kernel's own page: its catalog entry (description, parameters, seed figure). */
+export function kernelPath(id: string): string {
+  return `/kernels/${encodeURIComponent(id)}`;
+}

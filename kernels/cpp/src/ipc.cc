@@ -437,8 +437,8 @@ KernelRegistrar shm_kernel(MakeIpcKernel(
         .unit = "ns/op",
         .machine = kSeed004Machine,
         .params = {{"size", "512"}, {"notify", "spin"}},
-        .note = "\"处理能力大概为160W次/s左右\": about 1.6M 512-byte messages per second, estimated by the author "
-                "from 812.32 MB/s sequential memory writes, not measured; converted as 1e9 / rate",
+        .note = "\"a capacity of roughly 1.6 million messages/s\" (translated): 512-byte messages, estimated by "
+                "the author from 812.32 MB/s sequential memory writes, not measured; converted as 1e9 / rate",
     }));
 
 }  // namespace

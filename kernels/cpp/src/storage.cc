@@ -288,8 +288,8 @@ KernelRegistrar write_kernel({
                     .machine = kSeed004Machine,
                     .params = {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "memory"},
                                {"cache", "buffered"}, {"file_mb", "400"}},
-                    .note = "\"[内存][顺序][写] 4KB 1643.37M/s\": 400 MB written with write() on an O_APPEND file "
-                            "in memory, no fsync; its M may be MiB",
+                    .note = "\"[memory][sequential][write] 4KB 1643.37M/s\" (translated): 400 MB written with "
+                            "write() on an O_APPEND file in memory, no fsync; its M may be MiB",
                 },
         },
     .body = [](benchmark::State& s, const Params& p) { StorageBody(s, p, true); },
@@ -322,8 +322,8 @@ KernelRegistrar read_kernel({
                     .machine = kSeed004Machine,
                     .params = {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "disk"},
                                {"cache", "buffered"}, {"state", "warm"}, {"file_mb", "400"}},
-                    .note = "\"[硬盘][顺序][读][有kernel cache] 4KB 3605.59M/s\"; cold (posix_fadvise) 45.24, rand "
-                            "warm 43.83, rand cold 1.04 M/s; its M may be MiB",
+                    .note = "\"[disk][sequential][read][with kernel cache] 4KB 3605.59M/s\" (translated); cold "
+                            "(posix_fadvise) 45.24, rand warm 43.83, rand cold 1.04 M/s; its M may be MiB",
                 },
         },
     .body = [](benchmark::State& s, const Params& p) { StorageBody(s, p, false); },

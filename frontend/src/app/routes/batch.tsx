@@ -4,6 +4,7 @@ import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useMachines } from '@/features/machines/api/machines';
 import { useBatchRuns } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
+import { batchTitle } from '@/features/runs/utils/run-title';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
@@ -11,8 +12,8 @@ import { useDocumentTitle } from './title';
 /** Every run of a batch (one per machine), each with its own live progress, cancel and retry. */
 export function BatchPage() {
   const { batchId = '' } = useParams();
-  useDocumentTitle(`Batch ${batchId.slice(0, 8)}`);
   const runs = useBatchRuns(batchId);
+  useDocumentTitle(runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`);
   const machines = useMachines({ poll: true });
   const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
 
@@ -35,8 +36,11 @@ export function BatchPage() {
   const kernels = [...new Set(first.items.map((i) => i.kernel))];
   return (
     <>
-      <h1>
-        Batch <code className="run-id">{batchId}</code>
+      <h1 className="run-title">
+        {batchTitle(sorted)}
+        <span className="run-id-line">
+          batch <code className="run-id" data-testid="batch-id">{batchId}</code>
+        </span>
       </h1>
       <p className="lead">
         The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}

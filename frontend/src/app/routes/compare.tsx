@@ -3,6 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { canCompare, useCompare } from '@/features/compare/api/compare';
 import { CompareBody } from '@/features/compare/components/CompareBody';
+import { PickAnother } from '@/features/compare/components/PickAnother';
 import { ComparePickers } from '@/features/compare/components/Pickers';
 import { ShareBox } from '@/features/compare/components/ShareBox';
 import { useKernels } from '@/features/kernels/api/kernels';
@@ -54,9 +55,10 @@ export function ComparePage() {
           : 'Pick two or more machines to see their results side by side.'}
       </p>
       {machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} />}
-      {!canCompare(view) && (
+      {view.machines.length === 1 && !view.batch && machines.data && <PickAnother machines={machines.data} view={view} onView={onView} />}
+      {!canCompare(view) && view.machines.length !== 1 && (
         <p className="muted" data-testid="compare-prompt">
-          Choose at least two machines above{view.machines.length === 1 ? ' (one is chosen)' : ''}, or start from the{' '}
+          Choose at least two machines above, or start from the{' '}
           <Link to="/machines">machines page</Link>.
         </p>
       )}

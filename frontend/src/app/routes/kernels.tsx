@@ -1,81 +1,21 @@
-import { Link, useSearchParams } from 'react-router';
+import { useEffect } from 'react';
+import { useLocation, useSearchParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useKernels } from '@/features/kernels/api/kernels';
-import { decodeKernelsQuery, encodeKernelsQuery, paramRange, searchKernels } from '@/features/kernels/utils/catalog';
+import { KernelCard } from '@/features/kernels/components/KernelCard';
+import { Seeds } from '@/features/kernels/components/Seeds';
+import { decodeKernelsQuery, encodeKernelsQuery, searchKernels } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
-import type { Kernel } from '@/lib/api-types';
-import { comparePath } from '@/lib/compare-query';
-import { formatMeasure, formatParams } from '@/lib/format';
-import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 
-function show(v: unknown): string {
-  if (v === null || v === undefined) return '—';
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-function KernelCard({ kernel, machineIds }: { kernel: Kernel; machineIds: string[] }) {
-  const on = kernel.machines.filter((m) => machineIds.includes(m));
-  const seed = kernel.seed_reference;
-  return (
-    <article className="kernel-card" data-testid="kernel-card" id={kernel.id}>
-      <header className="kernel-card-head">
-        <h3>
-          <code>{kernel.id}</code> <span className="muted small">{kernel.title !== kernel.id ? kernel.title : ''}</span>
-        </h3>
-        <span className="badge badge-sweep">{kernel.unit}</span>
-        <span className="run-actions">
-          <Link className="button" to={newRunPath({ machines: on.slice(0, 1), kernels: [kernel.id] })} data-testid="run-this">
-            Run this…
-          </Link>
-          {on.length >= 2 && (
-            <Link className="button" to={comparePath({ machines: on, kernels: [kernel.id] })}>
-              Compare machines
-            </Link>
-          )}
-        </span>
-      </header>
-      <p>{kernel.description}</p>
-      {kernel.params.length > 0 && (
-        <table className="table params-table">
-          <thead>
-            <tr>
-              <th scope="col">Parameter</th>
-              <th scope="col">Type</th>
-              <th scope="col">Default</th>
-              <th scope="col">Range / choices</th>
-              <th scope="col">Default sweep</th>
-              <th scope="col">Help</th>
-            </tr>
-          </thead>
-          <tbody>
-            {kernel.params.map((p) => (
-              <tr key={p.name}>
-                <td>
-                  <code>{p.name}</code>
-                </td>
-                <td>{p.type}</td>
-                <td>{show(p.default)}</td>
-                <td className="small">{paramRange(p) || '—'}</td>
-                <td className="small">{p.sweep && p.sweep.length ? p.sweep.map(show).join(', ') : '—'}</td>
-                <td className="small muted">{p.help ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {seed && (
-        <p className="seed-ref small" data-testid="seed-reference">
-          Seed {seed.seed}: <strong>{formatMeasure(seed.value, seed.unit)}</strong> on {seed.machine}
-          {seed.params && Object.keys(seed.params).length > 0 ? ` (${formatParams(seed.params)})` : ''}
-          {seed.note ? `: ${seed.note}` : ''}
-        </p>
-      )}
-      <p className="muted small">
-        On {kernel.machines.length} {kernel.machines.length === 1 ? 'machine' : 'machines'}.
-      </p>
-    </article>
-  );
+/** Scrolls to the element the address's #hash names once `ready` (a seed, a kernel card). */
+function useScrollToHash(ready: boolean) {
+  const { hash } = useLocation();
+  useEffect(() => {
+    if (!ready || !hash) return;
+    const el = document.getElementById(decodeURIComponent(hash.slice(1)));
+    el?.scrollIntoView({ block: 'start' });
+  }, [hash, ready]);
 }
 
 /** The catalog: every kernel the agents list, by family, with parameters and the seeds' figures. */
@@ -90,11 +30,14 @@ export function KernelsPage() {
   const found = searchKernels(all, query);
   const groups = families.map((f) => [f, found.filter((k) => k.family === f).sort((a, b) => a.id.localeCompare(b.id))] as const).filter(([, ks]) => ks.length > 0);
   const machineIds = (machines.data ?? []).map((m) => m.id);
+  useScrollToHash(kernels.isSuccess);
   const set = (patch: Partial<typeof query>) => setSearchParams(encodeKernelsQuery({ ...query, ...patch }), { replace: true });
   return (
     <>
       <h1>Kernels</h1>
-      <p className="lead">Each measured primitive, its parameters, and what the seed write-ups measured.</p>
+      <p className="lead">
+        Each measured primitive, its parameters, and what the <a href="#seeds">seed write-ups</a> measured.
+      </p>
       <div className="toolbar">
         <label htmlFor="kernel-search">Search</label>
         <input id="kernel-search" type="search" value={query.q} onChange={(e) => set({ q: e.target.value })} placeholder="pipe, mutex, threads…" size={30} />
@@ -129,6 +72,7 @@ export function KernelsPage() {
           ))}
         </section>
       ))}
+      <Seeds />
     </>
   );
 }

@@ -53,8 +53,8 @@ export function MachinePage() {
             <h3>{g.title}</h3>
             <dl>
               {g.facts.map((f) => (
-                <div key={f.label}>
-                  <dt>{f.label}</dt>
+                <div key={f.key}>
+                  <dt title={f.key}>{f.label}</dt>
                   <dd>{f.value}</dd>
                 </div>
               ))}

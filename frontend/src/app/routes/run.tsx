@@ -6,19 +6,21 @@ import { useRun, useRunResults } from '@/features/runs/api/runs';
 import { ResultsTable } from '@/features/runs/components/ResultsTable';
 import { RunItemsTable } from '@/features/runs/components/RunItemsTable';
 import { RunSummary } from '@/features/runs/components/RunSummary';
+import { runTitle } from '@/features/runs/utils/run-title';
 import { ApiError } from '@/lib/api-client';
 import { isTerminal } from '@/lib/api-types';
 import { useDocumentTitle } from './title';
 
 export function RunPage() {
   const { id = '' } = useParams();
-  useDocumentTitle(`Run ${id.slice(0, 8)}`);
   // The event stream keeps the run and its results current; polling only when it cannot be had.
   const live = useRunEvents(id);
   const run = useRun(id, { poll: live === 'polling' });
   const results = useRunResults(id, { enabled: run.isSuccess, poll: live === 'polling' && !isTerminal(run.data?.status) });
   const machines = useMachines();
   const machine = machines.data?.find((m) => m.id === run.data?.machine_id);
+  const title = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
+  useDocumentTitle(title);
 
   if (run.isPending) return <Loading what="the run" />;
   if (run.isError) {
@@ -38,8 +40,11 @@ export function RunPage() {
   const ended = isTerminal(r.status);
   return (
     <>
-      <h1>
-        Run <code className="run-id">{r.id}</code>
+      <h1 className="run-title">
+        {title}
+        <span className="run-id-line">
+          run <code className="run-id" data-testid="run-id">{r.id}</code>
+        </span>
       </h1>
       <RunSummary run={r} machine={machine} live={live} />
 

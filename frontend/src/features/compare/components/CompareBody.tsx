@@ -1,4 +1,4 @@
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Loading } from '@/components/Feedback';
 import type { CompareResponse } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
@@ -36,6 +36,19 @@ function Exports({ data, view }: { data: CompareResponse; view: CompareView }) {
 export function CompareBody({ data, view, onView }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void }) {
   const loose = (data.warnings ?? []).filter((w) => !data.rows.some((r) => rowWarning(r, [w]) !== null));
   const selected = view.cell ? data.rows.find((r) => rowKey(r) === `${view.cell!.kernel}|${view.cell!.paramsKey}`) : undefined;
+  // A median clicked in the table opens its samples below the whole table: bring them into view and
+  // move the focus there (keyboard and screen-reader users land on what they asked for). Not on the
+  // first draw: an address that already names a cell opens at the top, where the reader starts.
+  const panel = useRef<HTMLElement>(null);
+  const selectedKey = selected ? rowKey(selected) : null;
+  const shownKey = useRef(selectedKey);
+  useEffect(() => {
+    if (selectedKey === shownKey.current) return;
+    shownKey.current = selectedKey;
+    if (selectedKey === null || !panel.current) return;
+    panel.current.scrollIntoView({ block: 'start', behavior: 'auto' });
+    panel.current.focus({ preventScroll: true });
+  }, [selectedKey]);
   return (
     <>
       {loose.length > 0 && (
@@ -56,12 +69,12 @@ export function CompareBody({ data, view, onView }: { data: CompareResponse; vie
         <CompareTable data={data} view={view} onView={onView} />
       )}
       {selected && (
-        <>
+        <section ref={panel} tabIndex={-1} className="distribution-panel" aria-label="Distribution of the selected cell" data-testid="distribution-panel">
           <h2>Distribution</h2>
           <Suspense fallback={<Loading what="the samples chart" />}>
             <Distribution data={data} row={selected} onClose={() => onView({ cell: null })} />
           </Suspense>
-        </>
+        </section>
       )}
       {data.rows.length > 0 && (
         <>

@@ -1,3 +1,4 @@
+import { KernelLink } from '@/components/KernelLink';
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
@@ -104,7 +105,7 @@ export function CompareTable({
             return (
               <tr key={key} data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={key === selected ? 'selected' : undefined}>
                 <td>
-                  <code>{row.kernel}</code>
+                  <KernelLink id={row.kernel} />
                   {row.higher_is_better && <div className="muted small">higher is better</div>}
                   {warning && (
                     <div className="message-warn small" role="note" data-testid="row-warning">

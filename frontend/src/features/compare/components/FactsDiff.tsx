@@ -1,4 +1,5 @@
 import type { CompareResponse } from '@/lib/api-types';
+import { factLabel } from '@/lib/facts';
 
 function show(v: unknown): string {
   if (v === null || v === undefined || v === '') return '—';
@@ -28,7 +29,9 @@ export function FactsDiff({ data }: { data: CompareResponse }) {
           {data.facts_diff.map((d) => (
             <tr key={d.fact} data-testid="fact-diff">
               <th scope="row">
-                <code>{d.fact}</code>
+                <span className="fact-label" title={d.fact}>
+                  {factLabel(d.fact)}
+                </span>
                 {d.hint && <div className="muted small hint">{d.hint}</div>}
               </th>
               {data.machines.map((m) => (

@@ -5,6 +5,7 @@ import { runsQuery } from '@/features/runs/api/runs';
 import type { Kernel, Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
+import { toggleFamily } from '../utils/families';
 
 /** Per machine: its latest results, or the results of one chosen run. */
 function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareView; onView: (p: Partial<CompareView>) => void }) {
@@ -108,21 +109,24 @@ export function ComparePickers({
                 <option key={k.id} value={k.id} />
               ))}
             </datalist>
-            <div className="muted small">
-              Families:{' '}
-              {families.map((f) => (
-                <button
-                  key={f}
-                  type="button"
-                  className="link-button"
-                  onClick={() => {
-                    const list = [...new Set([...view.kernels, `${f}.*`])];
-                    onView({ kernels: list });
-                  }}
-                >
-                  {f}.*
-                </button>
-              ))}
+            <div className="family-chips" role="group" aria-label="Kernel families">
+              <span className="muted small">Families:</span>
+              {families.map((f) => {
+                const on = view.kernels.includes(`${f}.*`);
+                return (
+                  <button
+                    key={f}
+                    type="button"
+                    className="chip"
+                    aria-pressed={on}
+                    title={on ? `Stop comparing every ${f}.* kernel` : `Compare every ${f}.* kernel`}
+                    onClick={() => onView({ kernels: toggleFamily(view.kernels, f), cell: null })}
+                    data-testid="family-chip"
+                  >
+                    {f}
+                  </button>
+                );
+              })}
             </div>
           </form>
           {chosen.length > 0 && (

@@ -6,6 +6,7 @@ import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGro
 import { ChartFrame } from './ChartFrame';
 import { kernelScales, scaleKey } from '../utils/table';
 import { machineColour } from '../utils/heatmap';
+import { seedTooltip } from '@/lib/seeds';
 
 function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: CompareResponse; scale: ChartScale; units: Scale }) {
   // The axis keeps the server's values and reads them in the table's unit for this kernel.
@@ -102,7 +103,7 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
       </ResponsiveContainer>
       {seed && (
         <p className="muted small chart-note" data-testid="seed-note">
-          {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: seed {seed.seed.seed}, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
+          {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: <abbr title={seedTooltip(seed.seed.seed)}>seed {seed.seed.seed}</abbr>, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
           {seed.seed.machine}
           {seed.seed.note ? ` (${seed.seed.note})` : ''}.
         </p>

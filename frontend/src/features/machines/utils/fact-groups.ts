@@ -1,8 +1,11 @@
 // A machine's facts in the groups its page shows them in; anything unknown lands in "Extra".
 import type { MachineFacts } from '@/lib/api-types';
-import { formatBytes } from '@/lib/format';
+import { boostText, FACT_GROUP_ORDER, factGroup, factLabel, factRank, governorText } from '@/lib/facts';
+import { formatBytes, formatDuration, formatNumber } from '@/lib/format';
 
 export interface FactLine {
+  /** The raw key ("smt_active", "caches.L1d"), for a tooltip. */
+  key: string;
   label: string;
   value: string;
 }
@@ -12,32 +15,48 @@ export interface FactGroup {
   facts: FactLine[];
 }
 
-const GROUPS: { title: string; keys: string[] }[] = [
-  { title: 'CPU', keys: ['cpu_model', 'arch', 'logical_cpus', 'physical_cores', 'smt_active', 'caches'] },
-  { title: 'Memory', keys: ['memory_bytes'] },
-  { title: 'Kernel & mitigations', keys: ['os_release', 'kernel_release', 'kernel_cmdline', 'vulnerabilities'] },
-  { title: 'Clocks', keys: ['clocksource', 'governor', 'boost', 'timer_slack_ns'] },
-  { title: 'Virtualization', keys: ['virtualization', 'cgroup_cpu_limit', 'load_average'] },
-];
+const MAPS = new Set(['caches', 'vulnerabilities', 'extra']);
 
 function text(key: string, v: unknown): string {
+  if (key === 'governor') return governorText(v as string | undefined);
+  if (key === 'boost') return boostText(v as string | undefined);
   if (v === null || v === undefined || v === '') return '';
   if (key === 'memory_bytes') return formatBytes(v as number | string);
+  if (key === 'extra.timer_slack_ns' && /^\d+$/.test(String(v))) return formatDuration(Number(v) / 1e9);
+  if (key === 'load_average' && Array.isArray(v)) return v.map((x) => formatNumber(Number(x))).join(', ');
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   if (Array.isArray(v)) return v.map((x) => String(x)).join(', ');
-  if (typeof v === 'object') return '';
+  if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
 
-/** Objects (caches, vulnerabilities, extra) open into one line per entry: "vulnerabilities.spectre_v2". */
-function lines(key: string, v: unknown): FactLine[] {
-  if (v && typeof v === 'object' && !Array.isArray(v)) {
-    return Object.entries(v as Record<string, unknown>)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, x]) => ({ label: `${key === 'extra' ? '' : `${key}.`}${k}`, value: typeof x === 'string' ? x : JSON.stringify(x) }));
+/** Top-level facts as they are, maps one entry each ("caches.L1d"): the keys the labels know. */
+function flatten(facts: Record<string, unknown>): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(facts)) {
+    if (MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [sub, sv] of Object.entries(v as Record<string, unknown>)) out.push([`${k}.${sub}`, sv]);
+    } else {
+      out.push([k, v]);
+    }
   }
-  const t = text(key, v);
-  return t ? [{ label: key, value: t }] : [];
+  return out;
+}
+
+const PREFLIGHT_LABELS: Record<string, string> = {
+  governor: 'Governor',
+  boost: 'Turbo boost',
+  smt: 'SMT',
+  irqbalance: 'irqbalance',
+  isolated_cpus: 'Isolated CPUs',
+  virtualization: 'Virtualization',
+  steal: 'Steal time',
+  cpu_quota: 'CPU quota',
+};
+
+function preflightLabel(check: string): string {
+  const s = check.replace(/_/g, ' ');
+  return PREFLIGHT_LABELS[check] ?? s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 interface PreflightCheck {
@@ -55,23 +74,23 @@ function preflightLines(v: unknown): FactLine[] {
   return [...checks]
     .sort((a, b) => rank(a) - rank(b))
     .map((c) => ({
-      label: c.check ?? '',
+      key: `preflight.${c.check ?? ''}`,
+      label: preflightLabel(c.check ?? ''),
       value: `${c.status === 'warn' ? 'warn' : 'ok'}: ${c.detail ?? ''}${c.status === 'warn' && c.fix ? ` (fix: ${c.fix})` : ''}`,
     }));
 }
 
 export function groupFacts(facts: MachineFacts): FactGroup[] {
   const all = facts as Record<string, unknown>;
-  const used = new Set<string>(['hostname', 'preflight']);
-  const out: FactGroup[] = GROUPS.map(({ title, keys }) => {
-    keys.forEach((k) => used.add(k));
-    return { title, facts: keys.flatMap((k) => lines(k, all[k])) };
-  });
-  const extra = Object.keys(all)
-    .filter((k) => !used.has(k))
-    .sort()
-    .flatMap((k) => lines(k, all[k]));
-  out.push({ title: 'Extra', facts: extra });
+  const groups = new Map<string, FactLine[]>([...FACT_GROUP_ORDER, 'Extra'].map((t) => [t, []]));
+  const ordered = flatten(all)
+    .filter(([k]) => k !== 'hostname' && k !== 'preflight')
+    .sort(([a], [b]) => factRank(a) - factRank(b) || a.localeCompare(b));
+  for (const [key, v] of ordered) {
+    const value = text(key, v);
+    if (value) groups.get(factGroup(key))!.push({ key, label: factLabel(key), value });
+  }
+  const out: FactGroup[] = [...groups].map(([title, lines]) => ({ title, facts: lines }));
   out.push({ title: 'Preflight (what makes this host noisy)', facts: preflightLines(all.preflight) });
   return out.filter((g) => g.facts.length > 0);
 }

@@ -20,9 +20,9 @@ describe('keyFacts', () => {
       SMT: 'on',
       Memory: '24.0 GiB',
       Kernel: '6.1.0-27-cloud-amd64',
-      Virt: 'kvm',
+      Virtualization: 'kvm',
       Clock: 'kvm-clock',
-      Governor: '',
+      Governor: 'none (no cpufreq)',
     });
   });
 

@@ -1,4 +1,5 @@
 import type { MachineFacts } from '@/lib/api-types';
+import { governorText } from '@/lib/facts';
 import { formatBytes } from '@/lib/format';
 
 /** The facts that move OS-primitive costs the most, as "label value" pairs ("" when unknown). */
@@ -13,8 +14,8 @@ export function keyFacts(f: MachineFacts): { label: string; value: string }[] {
     { label: 'SMT', value: f.smt_active === undefined ? '' : f.smt_active ? 'on' : 'off' },
     { label: 'Memory', value: f.memory_bytes !== undefined ? formatBytes(f.memory_bytes) : '' },
     { label: 'Kernel', value: f.kernel_release ?? '' },
-    { label: 'Virt', value: f.virtualization ?? '' },
+    { label: 'Virtualization', value: f.virtualization ?? '' },
     { label: 'Clock', value: f.clocksource ?? '' },
-    { label: 'Governor', value: f.governor ?? '' },
+    { label: 'Governor', value: governorText(f.governor) },
   ];
 }

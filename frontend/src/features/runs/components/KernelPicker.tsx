@@ -4,6 +4,8 @@ import type { FormValue } from '@/lib/params';
 import type { FormErrors } from '@/lib/run-request';
 import { kernelItemCount, type SweepChoice } from '@/lib/sweep';
 import { ParamInput } from './ParamInput';
+import { KernelText } from '@/components/KernelText';
+import { seedTooltip } from '@/lib/seeds';
 
 interface Props {
   groups: [string, Kernel[]][];
@@ -22,8 +24,13 @@ function SeedFigure({ kernel }: { kernel: Kernel }) {
   if (!s) return null;
   return (
     <div className="seed small">
-      Seed {s.seed}: <strong>{formatMeasure(s.value, s.unit)}</strong> on {s.machine}
-      {s.note ? <span className="muted"> — {s.note}</span> : null}
+      <abbr title={seedTooltip(s.seed)}>Seed {s.seed}</abbr>: <strong>{formatMeasure(s.value, s.unit)}</strong> on {s.machine}
+      {s.note ? (
+        <span className="muted">
+          {' '}
+          — <KernelText text={s.note} />
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -54,7 +61,9 @@ export function KernelPicker({ groups, selected, values, sweeps, profile, errors
                     </span>
                   )}
                 </div>
-                <p className="kernel-desc small">{k.description}</p>
+                <p className="kernel-desc small">
+                  <KernelText text={k.description} />
+                </p>
                 <SeedFigure kernel={k} />
                 {checked && k.params.length > 0 && (
                   <div className="params">

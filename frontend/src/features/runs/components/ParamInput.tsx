@@ -1,6 +1,7 @@
 import type { ParamSpec, Profile } from '@/lib/api-types';
 import type { FormValue } from '@/lib/params';
 import { canSweep, hasDefaultSweep, thinSweep, type SweepChoice } from '@/lib/sweep';
+import { KernelText } from '@/components/KernelText';
 
 interface Props {
   id: string;
@@ -129,7 +130,7 @@ export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, p
       {sweep?.mode === 'custom' && <div className="muted small">comma-separated, e.g. {customHint(spec)}</div>}
       {spec.help && (
         <div id={`${id}-help`} className="muted small">
-          {spec.help}
+          <KernelText text={spec.help} />
         </div>
       )}
       {error && (

@@ -1,5 +1,32 @@
+import { KernelLink } from '@/components/KernelLink';
 import type { Result, RunItem } from '@/lib/api-types';
-import { rerunNote, resultScales, sortByItemOrder, toResultRow } from '../utils/result-rows';
+import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow } from '../utils/result-rows';
+
+/**
+ * A result's counters, compact: the summary line (switches per op, CPU/wall) opens into every counter
+ * with what it means; each counter's tooltip says the same.
+ */
+function Counters({ row }: { row: ResultRow }) {
+  if (row.counters.length === 0) return <span className="muted">—</span>;
+  const n = row.counters.length;
+  return (
+    <details className="counters" data-testid="result-counters">
+      <summary title="Show every counter and what it means">
+        {row.countersSummary || `${n} ${n === 1 ? 'counter' : 'counters'}`}
+        {row.countersSummary && <span className="muted"> · {n} counters</span>}
+      </summary>
+      <dl>
+        {row.counters.map((c) => (
+          <div key={c.name} data-testid="counter" data-counter={c.name} title={`${c.name}: ${c.help}`}>
+            <dt>{c.label}</dt>
+            <dd className="num">{c.value}</dd>
+            <dd className="counter-help muted">{c.help}</dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}
 
 /** Reruns and noise of one result: "noisy" when still above the CV threshold after its reruns. */
 function RerunMarks({ result }: { result: Result }) {
@@ -67,9 +94,9 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
             return (
               <tr key={r.id} data-testid="result-row">
                 <td>
-                  <code>{r.kernel}</code> <RerunMarks result={result} />
+                  <KernelLink id={r.kernel} /> <RerunMarks result={result} />
                 </td>
-                <td className="small">{r.params}</td>
+                <td className="small params-cell">{r.params}</td>
                 <td>{r.unit}</td>
                 <td className="num">{r.n}</td>
                 <td className="num strong" data-testid="result-median">
@@ -84,18 +111,8 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
                 <td className="num">{r.cv}</td>
                 <td className="num">{r.min}</td>
                 <td className="num">{r.max}</td>
-                <td className="small">
-                  {r.counters.length === 0 ? (
-                    <span className="muted">—</span>
-                  ) : (
-                    <ul className="counters">
-                      {r.counters.map((c) => (
-                        <li key={c.name}>
-                          {c.name} <span className="num">{c.value}</span>
-                        </li>
-                      ))}
-                    </ul>
-                  )}
+                <td className="small counters-cell">
+                  <Counters row={r} />
                 </td>
               </tr>
             );

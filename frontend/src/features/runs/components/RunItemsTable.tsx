@@ -1,3 +1,4 @@
+import { KernelLink } from '@/components/KernelLink';
 import { StatusBadge } from '@/components/StatusBadge';
 import type { RunItem } from '@/lib/api-types';
 import { formatParams } from '@/lib/format';
@@ -27,7 +28,7 @@ export function RunItemsTable({ items }: { items: RunItem[] }) {
               <tr key={item.id} data-testid="run-item">
                 <td className="num">{item.index + 1}</td>
                 <td>
-                  <code>{item.kernel}</code>
+                  <KernelLink id={item.kernel} />
                 </td>
                 <td className="small">{formatParams(item.params)}</td>
                 <td>

@@ -1,3 +1,4 @@
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ProgressBar } from '@/components/ProgressBar';
 import { StatusBadge } from '@/components/StatusBadge';
@@ -7,6 +8,8 @@ import { formatDuration, secondsBetween } from '@/lib/format';
 import { comparePath } from '@/lib/compare-query';
 import { batchPath, newRunPath } from '@/lib/query-state';
 import type { LiveMode } from '../api/run-events';
+import { runsQuery } from '../api/runs';
+import { compareWithView } from '../utils/compare-with';
 import { RunActions } from './RunActions';
 import { progressView } from '../utils/progress';
 
@@ -32,6 +35,8 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
   const failed = run.items.filter((i) => i.state === 'failed').length;
   const cancelled = run.items.filter((i) => i.state === 'cancelled').length;
+  // Recent results elsewhere: "Compare with…" opens beside the machine that last measured these kernels.
+  const recent = useQuery(runsQuery({ machine: null, status: 'succeeded' }));
   return (
     <section className="card">
       <div className="run-head">
@@ -48,7 +53,7 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
           <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels, from: run.id })} data-testid="run-again">
             Run again…
           </Link>
-          <Link className="button" to={comparePath({ machines: [run.machine_id], kernels, runs: [run.id] })} data-testid="compare-run">
+          <Link className="button" to={comparePath(compareWithView(run, recent.data ?? []))} data-testid="compare-run">
             Compare with…
           </Link>
         </span>

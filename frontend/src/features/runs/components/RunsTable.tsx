@@ -3,6 +3,7 @@ import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
 import type { Machine, Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
+import { runTitle } from '../utils/run-title';
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
   // Runs per batch among those listed: a batch of several machines says so.
@@ -31,9 +32,12 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
             return (
               <tr key={run.id} data-testid="run-row">
                 <td>
-                  <Link to={runPath(run.id)}>
-                    <code>{run.id.slice(0, 8)}</code>
+                  <Link to={runPath(run.id)} data-testid="run-link">
+                    {runTitle(run, machines.get(run.machine_id)?.name)}
                   </Link>
+                  <div className="muted small">
+                    <code>{run.id.slice(0, 8)}</code>
+                  </div>
                 </td>
                 <td>
                   <StatusBadge status={run.status} />

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result } from '@/lib/api-types';
-import { counterLabel, rerunNote, resultScales, sortByItemOrder, toResultRow } from './result-rows';
+import { rerunNote, resultScales, sortByItemOrder, toResultRow } from './result-rows';
 
 const result: Result = {
   id: 'r1',
@@ -40,9 +40,10 @@ describe('toResultRow', () => {
       min: '2.03',
       max: '2.07',
       counters: [
-        { name: 'involuntary ctxsw/op', value: '1.00e-5' },
-        { name: 'voluntary ctxsw/op', value: '1.00' },
+        expect.objectContaining({ name: 'voluntary_ctxsw_per_op', label: 'voluntary switches/op', value: '1.00' }),
+        expect.objectContaining({ name: 'involuntary_ctxsw_per_op', label: 'involuntary switches/op', value: '1.00e-5' }),
       ],
+      countersSummary: '1.00 switches/op',
     });
   });
 
@@ -51,11 +52,7 @@ describe('toResultRow', () => {
     expect(row.unit).toBe('MB/s');
     expect(row.median).toBe('850');
     expect(row.counters).toEqual([]);
-  });
-
-  it('labels counters', () => {
-    expect(counterLabel('voluntary_ctxsw_per_op')).toBe('voluntary ctxsw/op');
-    expect(counterLabel('max_rss_kb')).toBe('max rss kb');
+    expect(row.countersSummary).toBe('');
   });
 });
 

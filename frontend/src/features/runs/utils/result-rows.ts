@@ -1,7 +1,8 @@
 // Shapes results for the results table: every number of one row on the scale of its median, so a
 // row reads "48.1 [47.9, 48.6] ns/op" rather than mixing ns and µs.
 import type { Result, RunItem } from '@/lib/api-types';
-import { chooseScale, formatNumber, formatParams, formatPercent, formatScaled, seriesScale, type Scale } from '@/lib/format';
+import { chooseScale, formatParams, formatPercent, formatScaled, seriesScale, type Scale } from '@/lib/format';
+import { counterLines, counterSummary, type CounterLine } from './counters';
 
 export interface ResultRow {
   id: string;
@@ -19,12 +20,9 @@ export interface ResultRow {
   cv: string;
   min: string;
   max: string;
-  counters: { name: string; value: string }[];
-}
-
-/** "voluntary_ctxsw_per_op" → "voluntary ctxsw/op": shorter column text, same words. */
-export function counterLabel(name: string): string {
-  return name.replace(/_per_op$/, '/op').replace(/_/g, ' ');
+  /** Every counter with its label and explanation; `countersSummary` is the table's one line. */
+  counters: CounterLine[];
+  countersSummary: string;
 }
 
 /**
@@ -60,9 +58,8 @@ export function toResultRow(r: Result, scales?: Map<string, Scale>): ResultRow {
     cv: formatPercent(r.cv),
     min: formatScaled(r.min, scale),
     max: formatScaled(r.max, scale),
-    counters: Object.entries(r.counters ?? {})
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([name, value]) => ({ name: counterLabel(name), value: formatNumber(value) })),
+    counters: counterLines(r.counters),
+    countersSummary: counterSummary(r.counters),
   };
 }
 

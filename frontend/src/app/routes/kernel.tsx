@@ -1,0 +1,42 @@
+import { Link, useParams } from 'react-router';
+import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useKernels } from '@/features/kernels/api/kernels';
+import { KernelCard } from '@/features/kernels/components/KernelCard';
+import { Seeds } from '@/features/kernels/components/Seeds';
+import { useMachines } from '@/features/machines/api/machines';
+import { useDocumentTitle } from './title';
+
+/** One kernel's catalog entry at /kernels/<id>, where the run and compare tables link a kernel's name. */
+export function KernelPage() {
+  const { id = '' } = useParams();
+  useDocumentTitle(id);
+  const kernels = useKernels();
+  const machines = useMachines();
+  if (kernels.isPending) return <Loading what="the kernel" />;
+  if (kernels.isError) return <ErrorMessage title="Could not load kernels:" error={kernels.error} />;
+  const kernel = kernels.data.find((k) => k.id === id);
+  if (!kernel) {
+    return (
+      <EmptyState title="Kernel not found">
+        <p>
+          No connected agent lists a kernel <code>{id}</code>. See <Link to="/kernels">all kernels</Link>.
+        </p>
+      </EmptyState>
+    );
+  }
+  const usesSeed = kernel.seed_reference !== null && kernel.seed_reference !== undefined;
+  return (
+    <>
+      <h1>
+        <code>{kernel.id}</code> <span className="muted">{kernel.title !== kernel.id ? kernel.title : ''}</span>
+      </h1>
+      <p className="lead">
+        {kernel.family} family · <Link to={`/kernels?family=${encodeURIComponent(kernel.family)}`}>its other kernels</Link> · <Link to="/kernels">all kernels</Link>
+      </p>
+      <KernelCard kernel={kernel} machineIds={(machines.data ?? []).map((m) => m.id)} />
+      {usesSeed && <Seeds />}
+    </>
+  );
+}
+
+export default KernelPage;

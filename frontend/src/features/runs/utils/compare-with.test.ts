@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import type { Run } from '@/lib/api-types';
+import { compareWithView } from './compare-with';
+
+const item = (kernel: string, state = 'succeeded') => ({ kernel, state }) as Run['items'][number];
+const run = { id: 'r1', machine_id: 'a', items: [item('syscall.getppid'), item('go.mutex'), item('go.mutex')] };
+
+describe('compareWithView', () => {
+  it('adds the machine that most recently measured one of these kernels, this run as the baseline', () => {
+    const recent = [
+      { machine_id: 'a', status: 'succeeded', items: [item('syscall.getppid')] },
+      { machine_id: 'b', status: 'failed', items: [item('go.mutex', 'failed')] },
+      { machine_id: 'c', status: 'succeeded', items: [item('call.function')] },
+      { machine_id: 'd', status: 'succeeded', items: [item('go.mutex')] },
+      { machine_id: 'e', status: 'succeeded', items: [item('syscall.getppid')] },
+    ] as Run[];
+    expect(compareWithView(run, recent)).toEqual({ machines: ['a', 'd'], baseline: 'a', kernels: ['syscall.getppid', 'go.mutex'], runs: ['r1'] });
+  });
+
+  it('opens on this machine alone when no other one has results for these kernels', () => {
+    const recent = [{ machine_id: 'c', status: 'succeeded', items: [item('call.function')] }] as Run[];
+    expect(compareWithView(run, recent)).toEqual({ machines: ['a'], baseline: 'a', kernels: ['syscall.getppid', 'go.mutex'], runs: ['r1'] });
+    expect(compareWithView(run, []).machines).toEqual(['a']);
+  });
+});
