@@ -19,6 +19,7 @@ const BatchPage = lazy(() => import('./routes/batch'));
 const MachinePage = lazy(() => import('./routes/machine'));
 const KernelsPage = lazy(() => import('./routes/kernels'));
 const HostsPage = lazy(() => import('./routes/hosts'));
+const HistoryPage = lazy(() => import('./routes/history'));
 // The compare and share pages carry the charts (Recharts): their own chunks, loaded on first visit.
 const ComparePage = lazy(() => import('./routes/compare'));
 const SharePage = lazy(() => import('./routes/share'));
@@ -53,6 +54,7 @@ const router = createBrowserRouter([
       { path: 'kernels', element: <KernelsPage /> },
       { path: 'hosts', element: <HostsPage /> },
       { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
+      { path: 'history', element: <HistoryPage /> },
       { path: 's/:slug', element: <SharePage />, loader: prefetchShare },
       { path: 'signin', element: <SignInPage /> },
       { path: 'tokens', element: <TokensPage /> },
