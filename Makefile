@@ -13,7 +13,7 @@ VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null |
 AGENT_LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
-        test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-faults test-faults-pg \
+        test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
         test-dist dist bench clean
 
 help:
@@ -122,7 +122,7 @@ lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installe
 	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
 test: deps-test build gen-check lint test-server test-server-pg test-agent test-kernels test-frontend test-e2e \
-      test-faults test-faults-pg test-dist
+      test-fuzz test-faults test-faults-pg test-dist
 	@echo "make test: all suites passed"
 
 test-server: venv
@@ -148,6 +148,9 @@ test-e2e: venv agent kernels frontend
 	cd frontend && npm run e2e
 
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
+test-fuzz: venv
+	$(PY) -m pytest -q tests/fuzz
+
 test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
 

@@ -115,6 +115,7 @@ func gatherFrom(root string) *agentv1.MachineFacts {
 		"cgroup_cpu_max":        r.line("sys/fs/cgroup/cpu.max"),
 		"cgroup_cpuset":         r.line("sys/fs/cgroup/cpuset.cpus.effective"),
 		"cpu_vendor":            cpu.vendor,
+		"microcode":             cpu.microcode,
 		"cpu_flags_count":       strconv.Itoa(len(cpu.flags)),
 	}
 	if extra["numa_nodes"] == "0" {
@@ -162,6 +163,7 @@ func osRelease(s string) string {
 
 type cpuInfo struct {
 	model, vendor, mhz string
+	microcode          string // the first CPU's revision (x86); a microcode update changes figures
 	logical, cores     int
 	hypervisor         bool
 	flags              []string
@@ -199,6 +201,10 @@ func parseCPUInfo(s string) cpuInfo {
 		case "vendor_id", "CPU implementer":
 			if c.vendor == "" {
 				c.vendor = val
+			}
+		case "microcode":
+			if c.microcode == "" {
+				c.microcode = val
 			}
 		case "cpu MHz":
 			if c.mhz == "" {

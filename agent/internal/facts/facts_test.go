@@ -40,7 +40,7 @@ func TestGatherFromFakeTree(t *testing.T) {
 	// 2 packages × 2 cores × 2 threads
 	for i := 0; i < 8; i++ {
 		cpu += "processor\t: " + string(rune('0'+i)) + "\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Fake\n" +
-			"cpu MHz\t\t: 2100.000\nphysical id\t: " + string(rune('0'+i/4)) + "\ncore id\t\t: " + string(rune('0'+(i/2)%2)) +
+			"cpu MHz\t\t: 2100.000\nmicrocode\t: 0xde\nphysical id\t: " + string(rune('0'+i/4)) + "\ncore id\t\t: " + string(rune('0'+(i/2)%2)) +
 			"\nflags\t\t: fpu tsc hypervisor\n\n"
 	}
 	write(t, root, "proc/cpuinfo", cpu)
@@ -90,7 +90,8 @@ func TestGatherFromFakeTree(t *testing.T) {
 	if !reflect.DeepEqual(f.GetLoadAverage(), []float64{0.5, 0.25, 0.1}) {
 		t.Errorf("load = %v", f.GetLoadAverage())
 	}
-	if f.GetExtra()["thp"] != "madvise" || f.GetExtra()["cgroup_cpu_max"] != "max 100000" || f.GetExtra()["cpu_mhz"] != "2100.000" {
+	if f.GetExtra()["thp"] != "madvise" || f.GetExtra()["cgroup_cpu_max"] != "max 100000" || f.GetExtra()["cpu_mhz"] != "2100.000" ||
+		f.GetExtra()["microcode"] != "0xde" {
 		t.Errorf("extra = %v", f.GetExtra())
 	}
 }

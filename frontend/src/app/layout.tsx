@@ -60,6 +60,9 @@ function Header() {
         <NavLink to="/compare" className={cls}>
           Compare
         </NavLink>
+        <NavLink to="/history" className={cls}>
+          History
+        </NavLink>
         <NavLink to="/runs" className={cls} end>
           Runs
         </NavLink>

@@ -20,6 +20,7 @@ const MachinePage = lazy(() => import('./routes/machine'));
 const KernelsPage = lazy(() => import('./routes/kernels'));
 const KernelPage = lazy(() => import('./routes/kernel'));
 const HostsPage = lazy(() => import('./routes/hosts'));
+const HistoryPage = lazy(() => import('./routes/history'));
 // The compare and share pages carry the charts (Recharts): their own chunks, loaded on first visit.
 const ComparePage = lazy(() => import('./routes/compare'));
 const SharePage = lazy(() => import('./routes/share'));
@@ -55,6 +56,7 @@ const router = createBrowserRouter([
       { path: 'kernels/:id', element: <KernelPage /> },
       { path: 'hosts', element: <HostsPage /> },
       { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
+      { path: 'history', element: <HistoryPage /> },
       { path: 's/:slug', element: <SharePage />, loader: prefetchShare },
       { path: 'signin', element: <SignInPage /> },
       { path: 'tokens', element: <TokensPage /> },

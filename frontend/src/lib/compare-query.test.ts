@@ -21,7 +21,34 @@ const full: CompareView = {
   sortMachine: 'm-a',
   scale: 'log',
   cell: { kernel: 'ctxswitch.pipe', paramsKey: 'placement=same_core&threads=2' },
+  sides: [],
+  ab: null,
 };
+
+describe('sides of runs (same-machine A/B)', () => {
+  const sides = [
+    { label: 'before', runs: ['r1', 'r2'] },
+    { label: 'after tuning', runs: ['r3'] },
+  ];
+
+  it('round-trips in a readable address, and in a share', () => {
+    const qs = encodeCompareView({ sides, ab: 'm 1' });
+    expect(qs).toBe('sides=before:r1,r2;after%20tuning:r3&ab=m%201');
+    expect(decodeCompareView(qs)).toEqual({ ...EMPTY_COMPARE_VIEW, sides, ab: 'm 1' });
+    expect(compareApiQuery({ ...EMPTY_COMPARE_VIEW, sides, ab: 'm' })).toBe('sides=before:r1,r2;after%20tuning:r3');
+    const shared = viewToShare({ ...EMPTY_COMPARE_VIEW, sides });
+    expect(shared.sides).toBe('before:r1,r2;after tuning:r3');
+    expect(shared.baseline).toBe('before');
+    expect(viewFromShare(shared).sides).toEqual(sides);
+  });
+
+  it('leaves out malformed and repeated sides', () => {
+    expect(decodeCompareView('sides=a:r1;nocolon;<x>:r2;b:;a:r3;c:r4,r4').sides).toEqual([
+      { label: 'a', runs: ['r1'] },
+      { label: 'c', runs: ['r4'] },
+    ]);
+  });
+});
 
 describe('compare view URL', () => {
   it('round-trips every part of the view', () => {

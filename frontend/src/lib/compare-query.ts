@@ -1,5 +1,7 @@
 // The compare view's state lives in its URL: /compare?machines=a,b&kernels=k1,fam.*&baseline=a
-// [&runs=r1,r2][&batch=b][&sort=-ratio&sortm=b][&scale=log][&cell=<kernel>|<params_key>].
+// [&runs=r1,r2][&batch=b][&sort=-ratio&sortm=b][&scale=log][&cell=<kernel>|<params_key>], or with sets of
+// runs as the columns instead of machines: /compare?sides=before:r1,r2;after:r3 (same-machine A/B;
+// ab=<machine> opens the run picker for it).
 // These functions are the only place that reads or writes it (and the object a share freezes).
 
 export type SortKey = 'kernel' | 'ratio' | '-ratio';
@@ -21,6 +23,15 @@ export interface CompareView {
   scale: ChartScale;
   /** The selected cell (its row: kernel and canonical params), whose samples the distribution view shows. */
   cell: { kernel: string; paramsKey: string } | null;
+  /** Named sets of runs compared instead of machines (before/after on one machine). */
+  sides: Side[];
+  /** The machine whose runs the A/B picker lists. */
+  ab: string | null;
+}
+
+export interface Side {
+  label: string;
+  runs: string[];
 }
 
 export const EMPTY_COMPARE_VIEW: CompareView = {
@@ -33,7 +44,29 @@ export const EMPTY_COMPARE_VIEW: CompareView = {
   sortMachine: null,
   scale: 'linear',
   cell: null,
+  sides: [],
+  ab: null,
 };
+
+const SIDE_LABEL = /^[A-Za-z0-9][A-Za-z0-9 _.+-]{0,31}$/;
+
+/** `before:r1,r2;after:r3` → sides; malformed parts are left out (the server names its errors). */
+export function decodeSides(raw: string | null): Side[] {
+  if (!raw) return [];
+  const out: Side[] = [];
+  for (const part of raw.split(';')) {
+    const i = part.indexOf(':');
+    if (i < 0) continue;
+    const label = part.slice(0, i).trim();
+    const runs = [...new Set(part.slice(i + 1).split(',').map((r) => r.trim()).filter(Boolean))];
+    if (SIDE_LABEL.test(label) && runs.length && !out.some((s) => s.label === label)) out.push({ label, runs });
+  }
+  return out;
+}
+
+export function encodeSides(sides: Side[]): string {
+  return sides.map((s) => `${s.label}:${s.runs.join(',')}`).join(';');
+}
 
 function list(params: URLSearchParams, key: string): string[] {
   const seen = new Set<string>();
@@ -73,6 +106,8 @@ export function decodeCompareView(search: string | URLSearchParams): CompareView
     sortMachine: one(params, 'sortm'),
     scale: scale === 'log' ? 'log' : 'linear',
     cell,
+    sides: decodeSides(params.get('sides')),
+    ab: one(params, 'ab'),
   };
 }
 
@@ -94,6 +129,8 @@ export function encodeCompareView(view: Partial<CompareView>): string {
   if (v.sort !== 'kernel' && v.sortMachine) parts.push(`sortm=${encodeURIComponent(v.sortMachine)}`);
   if (v.scale !== 'linear') parts.push(`scale=${v.scale}`);
   if (v.cell) parts.push(`cell=${encodeURIComponent(`${v.cell.kernel}${CELL_SEP}${v.cell.paramsKey}`)}`);
+  if (v.sides.length) parts.push(`sides=${encodeURIComponent(encodeSides(v.sides)).replace(/%2C/gi, ',').replace(/%3A/gi, ':').replace(/%3B/gi, ';')}`);
+  if (v.ab) parts.push(`ab=${encodeURIComponent(v.ab)}`);
   return parts.join('&');
 }
 
@@ -110,6 +147,7 @@ export function compareApiQuery(view: CompareView): string {
     baseline: view.baseline,
     runs: view.runs,
     batch: view.batch,
+    sides: view.sides,
   });
 }
 
@@ -121,6 +159,7 @@ export function viewToShare(view: CompareView): Record<string, unknown> {
     baseline: view.baseline ?? view.machines[0] ?? null,
     ...(view.runs.length ? { runs: view.runs } : {}),
     ...(view.batch ? { batch: view.batch } : {}),
+    ...(view.sides.length ? { sides: encodeSides(view.sides), baseline: view.baseline ?? view.sides[0]!.label } : {}),
     sort: view.sort,
     sort_machine: view.sortMachine,
     scale: view.scale,
@@ -147,6 +186,8 @@ export function viewFromShare(obj: Record<string, unknown> | null | undefined): 
     sortMachine: str(o.sort_machine),
     scale: o.scale === 'log' ? 'log' : 'linear',
     cell: cell && typeof cell.kernel === 'string' ? { kernel: cell.kernel, paramsKey: typeof cell.params_key === 'string' ? cell.params_key : '' } : null,
+    sides: decodeSides(str(o.sides)),
+    ab: null,
   };
 }
 

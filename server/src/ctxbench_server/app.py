@@ -15,6 +15,7 @@ from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
 from ctxbench_server.fleet.dist import router as dist_router
 from ctxbench_server.fleet.router import router as fleet_router
+from ctxbench_server.history.router import router as history_router
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.machines.router import router as machines_router
@@ -38,6 +39,7 @@ api.include_router(machines_router, dependencies=readers)
 api.include_router(kernels_router, dependencies=readers)
 api.include_router(runs_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
+api.include_router(history_router, dependencies=readers)
 api.include_router(tokens_router, dependencies=readers)
 api.include_router(shares_router)
 api.include_router(fleet_router)

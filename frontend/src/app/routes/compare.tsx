@@ -6,6 +6,7 @@ import { CompareBody } from '@/features/compare/components/CompareBody';
 import { PickAnother } from '@/features/compare/components/PickAnother';
 import { ComparePickers } from '@/features/compare/components/Pickers';
 import { ShareBox } from '@/features/compare/components/ShareBox';
+import { SidesPicker } from '@/features/compare/components/SidesPicker';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { useMachines } from '@/features/machines/api/machines';
 import { ApiError } from '@/lib/api-client';
@@ -34,13 +35,14 @@ export function ComparePage() {
       const qs = encodeCompareView({ ...decodeCompareView(latest.current), ...patch });
       latest.current = qs;
       // What is compared makes a history entry; sort, scale and the selected cell replace it.
-      const replace = !('machines' in patch || 'kernels' in patch || 'baseline' in patch || 'runs' in patch);
+      const replace = !('machines' in patch || 'kernels' in patch || 'baseline' in patch || 'runs' in patch || 'sides' in patch);
       void navigate({ search: qs ? `?${qs}` : '' }, { replace });
     },
     [navigate],
   );
 
   const names = new Map([...(machines.data ?? []), ...(compare.data?.machines ?? [])].map((m) => [m.id, m.name]));
+  const abMode = view.sides.length > 0 || view.ab !== null;
   const err = compare.error;
   const bad = err instanceof ApiError && (err.status === 404 || err.status === 422);
   return (
@@ -50,13 +52,25 @@ export function ComparePage() {
         {compare.data && <ShareBox view={view} />}
       </div>
       <p className="lead">
-        {view.machines.length > 0
-          ? `${view.machines.map((id) => names.get(id) ?? id).join(' vs ')}${view.batch ? `, batch ${view.batch.slice(0, 8)}` : ''}. The address bar is a live link to this view.`
-          : 'Pick two or more machines to see their results side by side.'}
+        {abMode
+          ? view.sides.length >= 2
+            ? `${view.sides.map((x) => `${x.label} (${x.runs.length} run${x.runs.length === 1 ? '' : 's'})`).join(' vs ')}: runs of one machine side by side. The address bar is a live link to this view.`
+            : 'Before and after on one machine: put its runs on side A or B, then compare them as machines are compared.'
+          : view.machines.length > 0
+            ? `${view.machines.map((id) => names.get(id) ?? id).join(' vs ')}${view.batch ? `, batch ${view.batch.slice(0, 8)}` : ''}. The address bar is a live link to this view.`
+            : 'Pick two or more machines to see their results side by side.'}
       </p>
-      {machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} />}
-      {view.machines.length === 1 && !view.batch && machines.data && <PickAnother machines={machines.data} view={view} onView={onView} />}
-      {!canCompare(view) && view.machines.length !== 1 && (
+      {abMode && machines.data && <SidesPicker key={`${view.ab ?? ''}|${view.sides.map((x) => x.label).join(';')}`} machines={machines.data} view={view} onView={onView} />}
+      {!abMode && machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} />}
+      {!abMode && view.machines.length === 1 && !view.batch && machines.data && <PickAnother machines={machines.data} view={view} onView={onView} />}
+      {!abMode && (
+        <p className="muted small">
+          <button type="button" className="link-button" data-testid="ab-open" onClick={() => onView({ ab: view.machines[0] ?? machines.data?.[0]?.id ?? null })}>
+            Compare runs of one machine (before / after)
+          </button>
+        </p>
+      )}
+      {!abMode && !canCompare(view) && view.machines.length !== 1 && (
         <p className="muted" data-testid="compare-prompt">
           Choose at least two machines above, or start from the{' '}
           <Link to="/machines">machines page</Link>.

@@ -7,6 +7,8 @@ import { groupFacts } from '@/features/machines/utils/fact-groups';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
 import { ApiError } from '@/lib/api-client';
+import { comparePath } from '@/lib/compare-query';
+import { historyPath } from '@/features/history/utils/history';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 
@@ -39,6 +41,12 @@ export function MachinePage() {
         <span className="run-actions">
           <Link className="button button-primary" to={newRunPath({ machines: [m.id] })}>
             New run
+          </Link>
+          <Link className="button" to={comparePath({ ab: m.id })} data-testid="machine-ab">
+            Compare its runs
+          </Link>
+          <Link className="button" to={historyPath({ machine: m.id })}>
+            History
           </Link>
         </span>
       </div>

@@ -70,6 +70,7 @@ HINTS: dict[str, str] = {
     "extra.energy_perf_bias": "The energy/performance bias changes clock speeds: CPU-bound figures change.",
     "extra.cpuidle_driver": "Deeper idle states make wake-ups (switches, sleeps) slower.",
     "extra.numa_nodes": "NUMA: memory and cross-core figures depend on which node is touched.",
+    "extra.microcode": "A microcode update can change mitigations, branch prediction and every kernel entry.",
     "extra.sched_autogroup": "Scheduler autogrouping changes how CPU time is shared between sessions.",
 }
 

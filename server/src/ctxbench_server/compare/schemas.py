@@ -131,6 +131,9 @@ class ShareView(BaseModel):
     baseline: str | None = Field(default=None, max_length=64)
     runs: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=MAX_VIEW_RUNS)
     batch: str | None = Field(default=None, max_length=64)
+    sides: str | None = Field(
+        default=None, max_length=20_000, description="sets of runs as columns: label:run,run;label:run"
+    )
 
     @model_validator(mode="after")
     def _small_ui_state(self) -> ShareView:

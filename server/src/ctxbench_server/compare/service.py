@@ -14,12 +14,12 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, Row, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from ctxbench_server.compare import facts, ratios
+from ctxbench_server.compare import facts, ratios, sides
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
@@ -36,6 +36,7 @@ class CompareQuery:
     baseline: str | None = None
     runs: list[str] = field(default_factory=list)
     batch: str | None = None
+    sides: str | None = None  # "label:run,run;label:run" (compare/sides.py)
 
 
 class UnknownMachine(NotFound):
@@ -140,6 +141,18 @@ async def compare(
         raise ValidationFailed([field_error([*loc, field_name], f"at most {MAX_LIST} entries", "too_long")])
 
     warnings: list[dict[str, Any]] = []
+    if q.sides:
+        if machine_ids or run_ids or q.batch:
+            raise ValidationFailed(
+                [
+                    field_error(
+                        [*loc, "sides"], "compare either machines (with runs or a batch) or sides", "conflict"
+                    )
+                ]
+            )
+        return await _compare_sides(
+            session, sides.parse(q.sides, loc), q, wanted_kernels, online, loc, fragments
+        )
 
     # Runs named by `runs` or `batch`: one statement for both.
     restricted: dict[str, set[str]] = {}  # machine -> its runs to use
@@ -276,6 +289,42 @@ async def compare(
     )
 
 
+async def _compare_sides(
+    session: AsyncSession,
+    side_list: list[sides.Side],
+    q: CompareQuery,
+    wanted_kernels: list[str],
+    online: set[str],
+    loc: list[str | int],
+    fragments: dict[str, str] | None,
+) -> dict[str, Any]:
+    """compare() with sets of runs as the columns (compare/sides.py)."""
+    labels = [s.label for s in side_list]
+    baseline = q.baseline or labels[0]
+    if baseline not in labels:
+        raise ValidationFailed(
+            [field_error([*loc, "baseline"], f"baseline {baseline!r} is not among the sides", "not_compared")]
+        )
+    specs: dict[str, dict[str, Any]] = {
+        kid: spec for kid, spec in (await session.execute(select(Kernel.id, Kernel.spec))).all()
+    }
+    got = await sides.gather(session, side_list, _resolve_kernels(wanted_kernels, specs, loc), loc)
+    results = sides.relabel(await _records(await session.connection(), list(got.chosen)), got.chosen)
+    return _assemble(
+        labels,
+        baseline,
+        got.columns,
+        {label: got.facts.get(label) or {} for label in labels},
+        got.facts_run,
+        {label for label, c in got.columns.items() if any(m in online for m in c.machine_ids)},
+        specs,
+        results,
+        got.spreads,
+        [],
+        fragments,
+    )
+
+
 def _cell(r: Record, fragments: dict[str, str] | None) -> Any:
     if fragments is None:
         return r.cell
@@ -369,10 +418,19 @@ def render(answer: dict[str, Any], fragments: dict[str, str]) -> bytes:
     return _MARK_RE.sub(lambda m: fragments[m.group(1)], text).encode()
 
 
+class Column(Protocol):
+    """What the assembly reads of a compared column: a machine, or a side of runs."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def hostname(self) -> str: ...
+
+
 def _assemble(
     machine_ids: list[str],
     baseline: str,
-    machines: Mapping[str, Machine],
+    machines: Mapping[str, Column],
     machine_facts: Mapping[str, dict[str, Any]],
     facts_run: Mapping[str, str | None],
     online: set[str],

@@ -31,6 +31,7 @@ async def create(session: AsyncSession, view: ShareView, online: set[str]) -> Sh
         baseline=view.baseline,
         runs=compare_service.split_list(view.runs),
         batch=view.batch,
+        sides=view.sides,
     )
     try:
         answer = await compare_service.compare(session, q, online, LOC)

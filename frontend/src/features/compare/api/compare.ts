@@ -11,8 +11,9 @@ export const compareQuery = (view: CompareView) => {
   });
 };
 
-/** Enough to ask: two machines (the server's minimum), or a batch that names them. */
+/** Enough to ask: two machines (the server's minimum), a batch that names them, or two sides of runs. */
 export function canCompare(view: CompareView): boolean {
+  if (view.sides.length > 0) return view.sides.length >= 2;
   return view.machines.length >= 2 || (view.batch !== null && view.machines.length !== 1);
 }
 

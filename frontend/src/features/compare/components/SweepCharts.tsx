@@ -7,6 +7,7 @@ import { ChartFrame } from './ChartFrame';
 import { kernelScales, scaleKey } from '../utils/table';
 import { machineColour } from '../utils/heatmap';
 import { seedTooltip } from '@/lib/seeds';
+import { sweepInsight, type Insight } from '../utils/insight';
 
 function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: CompareResponse; scale: ChartScale; units: Scale }) {
   // The axis keeps the server's values and reads them in the table's unit for this kernel.
@@ -17,6 +18,10 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
   const ticks = group.log2 ? log2Ticks(Math.min(...xs), Math.max(...xs)) : undefined;
   const seed = seedMark(group);
   const fixed = Object.keys(group.fixed).length ? ` (${formatParams(group.fixed)})` : '';
+  const higher = group.points[0]?.row.higher_is_better ?? false;
+  const insights = data.machines
+    .map((m, i) => ({ m, i, s: sweepInsight(group, m.id, higher) }))
+    .filter((x): x is { m: (typeof data.machines)[number]; i: number; s: Insight } => x.s !== null);
   return (
     <ChartFrame
       title={
@@ -81,6 +86,20 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
               connectNulls
             />
           ))}
+          {insights.map(({ m, i, s }) =>
+            s.knee ? (
+              <ReferenceDot
+                key={`knee-${m.id}`}
+                x={s.knee.x}
+                y={s.knee.median}
+                r={6}
+                fill="none"
+                stroke={machineColour(i)}
+                strokeWidth={2}
+                label={{ value: `knee ×${formatNumber(s.knee.ratio, 2)}`, position: 'right', fontSize: 11, fill: machineColour(i) }}
+              />
+            ) : null,
+          )}
           {seed?.kind === 'line' && (
             <ReferenceLine
               y={seed.value}
@@ -101,6 +120,7 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
           )}
         </ComposedChart>
       </ResponsiveContainer>
+      <ScalingTable group={group} insights={insights} higher={higher} />
       {seed && (
         <p className="muted small chart-note" data-testid="seed-note">
           {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: <abbr title={seedTooltip(seed.seed.seed)}>seed {seed.seed.seed}</abbr>, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
@@ -109,6 +129,48 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
         </p>
       )}
     </ChartFrame>
+  );
+}
+
+/** Per machine: each point against the first (100 % = as good as the first point) and the knee. */
+function ScalingTable({ group, insights, higher }: { group: SweepGroup; insights: { m: { id: string; name: string }; s: Insight }[]; higher: boolean }) {
+  if (insights.length === 0) return null;
+  return (
+    <div className="table-wrap sweep-insight" data-testid="sweep-insight">
+      <table className="table table-compact">
+        <thead>
+          <tr>
+            <th scope="col">
+              {group.param} <span className="muted small">vs {formatTick(Number(group.points[0]?.x)) || String(group.points[0]?.x)}</span>
+            </th>
+            {group.points.map((p) => (
+              <th key={String(p.x)} scope="col" className="num">
+                {typeof p.x === 'number' ? formatTick(p.x) : p.x}
+              </th>
+            ))}
+            <th scope="col">knee</th>
+          </tr>
+        </thead>
+        <tbody>
+          {insights.map(({ m, s }) => (
+            <tr key={m.id} data-testid="insight-row" data-machine-id={m.id}>
+              <th scope="row">{m.name}</th>
+              {s.scaling.map((p) => (
+                <td key={String(p.x)} className="num">
+                  {p.value === null ? '—' : `${formatNumber(p.value * 100, 3)} %`}
+                </td>
+              ))}
+              <td data-testid="insight-knee">{s.knee ? `${group.param} = ${String(s.knee.x)} (×${formatNumber(s.knee.ratio, 2)})` : 'none'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small chart-note">
+        Each point against the first: 100 % = {higher ? 'the same throughput' : 'each op costs what it did'} at {group.param} ={' '}
+        {String(group.points[0]?.x)}. Knee: the first point from which the {higher ? 'throughput stays' : 'cost stays'} at least 10 % worse, beyond both
+        CIs.
+      </p>
+    </div>
   );
 }
 

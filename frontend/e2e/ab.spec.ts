@@ -1,0 +1,79 @@
+import { expect, test, type APIRequestContext } from './fixtures';
+
+// Issue 13 "Same-machine A/B": runs of one machine put on two sides from the compare page's run picker,
+// compared with the same table and ratios as machines, over real runs of run.sh's real agent.
+
+test.describe.configure({ mode: 'serial' });
+
+const KERNEL = 'syscall.getppid';
+
+async function localMachine(request: APIRequestContext): Promise<string> {
+  let id = '';
+  await expect
+    .poll(
+      async () => {
+        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
+        return id;
+      },
+      { timeout: 30_000 },
+    )
+    .not.toBe('');
+  return id;
+}
+
+async function runOnce(request: APIRequestContext, machine: string): Promise<string> {
+  const created = await request.post('/api/v1/runs', {
+    data: { machine_id: machine, profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: KERNEL, params: {} }] },
+  });
+  expect(created.status(), await created.text()).toBe(201);
+  const id = ((await created.json()) as { id: string }).id;
+  await expect
+    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout: 90_000 })
+    .toBe('succeeded');
+  return id;
+}
+
+test('before and after on one machine: runs picked on two sides compare like machines', async ({ page, request }) => {
+  const machine = await localMachine(request);
+  const runs: string[] = [];
+  for (let i = 0; i < 4; i++) runs.push(await runOnce(request, machine));
+
+  // From the machine page to the picker
+  await page.goto(`/machines/${encodeURIComponent(machine)}`);
+  await page.getByTestId('machine-ab').click();
+  await expect(page).toHaveURL(/\/compare\?ab=/);
+  const picker = page.getByTestId('sides-picker');
+  await expect(picker.getByTestId('ab-runs')).toBeVisible();
+  await expect(picker.getByTestId('ab-compare')).toBeDisabled();
+  for (const [i, run] of runs.entries()) {
+    await picker.getByRole('checkbox', { name: `${run} on side ${i < 2 ? 'A' : 'B'}` }).check();
+  }
+  await expect(picker.getByTestId('ab-compare')).toHaveText('Compare 2 vs 2 runs');
+  await picker.getByTestId('ab-compare').click();
+  await expect(page).toHaveURL(new RegExp(`sides=before:${runs[0]},${runs[1]};after:${runs[2]},${runs[3]}`));
+
+  // The same table as machines get: the two sides as its columns, the ratio with its rule
+  await expect(page.getByTestId('compare-machine-head')).toHaveText([/before/, /after/]);
+  const row = page.locator(`[data-testid="compare-row"][data-kernel="${KERNEL}"]`);
+  await expect(row).toHaveCount(1);
+  await expect(row.locator('[data-machine-id="after"] [data-testid="ratio-value"]')).toHaveText(/\d/);
+  // the rule that decided is on the cell, as for machines
+  await expect(row.locator('[data-testid="compare-ratio"][data-machine-id="after"]')).toHaveAttribute('title', /.+/);
+
+  // The API behind it: each side's cell is its newest run, and noise comes from the sides' own runs
+  const qs = new URL(page.url()).search;
+  const body = (await (await request.get(`/api/v1/compare${qs}`)).json()) as {
+    machines: { id: string }[];
+    rows: { kernel: string; cells: Record<string, { run_id: string }>; ratios: Record<string, { significance: { noise_source: string } | null }> }[];
+  };
+  expect(body.machines.map((m) => m.id)).toEqual(['before', 'after']);
+  const r = body.rows.find((x) => x.kernel === KERNEL)!;
+  expect(r.cells.before!.run_id).toBe(runs[1]);
+  expect(r.cells.after!.run_id).toBe(runs[3]);
+  expect(r.ratios.after!.significance!.noise_source).toBe('runs');
+
+  // Back to machines
+  await page.getByTestId('sides-picker').getByRole('button', { name: 'Compare machines instead' }).click();
+  await expect(page.getByTestId('ab-open')).toBeVisible();
+});

@@ -1,0 +1,101 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { runsQuery } from '@/features/runs/api/runs';
+import type { Machine } from '@/lib/api-types';
+import type { CompareView, Side } from '@/lib/compare-query';
+import { formatDateTime } from '@/lib/format';
+
+type Choice = 0 | 1 | null;
+
+/**
+ * Same-machine A/B: the machine's finished runs, each put on side A ("before"), side B ("after") or
+ * neither; Compare makes the two sets the columns. Every choice reaches the URL only on Compare.
+ */
+export function SidesPicker({ machines, view, onView }: { machines: Machine[]; view: CompareView; onView: (p: Partial<CompareView>) => void }) {
+  const machineId = view.ab ?? machines[0]?.id ?? '';
+  const runs = useQuery({ ...runsQuery({ machine: machineId, status: 'succeeded' }), enabled: machineId !== '' });
+  const [labels, setLabels] = useState<[string, string]>([view.sides[0]?.label ?? 'before', view.sides[1]?.label ?? 'after']);
+  const [choice, setChoice] = useState<Map<string, Choice>>(
+    () => new Map(view.sides.slice(0, 2).flatMap((s, i) => s.runs.map((r) => [r, i as Choice] as const))),
+  );
+  // A side lists its runs oldest first (the list shows them newest first).
+  const side = (i: 0 | 1) => (runs.data ?? []).filter((r) => choice.get(r.id) === i).map((r) => r.id).reverse();
+  const ready = side(0).length > 0 && side(1).length > 0 && labels[0].trim() !== '' && labels[0].trim() !== labels[1].trim();
+  const compare = () => {
+    const sides: Side[] = [
+      { label: labels[0].trim(), runs: side(0) },
+      { label: labels[1].trim(), runs: side(1) },
+    ];
+    onView({ sides, ab: machineId, baseline: null, machines: [], runs: [], batch: null, sortMachine: null, cell: null });
+  };
+  return (
+    <section className="sides-picker" data-testid="sides-picker">
+      <div className="toolbar">
+        <label>
+          Machine{' '}
+          <select value={machineId} onChange={(e) => onView({ ab: e.target.value, sides: [] })} data-testid="ab-machine">
+            {machines.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {[0, 1].map((i) => (
+          <label key={i}>
+            Side {i === 0 ? 'A' : 'B'}{' '}
+            <input
+              className="input-small"
+              value={labels[i as 0 | 1]}
+              maxLength={32}
+              onChange={(e) => setLabels(i === 0 ? [e.target.value, labels[1]] : [labels[0], e.target.value])}
+              data-testid={`ab-label-${i}`}
+            />
+          </label>
+        ))}
+        <button type="button" className="button button-primary" disabled={!ready} onClick={compare} data-testid="ab-compare">
+          Compare {side(0).length} vs {side(1).length} runs
+        </button>
+        <button type="button" className="link-button" onClick={() => onView({ ab: null, sides: [] })}>
+          Compare machines instead
+        </button>
+      </div>
+      {runs.isPending && machineId && <p className="muted">Loading runs…</p>}
+      {runs.data && runs.data.length < 2 && <p className="muted">This machine needs two finished runs to compare.</p>}
+      {runs.data && runs.data.length >= 2 && (
+        <div className="table-wrap">
+          <table className="table" data-testid="ab-runs">
+            <thead>
+              <tr>
+                <th>Run</th>
+                <th>Kernels</th>
+                <th>{labels[0] || 'A'}</th>
+                <th>{labels[1] || 'B'}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.data.map((r) => (
+                <tr key={r.id} data-run={r.id}>
+                  <td>
+                    {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
+                  </td>
+                  <td className="small">{[...new Set(r.items.map((i) => i.kernel))].slice(0, 4).join(', ')}</td>
+                  {([0, 1] as const).map((i) => (
+                    <td key={i}>
+                      <input
+                        type="checkbox"
+                        aria-label={`${r.id} on side ${i === 0 ? 'A' : 'B'}`}
+                        checked={choice.get(r.id) === i}
+                        onChange={(e) => setChoice(new Map(choice).set(r.id, e.target.checked ? i : null))}
+                      />
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

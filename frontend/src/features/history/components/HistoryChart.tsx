@@ -1,0 +1,79 @@
+import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { ChartFrame } from '@/features/compare/components/ChartFrame';
+import { formatDateTime, formatNumber, seriesScale } from '@/lib/format';
+import type { History } from '../api/history';
+import { factMarks, historyRows } from '../utils/history';
+
+const STEP_COLOUR = '#cf222e';
+const FACT_COLOUR = '#8250df';
+
+/**
+ * A kernel point over time: each run's median (line) and CI (band), the machine's fact changes as
+ * dashed vertical marks, and every real step as a shaded span from the last run before it to the first
+ * run after it.
+ */
+export function HistoryChart({ data }: { data: History }) {
+  const rows = historyRows(data.points);
+  const scale = seriesScale(data.points.map((p) => p.median), data.unit);
+  const inUnits = (v: number) => formatNumber(v * scale.factor, 3);
+  const marks = factMarks(data.fact_changes);
+  const steps = data.changes.filter((s) => s.significant);
+  const label = `${data.kernel}${data.params_key ? ` (${data.params_key})` : ''} on ${data.machine.name}`;
+  return (
+    <ChartFrame title={<>History of <code>{label}</code></>} file={`history-${data.kernel}`} testId="history-chart">
+      <ResponsiveContainer width="100%" height={320}>
+        <ComposedChart data={rows} margin={{ top: 24, right: 24, bottom: 20, left: 10 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
+          <XAxis
+            dataKey="t"
+            type="number"
+            scale="time"
+            domain={['dataMin', 'dataMax']}
+            tickFormatter={(t: number) => new Date(t).toISOString().slice(5, 16).replace('T', ' ')}
+            label={{ value: 'run (UTC)', position: 'insideBottom', offset: -10 }}
+          />
+          <YAxis
+            type="number"
+            domain={['auto', 'auto']}
+            tickFormatter={inUnits}
+            width={70}
+            label={{ value: scale.unit, angle: -90, position: 'insideLeft' }}
+          />
+          <Tooltip
+            labelFormatter={(t) => formatDateTime(new Date(Number(t)).toISOString())}
+            formatter={(v) => (Array.isArray(v) ? v.map((x) => inUnits(Number(x))).join(' – ') : `${inUnits(Number(v))} ${scale.unit}`)}
+          />
+          {steps.map((s) => (
+            <ReferenceArea
+              key={`step-${s.run_id}`}
+              x1={rows[s.index - 1]?.t}
+              x2={rows[s.index]?.t}
+              fill={STEP_COLOUR}
+              fillOpacity={0.12}
+              stroke={STEP_COLOUR}
+              strokeOpacity={0.5}
+              label={{ value: `×${formatNumber(s.ratio, 3)}`, position: 'insideTop', fontSize: 11, fill: STEP_COLOUR }}
+            />
+          ))}
+          {marks.map((m) => (
+            <ReferenceLine
+              key={`fact-${m.run_id}`}
+              x={m.at}
+              stroke={FACT_COLOUR}
+              strokeDasharray="4 3"
+              label={{ value: m.label, position: 'top', fontSize: 11, fill: FACT_COLOUR }}
+            />
+          ))}
+          <Area dataKey="ci" name="CI of the median" stroke="none" fill="#0969da" fillOpacity={0.15} isAnimationActive={false} connectNulls />
+          <Line dataKey="median" name="median" stroke="#0969da" strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} />
+        </ComposedChart>
+      </ResponsiveContainer>
+      <p className="muted small chart-note">
+        Line: each run’s median; band: its CI. Dashed purple: a machine fact changed ({marks.length}). Red span: a real change
+        ({steps.length}).
+      </p>
+    </ChartFrame>
+  );
+}
+
+export default HistoryChart;

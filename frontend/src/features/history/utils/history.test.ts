@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { decodeHistoryQuery, factMarks, factValue, historyPath, historyRows, ruleText, stepText } from './history';
+
+describe('history address', () => {
+  it('round-trips machine, kernel and params (the empty key too)', () => {
+    const path = historyPath({ machine: 'm 1', kernel: 'lock.pthread_mutex', params: 'threads=4&x=a b' });
+    expect(path).toBe('/history?machine=m+1&kernel=lock.pthread_mutex&params=threads%3D4%26x%3Da+b');
+    expect(decodeHistoryQuery(path.split('?')[1]!)).toEqual({ machine: 'm 1', kernel: 'lock.pthread_mutex', params: 'threads=4&x=a b' });
+    expect(historyPath({ machine: 'm', kernel: 'k', params: '' })).toBe('/history?machine=m&kernel=k&params=');
+    expect(decodeHistoryQuery('machine=m&kernel=k')).toEqual({ machine: 'm', kernel: 'k', params: null });
+    expect(historyPath({})).toBe('/history');
+  });
+});
+
+describe('history rows and marks', () => {
+  it('puts each run on the time axis with its CI', () => {
+    const rows = historyRows([
+      { run_id: 'r1', result_id: 'a', at: '2026-11-01T00:00:00Z', median: 100, ci_low: 98, ci_high: 103, ci_method: null, n: 6, n_launches: 3, unit: 'ns/op', agent_version: null, noisy: false, disturbance: null },
+      { run_id: 'r2', result_id: 'b', at: '2026-11-02T00:00:00Z', median: 130, ci_low: null, ci_high: null, ci_method: null, n: 6, n_launches: 3, unit: 'ns/op', agent_version: null, noisy: false, disturbance: null },
+    ]);
+    expect(rows.map((r) => [r.t, r.median, r.ci, r.index])).toEqual([
+      [Date.UTC(2026, 10, 1), 100, [98, 103], 0],
+      [Date.UTC(2026, 10, 2), 130, undefined, 1],
+    ]);
+  });
+
+  it('groups fact changes by run', () => {
+    const at = '2026-11-02T00:00:00Z';
+    const marks = factMarks([
+      { run_id: 'r2', at, fact: 'governor', before: 'powersave', after: 'performance', hint: null },
+      { run_id: 'r2', at, fact: 'kernel_release', before: '6.1', after: '6.8', hint: null },
+      { run_id: 'r5', at: '2026-11-05T00:00:00Z', fact: 'agent_version', before: '0.1', after: '0.2', hint: null },
+    ]);
+    expect(marks.map((m) => [m.run_id, m.label, m.facts.length])).toEqual([
+      ['r2', 'governor +1', 2],
+      ['r5', 'agent_version', 1],
+    ]);
+  });
+
+  it('says which way a step went and why it counts or not', () => {
+    expect(stepText({ ratio: 1.3 }, false)).toBe('+30.0 % slower');
+    expect(stepText({ ratio: 0.8 }, false)).toBe('-20.0 % faster');
+    expect(stepText({ ratio: 0.8 }, true)).toBe('-20.0 % slower');
+    expect(ruleText('within_noise')).toMatch(/noise/);
+    expect(factValue({ a: 1 })).toBe('{"a":1}');
+    expect(factValue('')).toBe('—');
+  });
+});
