@@ -80,7 +80,7 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.isoformat().replace("+00:00", "Z")
 
 
-def _param_sort_key(params: Mapping[str, Any]) -> tuple[Any, ...]:
+def param_sort_key(params: Mapping[str, Any]) -> tuple[Any, ...]:
     out: list[tuple[str, int, float, str]] = []
     for name in sorted(params):
         v = params[name]
@@ -450,7 +450,7 @@ def _assemble(
     logs: dict[str, list[float]] = {m: [] for m in machine_ids}
     logs_by_family: dict[str, dict[str, list[float]]] = {}
     for kernel_id, params_key in sorted(
-        points, key=lambda p: (p[0], _param_sort_key(next(iter(points[p].values())).params), p[1])
+        points, key=lambda p: (p[0], param_sort_key(next(iter(points[p].values())).params), p[1])
     ):
         cells = points[(kernel_id, params_key)]
         spec = specs.get(kernel_id) or {}

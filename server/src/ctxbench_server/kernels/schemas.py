@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class ParamOut(BaseModel):
@@ -35,3 +36,24 @@ class KernelOut(BaseModel):
     seed_reference: SeedReferenceOut | None
     executable: str = ""
     machines: list[str]
+
+
+class RankedResult(BaseModel):
+    machine_id: str
+    machine_name: str
+    result_id: str
+    run_id: str
+    at: datetime
+    median: float | None
+    ci_low: float | None
+    ci_high: float | None
+    unit: str
+    n: int
+
+
+class RankedPoint(BaseModel):
+    params_key: str
+    params: dict[str, Any]
+    unit: str
+    higher_is_better: bool
+    results: list[RankedResult] = Field(description="each machine's latest result here, best first")
