@@ -2,6 +2,7 @@ import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { KernelCard } from '@/features/kernels/components/KernelCard';
+import { LatestRanking } from '@/features/kernels/components/LatestRanking';
 import { Seeds } from '@/features/kernels/components/Seeds';
 import { useMachines } from '@/features/machines/api/machines';
 import { useDocumentTitle } from './title';
@@ -34,6 +35,8 @@ export function KernelPage() {
         {kernel.family} family · <Link to={`/kernels?family=${encodeURIComponent(kernel.family)}`}>its other kernels</Link> · <Link to="/kernels">all kernels</Link>
       </p>
       <KernelCard kernel={kernel} machineIds={(machines.data ?? []).map((m) => m.id)} />
+      <h2>Latest on every machine</h2>
+      <LatestRanking kernelId={kernel.id} />
       {usesSeed && <Seeds />}
     </>
   );

@@ -1,0 +1,57 @@
+import { expect, test, type APIRequestContext } from './fixtures';
+
+// Issue 13 "A kernel page": /kernels/<id> shows what the kernel measures and its latest result on every
+// machine, ranked, with a chart, from a real run of run.sh's agent.
+
+test.describe.configure({ mode: 'serial' });
+
+const KERNEL = 'call.indirect';
+
+async function localMachine(request: APIRequestContext): Promise<{ id: string; name: string }> {
+  let m: { id: string; name: string } | undefined;
+  await expect
+    .poll(
+      async () => {
+        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
+        m = machines.find((x) => x.online && x.name !== 'second');
+        return m?.id ?? '';
+      },
+      { timeout: 30_000 },
+    )
+    .not.toBe('');
+  return m!;
+}
+
+test('a kernel page ranks every machine’s latest result, with a chart and links', async ({ page, request }) => {
+  const machine = await localMachine(request);
+  const created = await request.post('/api/v1/runs', {
+    data: { machine_id: machine.id, profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: KERNEL, params: {} }] },
+  });
+  expect(created.status(), await created.text()).toBe(201);
+  const run = ((await created.json()) as { id: string }).id;
+  await expect
+    .poll(async () => ((await (await request.get(`/api/v1/runs/${run}`)).json()) as { status: string }).status, { timeout: 90_000 })
+    .toBe('succeeded');
+  const [point] = (await (await request.get(`/api/v1/kernels/${KERNEL}/latest`)).json()) as { results: { machine_id: string; run_id: string }[] }[];
+  const mine = point!.results.find((r) => r.machine_id === machine.id)!;
+  expect(mine.run_id).toBe(run);
+
+  await page.goto(`/kernels/${KERNEL}`);
+  const rows = page.getByTestId('ranking-row');
+  await expect(rows).toHaveCount(point!.results.length);
+  const row = rows.filter({ hasText: machine.name });
+  await expect(row).toContainText(/ns\/op|µs\/op/);
+  // one bar per ranked machine
+  await expect(page.getByTestId('ranked-chart').locator('.recharts-bar-rectangle')).toHaveCount(point!.results.length);
+  // the row leads to the run it came from and to the machine's history of this point
+  await expect(row.getByRole('link', { name: /ago|just now|s$/ })).toHaveAttribute('href', `/runs/${run}`);
+  await row.getByRole('link', { name: 'history' }).click();
+  await expect(page).toHaveURL(new RegExp(`/history\\?machine=.*&kernel=${KERNEL.replace('.', '\\.')}`));
+  await expect(page.getByTestId('history-chart')).toBeVisible();
+});
+
+test('a kernel no machine has measured says how to measure it', async ({ page }) => {
+  await page.goto('/kernels/jmp.setjmp_longjmp');
+  await expect(page.getByTestId('ranking-empty')).toBeVisible();
+  await expect(page.getByTestId('ranking-empty').getByRole('link', { name: 'New run' })).toHaveAttribute('href', '/runs/new');
+});

@@ -1,0 +1,42 @@
+import { useQuery } from '@tanstack/react-query';
+import { apiGet } from '@/lib/api-client';
+
+// GET /kernels/{id}/latest: every machine's latest result per point of a kernel, best first.
+
+export interface RankedResult {
+  machine_id: string;
+  machine_name: string;
+  result_id: string;
+  run_id: string;
+  at: string;
+  median: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  unit: string;
+  n: number;
+}
+
+export interface RankedPoint {
+  params_key: string;
+  params: Record<string, unknown>;
+  unit: string;
+  higher_is_better: boolean;
+  results: RankedResult[];
+}
+
+export function useKernelLatest(kernelId: string) {
+  return useQuery({
+    queryKey: ['kernels', kernelId, 'latest'],
+    queryFn: ({ signal }) => apiGet<RankedPoint[]>(`/kernels/${encodeURIComponent(kernelId)}/latest`, signal),
+    enabled: kernelId !== '',
+  });
+}
+
+/** Each result against the point's best: ×1 for the best, ×2 for twice its cost or half its throughput. */
+export function versusBest(point: RankedPoint): (number | null)[] {
+  const best = point.results[0]?.median;
+  return point.results.map((r) => {
+    if (r.median === null || !best) return null;
+    return point.higher_is_better ? best / r.median : r.median / best;
+  });
+}

@@ -1,0 +1,33 @@
+import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { ChartFrame } from '@/features/compare/components/ChartFrame';
+import { formatNumber, seriesScale } from '@/lib/format';
+import type { RankedPoint } from '../api/latest';
+
+/** One bar per machine, best first, with the CI of each median as an error bar. */
+export function RankedChart({ kernel, point }: { kernel: string; point: RankedPoint }) {
+  const scale = seriesScale(point.results.map((r) => r.median), point.unit);
+  const rows = point.results
+    .filter((r) => r.median !== null)
+    .map((r) => ({
+      name: r.machine_name,
+      median: r.median! * scale.factor,
+      err: r.ci_low !== null && r.ci_high !== null ? [(r.median! - r.ci_low) * scale.factor, (r.ci_high - r.median!) * scale.factor] : [0, 0],
+    }));
+  return (
+    <ChartFrame title={<><code>{kernel}</code>{point.params_key ? ` (${point.params_key})` : ''} on every machine</>} file={`${kernel}-machines`} testId="ranked-chart">
+      <ResponsiveContainer width="100%" height={Math.max(120, 40 + rows.length * 34)}>
+        <BarChart data={rows} layout="vertical" margin={{ top: 10, right: 30, bottom: 20, left: 10 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" horizontal={false} />
+          <XAxis type="number" tickFormatter={(v: number) => formatNumber(v, 3)} label={{ value: scale.unit, position: 'insideBottom', offset: -10 }} />
+          <YAxis type="category" dataKey="name" width={140} />
+          <Tooltip formatter={(v) => `${formatNumber(Number(v), 3)} ${scale.unit}`} />
+          <Bar dataKey="median" name="median" fill="#0969da" isAnimationActive={false}>
+            <ErrorBar dataKey="err" width={4} strokeWidth={1.5} stroke="#1b1f24" direction="x" />
+          </Bar>
+        </BarChart>
+      </ResponsiveContainer>
+    </ChartFrame>
+  );
+}
+
+export default RankedChart;
