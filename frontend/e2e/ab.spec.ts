@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext } from './fixtures';
+import { shot } from './screenshots';
 
 // Issue 13 "Same-machine A/B": runs of one machine put on two sides from the compare page's run picker,
 // compared with the same table and ratios as machines, over real runs of run.sh's real agent.
@@ -61,6 +62,7 @@ test('before and after on one machine: runs picked on two sides compare like mac
   // the rule that decided is on the cell, as for machines
   await expect(row.locator('[data-testid="compare-ratio"][data-machine-id="after"]')).toHaveAttribute('title', /.+/);
 
+  await shot(page, 'ab.png');
   // The API behind it: each side's cell is its newest run, and noise comes from the sides' own runs
   const qs = new URL(page.url()).search;
   const body = (await (await request.get(`/api/v1/compare${qs}`)).json()) as {

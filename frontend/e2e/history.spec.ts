@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext } from './fixtures';
+import { shot } from './screenshots';
 
 // Issue 13 "History": a kernel point over time on one machine, from three real runs of run.sh's real
 // agent, reached through the page's own pickers; and the fleet's change list. Nothing skips itself.
@@ -68,6 +69,7 @@ test('history of a kernel point over three real runs, reached from the pickers',
   for (const [i, run] of [...runs].reverse().entries()) {
     await expect(rows.nth(i).getByRole('link')).toHaveAttribute('href', `/runs/${run}`);
   }
+  await shot(page, 'history.png');
   // three runs cannot make a change: too short a series to call a step real
   await expect(page.getByTestId('history-steps').locator('tr[data-significant="true"]')).toHaveCount(0);
 

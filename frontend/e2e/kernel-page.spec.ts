@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext } from './fixtures';
+import { shot } from './screenshots';
 
 // Issue 13 "A kernel page": /kernels/<id> shows what the kernel measures and its latest result on every
 // machine, ranked, with a chart, from a real run of run.sh's agent.
@@ -41,6 +42,7 @@ test('a kernel page ranks every machine’s latest result, with a chart and link
   await expect(rows).toHaveCount(point!.results.length);
   const row = rows.filter({ hasText: machine.name });
   await expect(row).toContainText(/ns\/op|µs\/op/);
+  await shot(page, 'kernel.png');
   // one bar per ranked machine
   await expect(page.getByTestId('ranked-chart').locator('.recharts-bar-rectangle')).toHaveCount(point!.results.length);
   // the row leads to the run it came from and to the machine's history of this point

@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext } from './fixtures';
+import { shot } from './screenshots';
 
 // Issue 13 "Sweep insight": on a sweep chart, each machine's scaling against the first point and its
 // knee. Two real runs of one thread sweep on run.sh's agent, compared as sides (same-machine A/B), so the
@@ -62,6 +63,7 @@ test('a sweep chart shows each side’s scaling against the first point and its 
       expect(Number(/×([\d.]+)/.exec(knee)![1])).toBeGreaterThanOrEqual(1.1);
     }
   }
+  await shot(page, 'sweep-insight.png');
   // a knee in the table is drawn on the chart, and only then
   const kneesInTable = await insight.getByTestId('insight-knee').filter({ hasNotText: 'none' }).count();
   await expect(chart.locator('.recharts-reference-dot text', { hasText: 'knee' })).toHaveCount(kneesInTable);
