@@ -1,0 +1,277 @@
+"""Load on the real server from simulated agents that speak the real protocol (no kernels run).
+
+Issue "The server holds", benchmarks. Scenarios, each on a fresh server process (tests/e2e/stack.py) with
+its SQLite database (or PostgreSQL with CTXBENCH_TEST_DATABASE_URL, as the tests do):
+
+connect   N agents enroll and connect at once: errors, time until all are welcomed.
+idle      N agents stay connected and heartbeat: the server's RSS and CPU over a window.
+ingest    A agents each get one run of M items and answer every item at once: results stored per second,
+          report -> ack latency p50/p99.
+batch     one POST /runs to B machines x M items: the POST's latency, then until every agent has its
+          StartRun.
+
+Run: .venv/bin/python server/benchmarks/load.py [connect] [idle] [ingest] [batch] [--json FILE]
+Figures depend on the host (2 CPUs here) and on what else runs: say so beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from google.protobuf.timestamp_pb2 import Timestamp
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "server" / "tests"))  # fake_agent.py (server/tests is another "tests")
+
+from fake_agent import FakeAgent  # noqa: E402
+from tests.e2e.stack import Server  # noqa: E402
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb  # noqa: E402
+
+
+def proc_stats(pid: int) -> tuple[float, int]:
+    """(CPU seconds used so far, RSS bytes) of a process, from /proc."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(stat[11]) + int(stat[12])) / ticks
+    rss = next(
+        int(line.split()[1]) * 1024
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmRSS:")
+    )
+    return cpu, rss
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
+
+
+class Fleet:
+    """Simulated agents of one server, each with a heartbeat task once connected."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.token = server.token_file.read_text().strip()
+        self.ca = server.ca_file.read_bytes() if server.ca_file else None
+        self.credentials: dict[str, str] = {}
+        self.agents: list[FakeAgent] = []
+        self.beats: list[asyncio.Task[None]] = []
+
+    def new(self, i: int) -> FakeAgent:
+        a = FakeAgent(
+            self.server.grpc_target,
+            self.token,
+            name=f"load-{i}",
+            root_ca=self.ca,
+            credentials=self.credentials,
+        )
+        self.agents.append(a)
+        return a
+
+    async def heartbeat(self, a: FakeAgent, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            ts = Timestamp()
+            ts.GetCurrentTime()
+            await a.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(sent_at=ts)))
+
+    async def connect_all(self, n: int) -> tuple[float, int]:
+        """Connects n new agents at once; (seconds until all answered, errors)."""
+        start = time.perf_counter()
+        agents = [self.new(i) for i in range(len(self.agents), len(self.agents) + n)]
+        got = await asyncio.gather(*(a.connect(wait_s=120) for a in agents), return_exceptions=True)
+        took = time.perf_counter() - start
+        errors = 0
+        for a, w in zip(agents, got, strict=True):
+            if isinstance(w, BaseException):
+                errors += 1
+            else:
+                self.beats.append(asyncio.create_task(self.heartbeat(a, max(1.0, w.heartbeat_interval_s))))
+        return took, errors
+
+    async def close(self) -> None:
+        for t in self.beats:
+            t.cancel()
+        await asyncio.gather(*(a.close() for a in self.agents), return_exceptions=True)
+
+
+async def on_server(body: Callable[[Server, Fleet], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        server = Server(data)
+        fleet = Fleet(server)
+        try:
+            return await body(server, fleet)
+        finally:
+            await fleet.close()
+            server.stop()
+
+
+async def connect(n: int) -> dict[str, Any]:
+    async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
+        took, errors = await fleet.connect_all(n)
+        return {"agents": n, "errors": errors, "all_welcomed_s": round(took, 2)}
+
+    return await on_server(body)
+
+
+async def idle(n: int, window_s: float) -> dict[str, Any]:
+    async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
+        pid = server.proc.pid
+        _, base_rss = proc_stats(pid)
+        took, errors = await fleet.connect_all(n)
+        await asyncio.sleep(5)  # first heartbeats settle
+        cpu0, _ = proc_stats(pid)
+        t0 = time.perf_counter()
+        await asyncio.sleep(window_s)
+        cpu1, rss = proc_stats(pid)
+        wall = time.perf_counter() - t0
+        return {
+            "agents": n,
+            "errors": errors,
+            "connect_s": round(took, 1),
+            "window_s": round(wall, 1),
+            "server_cpu_pct": round(100 * (cpu1 - cpu0) / wall, 2),
+            "server_rss_mb": round(rss / 2**20, 1),
+            "server_rss_empty_mb": round(base_rss / 2**20, 1),
+        }
+
+    return await on_server(body)
+
+
+def sweep_items(m: int) -> list[dict[str, Any]]:
+    """Up to 64 x 3 points of the fake catalog's syscall.getppid, as items."""
+    out = []
+    for threads in range(1, 65):
+        for placement in ("same_core", "cross_core", "unpinned"):
+            out.append({"kernel": "syscall.getppid", "params": {"threads": threads, "placement": placement}})
+    return out[:m]
+
+
+async def ingest(agents: int, items: int) -> dict[str, Any]:
+    async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
+        _, errors = await fleet.connect_all(agents)
+        async with httpx.AsyncClient(
+            base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
+        ) as http:
+            for a in fleet.agents:
+                r = await http.post(
+                    "/runs",
+                    json={
+                        "machine_id": a.agent_id,
+                        "items": sweep_items(items),
+                        "repetitions": 10,
+                        "min_time_s": 0.01,
+                    },
+                )
+                r.raise_for_status()
+        starts = [(a, (await a.expect("start_run", 30)).start_run) for a in fleet.agents]
+        sent: dict[str, float] = {}
+        latencies: list[float] = []
+
+        async def answer(a: FakeAgent, run: pb.StartRun) -> None:
+            for i, item in enumerate(run.items):
+                await a.running(run.run_id, item.item_id, i)
+                req = a.result(run.run_id, item)
+                sent[req.result_report.result_id] = time.perf_counter()
+                await a.send(req)
+            acks = 0
+            while acks < len(run.items):
+                msg = await a.next(120)
+                if msg.WhichOneof("msg") == "result_ack":
+                    latencies.append(time.perf_counter() - sent[msg.result_ack.result_id])
+                    acks += 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(answer(a, run) for a, run in starts))
+        wall = time.perf_counter() - t0
+        n = len(latencies)
+        return {
+            "agents": agents,
+            "items_per_run": items,
+            "errors": errors,
+            "results": n,
+            "results_per_s": round(n / wall, 1),
+            "ack_p50_ms": round(1000 * statistics.median(latencies), 1),
+            "ack_p99_ms": round(1000 * pct(latencies, 0.99), 1),
+        }
+
+    return await on_server(body)
+
+
+async def batch(machines: int, items: int) -> dict[str, Any]:
+    async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
+        _, errors = await fleet.connect_all(machines)
+        async with httpx.AsyncClient(
+            base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
+        ) as http:
+            t0 = time.perf_counter()
+            r = await http.post(
+                "/runs",
+                json={
+                    "machine_ids": [a.agent_id for a in fleet.agents],
+                    "items": sweep_items(items),
+                    "repetitions": 10,
+                    "min_time_s": 0.01,
+                },
+            )
+            posted = time.perf_counter() - t0
+            r.raise_for_status()
+        got = await asyncio.gather(*(a.expect("start_run", 60) for a in fleet.agents), return_exceptions=True)
+        started = time.perf_counter() - t0
+        return {
+            "machines": machines,
+            "items": items,
+            "errors": errors + sum(isinstance(g, BaseException) for g in got),
+            "post_ms": round(1000 * posted, 1),
+            "all_started_s": round(started, 2),
+        }
+
+    return await on_server(body)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenarios", nargs="*", default=["connect", "idle", "ingest", "batch"])
+    ap.add_argument("--connect", type=int, default=200)
+    ap.add_argument("--idle", type=int, default=1000)
+    ap.add_argument("--window", type=float, default=30.0)
+    ap.add_argument("--ingest-agents", type=int, default=10)
+    ap.add_argument("--ingest-items", type=int, default=192)
+    ap.add_argument("--batch-machines", type=int, default=100)
+    ap.add_argument("--batch-items", type=int, default=50)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    out: dict[str, Any] = {}
+    for s in args.scenarios:
+        if s == "connect":
+            out[s] = asyncio.run(connect(args.connect))
+        elif s == "idle":
+            out[s] = asyncio.run(idle(args.idle, args.window))
+        elif s == "ingest":
+            out[s] = asyncio.run(ingest(args.ingest_agents, args.ingest_items))
+        elif s == "batch":
+            out[s] = asyncio.run(batch(args.batch_machines, args.batch_items))
+        else:
+            ap.error(f"unknown scenario {s!r}")
+        print(json.dumps({s: out[s]}), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
