@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveSettings, estimateRun, formatEstimate, LAUNCH_START_S, learnLaunchOverheads, repsPerLaunch } from './estimate';
+import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, learnLaunchOverheads, repsPerLaunch } from './estimate';
 
 describe('effectiveSettings', () => {
   it("takes the profile's settings unless the form overrides them with valid values", () => {
@@ -23,8 +23,9 @@ describe('repsPerLaunch', () => {
 describe('estimateRun', () => {
   it('is items × launches × (launch cost + repetitions per launch × min time)', () => {
     const s = { minTimeS: 0.1, repetitions: 6, launches: 3 };
-    // 4 items × 3 launches × ((0.2 + 0.1) + 2 × 0.1) = 6 s
-    expect(estimateRun([{ kernel: 'a', items: 1 }, { kernel: 'b', items: 3 }], s).seconds).toBeCloseTo(4 * 3 * (LAUNCH_START_S + 0.1 + 0.2));
+    // 4 items × 3 launches × ((0.3 + 2 × 0.1) + 2 × 0.1) = 8.4 s
+    expect(guessLaunchCost(0.1)).toBeCloseTo(0.5);
+    expect(estimateRun([{ kernel: 'a', items: 1 }, { kernel: 'b', items: 3 }], s).seconds).toBeCloseTo(4 * 3 * (0.5 + 0.2));
     expect(estimateRun([], s)).toEqual({ seconds: 0, learnt: 0 });
   });
 
@@ -32,7 +33,7 @@ describe('estimateRun', () => {
     const s = { minTimeS: 0.5, repetitions: 15, launches: 5 };
     const e = estimateRun([{ kernel: 'py.loop', items: 2 }, { kernel: 'a', items: 1 }], s, new Map([['py.loop', 2]]));
     expect(e.learnt).toBe(1);
-    expect(e.seconds).toBeCloseTo(2 * 5 * (2 + 3 * 0.5) + 1 * 5 * (LAUNCH_START_S + 0.5 + 3 * 0.5));
+    expect(e.seconds).toBeCloseTo(2 * 5 * (2 + 3 * 0.5) + 1 * 5 * (guessLaunchCost(0.5) + 3 * 0.5));
   });
 });
 

@@ -5,9 +5,18 @@
 import type { Profile } from './api-types';
 import { PROFILE_SETTINGS, type ProfileSettings } from './sweep';
 
-/** A launch's cost beyond its repetitions when no earlier result says: a process start, then a
- *  calibration of about one min time (Google Benchmark, pyperf and testing.Benchmark all calibrate). */
-export const LAUNCH_START_S = 0.2;
+/**
+ * A launch's cost beyond its repetitions when no earlier result says: a process start, then the
+ * harness's calibration and per-repetition overhead, about two min times (measured on the dev VM:
+ * getppid's launches cost 0.45 s beyond 2 × 0.2 s, go.mutex's 0.7–1.3 s, Go's testing.Benchmark
+ * calibrating each repetition anew).
+ */
+export const LAUNCH_START_S = 0.3;
+export const CALIBRATION_MIN_TIMES = 2;
+
+export function guessLaunchCost(minTimeS: number): number {
+  return LAUNCH_START_S + CALIBRATION_MIN_TIMES * minTimeS;
+}
 
 /** The agent gives each launch at least this many repetitions (or all of them when fewer were asked). */
 export const MIN_REPS_PER_LAUNCH = 2;
@@ -70,7 +79,7 @@ export interface RunEstimate {
 
 /**
  * Seconds a run takes: for every item, launches × (launch cost + repetitions per launch × min time).
- * The launch cost is the kernel's learnt one when known, else LAUNCH_START_S plus one min time.
+ * The launch cost is the kernel's learnt one when known, else guessLaunchCost.
  */
 export function estimateRun(
   kernels: readonly { kernel: string; items: number }[],
@@ -83,7 +92,7 @@ export function estimateRun(
   for (const { kernel, items } of kernels) {
     const known = overheads.get(kernel);
     if (known !== undefined) learnt += 1;
-    const launchCost = known ?? LAUNCH_START_S + settings.minTimeS;
+    const launchCost = known ?? guessLaunchCost(settings.minTimeS);
     seconds += items * settings.launches * (launchCost + perLaunchReps * settings.minTimeS);
   }
   return { seconds, learnt };
