@@ -323,6 +323,11 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   expect(minTime.y).toBeGreaterThan(reps.y + reps.height);
   expect(Math.abs(minTime.x - reps.x)).toBeLessThan(2);
 
+  // On a wide window the links are in the bar and there is no menu button.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await expect(menu).toBeHidden();
+  await expect(nav.getByRole('link', { name: 'Kernels' })).toBeVisible();
+
   // Signed out: the sign-in page fits too.
   const { context } = await signedOutContext(browser);
   const signedOut = await context.newPage();
