@@ -148,6 +148,8 @@ export interface ResultLaunch {
   cpu_s?: number | null;
   other_busy_frac?: number | null;
   disturbed?: boolean;
+  /** Run again because an earlier launch was disturbed. */
+  remeasured?: boolean;
   kept?: boolean;
   /** Repetitions this launch measured. */
   samples: number;

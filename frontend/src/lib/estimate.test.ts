@@ -38,15 +38,23 @@ describe('estimateRun', () => {
 });
 
 describe('learnLaunchOverheads', () => {
-  it('is the median over launches of wall time less samples × min time', () => {
-    const launches = [1.3, 1.5, 1.1].map((wall_s) => ({ wall_s, samples: 2 }));
+  it('is wall time less samples × min time per planned launch, re-measurements counted in, the median over results', () => {
+    const launches = (...walls: number[]) => walls.map((wall_s) => ({ wall_s, samples: 2 }));
     const learnt = learnLaunchOverheads([
-      { kernel: 'k', minTimeS: 0.5, launches },
+      // (1.3 + 1.5 + 1.1 − 3 × 2 × 0.5) / 3 = 0.3
+      { kernel: 'k', minTimeS: 0.5, launches: launches(1.3, 1.5, 1.1) },
+      { kernel: 'k', minTimeS: 0.5, launches: launches(1.5, 1.5, 1.5) },
+      { kernel: 'k', minTimeS: 0.5, launches: launches(1.1, 1.1, 1.1) },
       { kernel: 'old', minTimeS: 0.5, launches: null },
-      { kernel: 'm', minTimeS: 0.1, launches: [{ wall_s: 0.1, samples: 2 }, { wall_s: null, samples: 2 }] },
+      { kernel: 'lost', minTimeS: 0.5, launches: [{ wall_s: null, samples: 2 }] },
+      // A disturbed launch measured again: its wall time is a cost of the three planned ones.
+      { kernel: 'busy', minTimeS: 0.2, launches: [...launches(0.8, 0.8, 0.8), { wall_s: 0.9, samples: 2, remeasured: true }] },
+      { kernel: 'm', minTimeS: 0.1, launches: launches(0.1) },
     ]);
     expect(learnt.get('k')).toBeCloseTo(0.3);
     expect(learnt.has('old')).toBe(false);
+    expect(learnt.has('lost')).toBe(false);
+    expect(learnt.get('busy')).toBeCloseTo((0.8 * 3 + 0.9 - 3 * 2 * 0.2) / 3);
     // Never below zero.
     expect(learnt.get('m')).toBe(0);
   });

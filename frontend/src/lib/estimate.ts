@@ -42,32 +42,33 @@ export function repsPerLaunch(repetitions: number, launches: number): number {
 export interface PastResult {
   kernel: string;
   minTimeS: number | null;
-  launches?: { wall_s: number | null; samples: number }[] | null;
+  launches?: { wall_s: number | null; samples: number; remeasured?: boolean }[] | null;
 }
 
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
 /**
- * Each kernel's cost of a launch beyond its repetitions, learnt from earlier results: the median over
- * their launches of wall time less samples × min time (never below 0). Kernels with no such launch are
- * left out (the guess applies).
+ * Each kernel's cost of a planned launch beyond its repetitions, learnt from earlier results: per
+ * result, all its launches' wall time (re-measurements of disturbed launches included, as a busy host
+ * will need them again) less the planned launches' samples × min time, over the planned launches (never
+ * below 0); the median over the kernel's results. Kernels with no such result are left out (the guess
+ * applies).
  */
 export function learnLaunchOverheads(results: readonly PastResult[]): Map<string, number> {
   const byKernel = new Map<string, number[]>();
   for (const r of results) {
     if (r.minTimeS === null || !r.launches) continue;
-    for (const l of r.launches) {
-      if (l.wall_s === null || !Number.isFinite(l.wall_s)) continue;
-      const list = byKernel.get(r.kernel) ?? [];
-      list.push(Math.max(0, l.wall_s - l.samples * r.minTimeS));
-      byKernel.set(r.kernel, list);
-    }
+    const planned = r.launches.filter((l) => !l.remeasured);
+    if (planned.length === 0 || r.launches.some((l) => l.wall_s === null || !Number.isFinite(l.wall_s))) continue;
+    const wall = r.launches.reduce((a, l) => a + (l.wall_s ?? 0), 0);
+    const measuring = planned.reduce((a, l) => a + l.samples, 0) * r.minTimeS;
+    byKernel.set(r.kernel, [...(byKernel.get(r.kernel) ?? []), Math.max(0, (wall - measuring) / planned.length)]);
   }
-  const out = new Map<string, number>();
-  for (const [kernel, xs] of byKernel) {
-    const s = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(s.length / 2);
-    out.set(kernel, s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2);
-  }
-  return out;
+  return new Map([...byKernel].map(([kernel, xs]) => [kernel, median(xs)]));
 }
 
 export interface RunEstimate {
