@@ -90,6 +90,13 @@ test('New run: the one online machine is chosen, its kernels are listed short, s
     expect(expected(q).length).toBeGreaterThan(0);
     await expect(page.getByTestId('kernel-search-count')).toHaveText(`${expected(q).length} of ${kernels.length} kernels match`);
   }
+  // Enter in the search box does not start a run (it sits inside the form).
+  await search.fill('futex');
+  await kernelOption(page, 'ctxswitch.futex').getByRole('checkbox').check();
+  await search.press('Enter');
+  await page.waitForTimeout(500);
+  await expect(page).toHaveURL(/\/runs\/new/);
+  await kernelOption(page, 'ctxswitch.futex').getByRole('checkbox').uncheck();
   await search.fill('no such kernel anywhere');
   await expect(page.getByTestId('kernel-option')).toHaveCount(0);
   await expect(page.getByText('No kernel matches “no such kernel anywhere”.')).toBeVisible();

@@ -102,6 +102,8 @@ export function KernelPicker({ groups, selected, values, sweeps, profile, errors
           value={search}
           placeholder="id, family or words of the description"
           onChange={(e) => setSearch(e.target.value)}
+          // Enter in a search box looks for something; in this form it would otherwise start the run.
+          onKeyDown={(e) => e.key === 'Enter' && e.preventDefault()}
           aria-invalid={searchInvalid ? true : undefined}
           aria-describedby={searchInvalid ? 'kernels-error' : undefined}
         />
