@@ -334,6 +334,11 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   await page.setViewportSize({ width: 1280, height: 800 });
   await expect(menu).toBeHidden();
   await expect(nav.getByRole('link', { name: 'Kernels' })).toBeVisible();
+  // Between the two (a split window), the bar wraps rather than overflowing.
+  await page.setViewportSize({ width: 800, height: 800 });
+  await expect(menu).toBeHidden();
+  await expect(nav.getByRole('button', { name: 'Sign out' })).toBeInViewport({ ratio: 1 });
+  await expectNoSidewaysScroll(page, 'New run at 800 px');
 
   // Signed out: the sign-in page fits too.
   const { context } = await signedOutContext(browser);
