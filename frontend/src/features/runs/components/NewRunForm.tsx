@@ -258,7 +258,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
       )}
 
       {(submitError || invalid) && (
-        <div id="form-errors">
+        <div id="form-errors" tabIndex={-1}>
           {submitError ? (
             <ErrorMessage title="The server refused the run:" error={submitError} />
           ) : (
