@@ -1,4 +1,5 @@
 import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
+import type { Route } from '@playwright/test';
 import { COMPARE_FIXTURE } from './compare-fixture';
 
 // Issue 13 "The explorer people live in", problems 5 and 6: the New run page a person can use (search
@@ -176,8 +177,25 @@ test('New run: a refused form brings its first bad field into view with the curs
   await expect(error).not.toContainText('"5010"');
   await expect(error).toContainText('and 15 more bad values');
 
-  // No machine: the cursor goes to the machine list.
+  // A refusal from the server: a field it names gets the message and the cursor; one it names no field
+  // for, the summary. (The server's checks are the form's, so its answer is staged here.)
   await procs.fill('1, 2');
+  const refuse = (detail: unknown) => (route: Route) =>
+    route.request().method() === 'POST' ? route.fulfill({ status: 422, json: { detail } }) : route.fallback();
+  await page.route('**/api/v1/runs', refuse([{ loc: ['body', 'items', 0, 'params', 'goroutines'], msg: 'goroutines: more than this host allows', type: 'value_error' }]));
+  await page.getByRole('button', { name: 'Start run' }).click();
+  const goroutines = mutex.locator('input[name="goroutines"]');
+  await expect(goroutines).toBeFocused();
+  await expect(page.locator('[id="param-go.mutex-goroutines-error"]')).toHaveText('goroutines: more than this host allows');
+  await page.unrouteAll();
+  await page.route('**/api/v1/runs', refuse('the queue is full'));
+  await goroutines.fill('3');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await expect(page.locator('#form-errors')).toBeFocused();
+  await expect(page.locator('#form-errors')).toContainText('the queue is full');
+  await page.unrouteAll();
+
+  // No machine: the cursor goes to the machine list.
   await page.locator(`[id="machine-${machine}"]`).uncheck();
   await page.getByRole('button', { name: 'Start run' }).click();
   await expect(page.locator(`[id="machine-${machine}"]`)).toBeFocused();
