@@ -1,4 +1,4 @@
-import { Suspense } from 'react';
+import { Suspense, useState } from 'react';
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteError } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { useSession, useSignOut } from '@/features/auth/api/session';
@@ -42,45 +42,62 @@ function SessionControl() {
 
 function Header() {
   const cls = ({ isActive }: { isActive: boolean }) => (isActive ? 'nav-link active' : 'nav-link');
+  const { pathname } = useLocation();
   // The machines page is also the home page.
-  const atHome = useLocation().pathname === '/';
+  const atHome = pathname === '/';
   const isAdmin = useSession().data?.scope === 'admin';
+  // On a narrow screen the links fold behind a menu button; the menu is open on the page it was opened
+  // on, so following a link closes it.
+  const [openOn, setOpenOn] = useState<string | null>(null);
+  const open = openOn === pathname;
   return (
     <header className="header">
-      <nav className="nav" aria-label="Main">
+      <nav className={open ? 'nav nav-open' : 'nav'} aria-label="Main">
         <NavLink to="/" className="brand" end>
           ctxbench
         </NavLink>
-        <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })} end={false}>
-          Machines
-        </NavLink>
-        <NavLink to="/kernels" className={cls}>
-          Kernels
-        </NavLink>
-        <NavLink to="/compare" className={cls}>
-          Compare
-        </NavLink>
-        <NavLink to="/history" className={cls}>
-          History
-        </NavLink>
-        <NavLink to="/runs" className={cls} end>
-          Runs
-        </NavLink>
-        <NavLink to="/runs/new" className={cls}>
-          New run
-        </NavLink>
-        <NavLink to="/hosts" className={cls}>
-          Add hosts
-        </NavLink>
-        <a className="nav-link nav-right" href="/docs">
-          API docs
-        </a>
-        {isAdmin && (
-          <NavLink to="/tokens" className={cls}>
-            API tokens
+        <button
+          type="button"
+          className="nav-toggle button"
+          aria-expanded={open}
+          aria-controls="nav-links"
+          onClick={() => setOpenOn(open ? null : pathname)}
+        >
+          <span aria-hidden="true">☰</span> Menu
+        </button>
+        {/* Following a link closes the menu, even one to the page already shown. */}
+        <div className="nav-links" id="nav-links" onClick={(e) => (e.target as Element).closest('a') && setOpenOn(null)}>
+          <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })} end={false}>
+            Machines
           </NavLink>
-        )}
-        <SessionControl />
+          <NavLink to="/kernels" className={cls}>
+            Kernels
+          </NavLink>
+          <NavLink to="/compare" className={cls}>
+            Compare
+          </NavLink>
+          <NavLink to="/history" className={cls}>
+            History
+          </NavLink>
+          <NavLink to="/runs" className={cls} end>
+            Runs
+          </NavLink>
+          <NavLink to="/runs/new" className={cls}>
+            New run
+          </NavLink>
+          <NavLink to="/hosts" className={cls}>
+            Add hosts
+          </NavLink>
+          <a className="nav-link nav-right" href="/docs">
+            API docs
+          </a>
+          {isAdmin && (
+            <NavLink to="/tokens" className={cls}>
+              API tokens
+            </NavLink>
+          )}
+          <SessionControl />
+        </div>
       </nav>
     </header>
   );

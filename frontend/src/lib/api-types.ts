@@ -141,6 +141,20 @@ export interface BatchCreated {
   runs: Run[];
 }
 
+/** One kernel process of a result (docs/architecture.md "Sampling design"). */
+export interface ResultLaunch {
+  index: number;
+  wall_s: number | null;
+  cpu_s?: number | null;
+  other_busy_frac?: number | null;
+  disturbed?: boolean;
+  /** Run again because an earlier launch was disturbed. */
+  remeasured?: boolean;
+  kept?: boolean;
+  /** Repetitions this launch measured. */
+  samples: number;
+}
+
 export interface Result {
   id: string;
   run_id?: string;
@@ -169,6 +183,8 @@ export interface Result {
   reruns?: number;
   noisy?: boolean;
   attempt_cvs?: (number | null)[];
+  /** Every kernel process the item ran (null on results from before launches). */
+  launches?: ResultLaunch[] | null;
   started_at?: string | null;
   finished_at?: string | null;
   created_at?: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ParamSpec } from './api-types';
-import { countItems, kernelItemCount, parseSweepValues, sweepPoints, thinSweep, type SweepChoice } from './sweep';
+import { countItems, describeBadValues, kernelItemCount, MAX_NAMED_BAD_VALUES, parseSweepValues, sweepPoints, thinSweep, type SweepChoice } from './sweep';
 
 const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
 const procs: ParamSpec = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
@@ -39,6 +39,25 @@ describe('parseSweepValues', () => {
       error: '"moon": placement must be one of same_core, cross_core, unpinned',
     });
     expect(parseSweepValues(threads, ' , ')).toEqual({ ok: false, error: 'threads: give at least one value, separated by commas' });
+  });
+});
+
+describe('every bad sweep value is reported', () => {
+  it('names each bad point, those with the same fault together, in the order typed', () => {
+    expect(parseSweepValues(threads, '0, 1, two, 2048, 4, x')).toEqual({
+      ok: false,
+      error: '"0", "2048": threads must be between 1 and 1024; "two", "x": threads must be a whole number',
+    });
+  });
+
+  it('names the first ten and counts the rest', () => {
+    const text = Array.from({ length: 25 }, (_, i) => String(2000 + i)).join(', ');
+    const parsed = parseSweepValues(threads, text);
+    expect(parsed.ok).toBe(false);
+    const error = parsed.ok ? '' : parsed.error;
+    expect(error.match(/"\d+"/g)).toHaveLength(MAX_NAMED_BAD_VALUES);
+    expect(error).toMatch(/^"2000", "2001", .*"2009": threads must be between 1 and 1024; and 15 more bad values$/);
+    expect(describeBadValues([...Array.from({ length: 10 }, () => ({ value: 'a', error: 'e' })), { value: 'b', error: 'e' }])).toMatch(/; and 1 more bad value$/);
   });
 });
 

@@ -8,10 +8,31 @@ export type SweepChoice = { mode: 'default' } | { mode: 'custom'; text: string }
 
 export const PROFILES: readonly Profile[] = ['quick', 'default', 'thorough'];
 
+/** What each profile sets (the server's table, docs/architecture.md "Profiles"). */
+export interface ProfileSettings {
+  /** Seconds each repetition runs for. */
+  minTimeS: number;
+  /** Repetitions in all, shared over the launches. */
+  repetitions: number;
+  /** Kernel processes per item. */
+  launches: number;
+}
+
+export const PROFILE_SETTINGS: Record<Profile, ProfileSettings> = {
+  quick: { minTimeS: 0.05, repetitions: 6, launches: 3 },
+  default: { minTimeS: 0.1, repetitions: 6, launches: 3 },
+  thorough: { minTimeS: 0.5, repetitions: 15, launches: 5 },
+};
+
+const settingsText = (p: Profile) => {
+  const s = PROFILE_SETTINGS[p];
+  return `min time ${s.minTimeS} s, ${s.repetitions} repetitions over ${s.launches} launches`;
+};
+
 export const PROFILE_HELP: Record<Profile, string> = {
-  quick: 'min time 0.05 s, 5 repetitions, every other point of default sweeps (first and last kept): a first look in seconds',
-  default: "each kernel's own min time, 5 repetitions, the full default sweeps",
-  thorough: 'min time 1 s, 10 repetitions, the full default sweeps: for numbers you will publish',
+  quick: `${settingsText('quick')}, every other point of default sweeps (first and last kept): a first look in seconds`,
+  default: `${settingsText('default')}, the full default sweeps`,
+  thorough: `${settingsText('thorough')}, the full default sweeps: for numbers you will publish`,
 };
 
 /** At most this many items per run (the server refuses more). */
@@ -33,9 +54,26 @@ export function thinSweep<T>(points: readonly T[], profile: Profile): T[] {
   return points.filter((_, i) => i % 2 === 0 || i === points.length - 1);
 }
 
+/** At most this many bad sweep values are named in one message; the rest are counted. */
+export const MAX_NAMED_BAD_VALUES = 10;
+
+/**
+ * Bad sweep values in one message, those with the same fault together, in the order typed:
+ * `"0", "2048": threads must be between 1 and 1024; "two": threads must be a whole number`, the first
+ * MAX_NAMED_BAD_VALUES named and the rest counted ("and 5 more bad values").
+ */
+export function describeBadValues(bad: readonly { value: string; error: string }[]): string {
+  const named = bad.slice(0, MAX_NAMED_BAD_VALUES);
+  const byError = new Map<string, string[]>();
+  for (const { value, error } of named) byError.set(error, [...(byError.get(error) ?? []), `"${value}"`]);
+  const text = [...byError.entries()].map(([error, values]) => `${values.join(', ')}: ${error}`).join('; ');
+  const more = bad.length - named.length;
+  return more > 0 ? `${text}; and ${more} more bad ${more === 1 ? 'value' : 'values'}` : text;
+}
+
 /**
  * Custom sweep points typed as "1, 2, 4": each checked like a single value (type, min/max, choices),
- * repeats dropped, order kept.
+ * repeats dropped, order kept. Every bad value is reported, not only the first.
  */
 export function parseSweepValues(
   spec: ParamSpec,
@@ -47,11 +85,13 @@ export function parseSweepValues(
     .filter((p) => p !== '');
   if (parts.length === 0) return { ok: false, error: `${spec.name}: give at least one value, separated by commas` };
   const values: ParamValue[] = [];
+  const bad: { value: string; error: string }[] = [];
   for (const part of parts) {
     const c = coerceParam(spec, part);
-    if (!c.ok) return { ok: false, error: `"${part}": ${c.error}` };
-    if (c.value !== undefined && !values.includes(c.value)) values.push(c.value);
+    if (!c.ok) bad.push({ value: part, error: c.error });
+    else if (c.value !== undefined && !values.includes(c.value)) values.push(c.value);
   }
+  if (bad.length > 0) return { ok: false, error: describeBadValues(bad) };
   return { ok: true, values };
 }
 

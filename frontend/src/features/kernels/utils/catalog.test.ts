@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel } from '@/lib/api-types';
-import { decodeKernelsQuery, encodeKernelsQuery, paramRange, searchKernels } from './catalog';
+import { decodeKernelsQuery, encodeKernelsQuery, firstSentence, paramRange, searchKernels } from './catalog';
 
 const k = (id: string, description = ''): Kernel => ({
   id,
@@ -28,5 +28,24 @@ describe('kernels page', () => {
     expect(paramRange({ name: 'n', type: 'int', min: 1, max: 8 })).toBe('1…8');
     expect(paramRange({ name: 'n', type: 'int', min: 1 })).toBe('≥ 1');
     expect(paramRange({ name: 's', type: 'string' })).toBe('');
+  });
+});
+
+describe('firstSentence', () => {
+  it('cuts a description after its first sentence', () => {
+    expect(firstSentence('One op is one raw syscall. 1 syscall and 0 context switches per op.')).toBe('One op is one raw syscall.');
+    expect(firstSentence('Two tasks pass a token. One op is one switch.')).toBe('Two tasks pass a token.');
+    expect(firstSentence('`threads` threads yield; one op is one yield. `sleep` differs.')).toBe('`threads` threads yield; one op is one yield.');
+  });
+
+  it('does not cut at decimals, ids, abbreviations or lower-case continuations', () => {
+    expect(firstSentence('Runs for 0.5 s, e.g. Linux or BSD, like syscall.getppid. Then more.')).toBe('Runs for 0.5 s, e.g. Linux or BSD, like syscall.getppid.');
+    expect(firstSentence('Go vs. Python. Second.')).toBe('Go vs. Python.');
+    expect(firstSentence('Ends here. and goes on.')).toBe('Ends here. and goes on.');
+  });
+
+  it('keeps a one-sentence text whole', () => {
+    expect(firstSentence('  Just one sentence without a stop  ')).toBe('Just one sentence without a stop');
+    expect(firstSentence('')).toBe('');
   });
 });

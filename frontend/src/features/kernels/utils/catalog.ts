@@ -36,3 +36,21 @@ export function paramRange(p: ParamSpec): string {
   if (p.max !== null && p.max !== undefined) return `≤ ${p.max}`;
   return '';
 }
+
+// "e.g. Linux", "vs. Go": a full stop after these does not end the sentence.
+const ABBREVIATION = /\b(?:e\.g|i\.e|vs|etc|cf|approx|resp)\.$/i;
+
+/**
+ * A description's first sentence, for a list where the full paragraph would be too much: up to the
+ * first ".", "!" or "?" followed by a space and a capital, a digit, a backquote or a bracket (so
+ * "0.5 s", "e.g. this" and "syscall.getppid" do not end it). The whole text when it is one sentence.
+ */
+export function firstSentence(text: string): string {
+  const t = text.trim();
+  const end = /[.!?](?=\s+[A-Z0-9`(])/g;
+  for (let m = end.exec(t); m !== null; m = end.exec(t)) {
+    const upTo = t.slice(0, m.index + 1);
+    if (!ABBREVIATION.test(upTo)) return upTo;
+  }
+  return t;
+}

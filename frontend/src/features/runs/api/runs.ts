@@ -1,6 +1,7 @@
 import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, apiGet, apiPost } from '@/lib/api-client';
 import { isTerminal, type BatchCreated, type Result, type Run, type RunRequest } from '@/lib/api-types';
+import { learnLaunchOverheads, type PastResult } from '@/lib/estimate';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
 /** Polling, when the live stream cannot be had: a run and its results every 2 s until it ends. */
@@ -113,5 +114,34 @@ export function useRetryRun(id: string) {
   return useMutation({
     mutationFn: () => apiPost<Run>(`/runs/${encodeURIComponent(id)}/retry`, {}),
     onSuccess: (run) => storeRun(client, run),
+  });
+}
+
+/** How many of a machine's latest succeeded runs the New run page reads to learn launch costs. */
+export const ESTIMATE_HISTORY_RUNS = 5;
+
+/**
+ * Each kernel's cost of a launch beyond its repetitions on one machine, learnt from the launches of its
+ * latest succeeded runs (a handful of requests, once a minute at most); empty when it has none.
+ */
+export function useLaunchOverheads(machineId: string | null) {
+  return useQuery({
+    queryKey: ['runs', 'launch-overheads', machineId],
+    enabled: machineId !== null,
+    staleTime: 60_000,
+    queryFn: async ({ signal }) => {
+      const runs = await apiGet<Run[]>(
+        `/runs?${runsApiQuery({ machine: machineId, status: 'succeeded' }, ESTIMATE_HISTORY_RUNS)}`,
+        signal,
+      );
+      const results = await Promise.all(
+        runs.map(async (run) =>
+          (await apiGet<Result[]>(`/runs/${encodeURIComponent(run.id)}/results`, signal)).map(
+            (r): PastResult => ({ kernel: r.kernel, minTimeS: run.min_time_s, launches: r.launches }),
+          ),
+        ),
+      );
+      return learnLaunchOverheads(results.flat());
+    },
   });
 }

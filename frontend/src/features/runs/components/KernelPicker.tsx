@@ -1,3 +1,5 @@
+import { useState } from 'react';
+import { firstSentence, searchKernels } from '@/features/kernels/utils/catalog';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { formatMeasure } from '@/lib/format';
 import type { FormValue } from '@/lib/params';
@@ -17,77 +19,184 @@ interface Props {
   onToggle: (kernelId: string, on: boolean) => void;
   onParam: (kernelId: string, name: string, value: FormValue) => void;
   onSweep: (kernelId: string, name: string, choice: SweepChoice | null) => void;
+  /** The form says no kernel is chosen (or too many items): the search box carries the mark. */
+  searchInvalid?: boolean;
 }
 
+/** The seed's figure in a few words, its machine in the tooltip. */
 function SeedFigure({ kernel }: { kernel: Kernel }) {
   const s = kernel.seed_reference;
   if (!s) return null;
   return (
-    <div className="seed small">
-      <abbr title={seedTooltip(s.seed)}>Seed {s.seed}</abbr>: <strong>{formatMeasure(s.value, s.unit)}</strong> on {s.machine}
-      {s.note ? (
-        <span className="muted">
-          {' '}
-          — <KernelText text={s.note} />
-        </span>
-      ) : null}
-    </div>
+    <span className="seed-inline muted small" title={`${seedTooltip(s.seed)} Measured on ${s.machine}.`}>
+      seed {s.seed}: <strong>{formatMeasure(s.value, s.unit)}</strong>
+    </span>
   );
 }
 
-/** The kernels every chosen machine has, by family, each with a checkbox; a chosen kernel shows its parameters. */
-export function KernelPicker({ groups, selected, values, sweeps, profile, errors, onToggle, onParam, onSweep }: Props) {
+/**
+ * A kernel's first sentence; "more" shows the whole description and the seed's figure with its machine
+ * and note (41 full paragraphs made a page of 7,000 px). The seed's figure alone sits in the kernel's
+ * head line (SeedFigure).
+ */
+function About({ kernel }: { kernel: Kernel }) {
+  const [full, setFull] = useState(false);
+  const short = firstSentence(kernel.description);
+  const seed = kernel.seed_reference;
+  const more = short !== kernel.description.trim() || !!seed;
+  const toggle = more && (
+    <button
+      type="button"
+      className="link-button"
+      aria-expanded={full}
+      aria-label={`${full ? 'Less' : 'More'} about ${kernel.id}`}
+      onClick={() => setFull(!full)}
+    >
+      {full ? 'less' : 'more'}
+    </button>
+  );
+  return (
+    <>
+      <p className="kernel-desc small" data-testid="kernel-desc">
+        <KernelText text={full ? kernel.description : short} /> {toggle}
+      </p>
+      {seed && full && (
+        <div className="seed small">
+          <abbr title={seedTooltip(seed.seed)}>Seed {seed.seed}</abbr>: <strong>{formatMeasure(seed.value, seed.unit)}</strong> on {seed.machine}
+          {seed.note ? (
+            <span className="muted">
+              {' '}
+              — <KernelText text={seed.note} />
+            </span>
+          ) : null}
+        </div>
+      )}
+    </>
+  );
+}
+
+/**
+ * The kernels every chosen machine has, by family, each with a checkbox; a chosen kernel shows its
+ * parameters. A search box (id, title, family, description, parameter names) narrows the list and a
+ * family folds away; a chosen kernel always stays in sight, so its parameters and their errors do too.
+ */
+export function KernelPicker({ groups, selected, values, sweeps, profile, errors, onToggle, onParam, onSweep, searchInvalid }: Props) {
+  const [search, setSearch] = useState('');
+  const [folded, setFolded] = useState<Set<string>>(new Set());
+  const all = groups.flatMap(([, ks]) => ks);
+  const searching = search.trim() !== '';
+  const matching = new Set(searchKernels(all, { q: search, family: null }).map((k) => k.id));
+  const shown = groups
+    .map(([family, ks]) => {
+      const open = searching || !folded.has(family);
+      return [family, ks, ks.filter((k) => selected.has(k.id) || (open && matching.has(k.id))), open] as const;
+    })
+    .filter(([, ks]) => !searching || ks.some((k) => matching.has(k.id) || selected.has(k.id)));
+  const fold = (family: string, on: boolean) =>
+    setFolded((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(family);
+      else next.delete(family);
+      return next;
+    });
   return (
     <div className="kernel-groups">
-      {groups.map(([family, kernels]) => (
-        <fieldset key={family} className="kernel-family">
-          <legend>{family}</legend>
-          {kernels.map((k) => {
-            const checked = selected.has(k.id);
-            const boxId = `kernel-${k.id}`;
-            const v = values(k);
-            const s = sweeps(k);
-            const count = checked ? kernelItemCount(k.params, s, profile) : null;
-            return (
-              <div key={k.id} className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
-                <div className="kernel-head">
-                  <input id={boxId} type="checkbox" checked={checked} onChange={(e) => onToggle(k.id, e.target.checked)} />
-                  <label htmlFor={boxId}>
-                    <span className="strong">{k.title}</span> <code>{k.id}</code> <span className="muted small">{k.unit}</span>
-                  </label>
-                  {checked && Object.keys(s).length > 0 && (
-                    <span className="badge badge-sweep" data-testid="kernel-item-count">
-                      {count === null ? 'sweep not valid yet' : `${count} ${count === 1 ? 'item' : 'items'}`}
-                    </span>
-                  )}
-                </div>
-                <p className="kernel-desc small">
-                  <KernelText text={k.description} />
-                </p>
-                <SeedFigure kernel={k} />
-                {checked && k.params.length > 0 && (
-                  <div className="params">
-                    {k.params.map((p) => (
-                      <ParamInput
-                        key={p.name}
-                        id={`param-${k.id}-${p.name}`}
-                        spec={p}
-                        value={v[p.name] ?? ''}
-                        error={errors[`${k.id}.${p.name}`]}
-                        onChange={(value) => onParam(k.id, p.name, value)}
-                        sweep={s[p.name]}
-                        onSweep={(choice) => onSweep(k.id, p.name, choice)}
-                        profile={profile}
-                      />
-                    ))}
+      <div className="toolbar kernel-toolbar">
+        <label htmlFor="kernel-search">Search kernels</label>
+        <input
+          id="kernel-search"
+          type="search"
+          value={search}
+          placeholder="id, family or words of the description"
+          onChange={(e) => setSearch(e.target.value)}
+          // Enter in a search box looks for something; in this form it would otherwise start the run.
+          onKeyDown={(e) => e.key === 'Enter' && e.preventDefault()}
+          aria-invalid={searchInvalid ? true : undefined}
+          aria-describedby={searchInvalid ? 'kernels-error' : undefined}
+        />
+        <span className="muted small" data-testid="kernel-search-count">
+          {searching ? `${matching.size} of ${all.length} kernels match` : `${all.length} kernels`}
+          {selected.size > 0 ? `, ${selected.size} chosen` : ''}
+        </span>
+        {!searching && (
+          <span className="fold-all">
+            <button type="button" className="link-button small" onClick={() => setFolded(new Set())}>
+              Unfold all
+            </button>
+            <button type="button" className="link-button small" onClick={() => setFolded(new Set(groups.map(([f]) => f)))}>
+              Fold all
+            </button>
+          </span>
+        )}
+      </div>
+      {searching && matching.size === 0 && <p className="muted">No kernel matches “{search.trim()}”.</p>}
+      {shown.map(([family, members, kernels, open]) => {
+        const chosen = members.filter((k) => selected.has(k.id)).length;
+        return (
+          <fieldset key={family} className="kernel-family" data-testid="kernel-family" data-family={family}>
+            <legend>
+              <button
+                type="button"
+                className="family-toggle"
+                aria-expanded={open}
+                disabled={searching}
+                onClick={() => fold(family, open)}
+              >
+                <span aria-hidden="true" className="family-caret">
+                  {open ? '▾' : '▸'}
+                </span>{' '}
+                {family}{' '}
+                <span className="muted small">
+                  {members.length} {members.length === 1 ? 'kernel' : 'kernels'}
+                  {chosen > 0 ? `, ${chosen} chosen` : ''}
+                </span>
+              </button>
+            </legend>
+            {kernels.map((k) => {
+              const checked = selected.has(k.id);
+              const boxId = `kernel-${k.id}`;
+              const v = values(k);
+              const s = sweeps(k);
+              const count = checked ? kernelItemCount(k.params, s, profile) : null;
+              return (
+                <div key={k.id} className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
+                  <div className="kernel-head">
+                    <input id={boxId} type="checkbox" checked={checked} onChange={(e) => onToggle(k.id, e.target.checked)} />
+                    <label htmlFor={boxId}>
+                      <span className="strong">{k.title}</span> <code>{k.id}</code> <span className="muted small">{k.unit}</span>
+                    </label>
+                    <SeedFigure kernel={k} />
+                    {checked && Object.keys(s).length > 0 && (
+                      <span className="badge badge-sweep" data-testid="kernel-item-count">
+                        {count === null ? 'sweep not valid yet' : `${count} ${count === 1 ? 'item' : 'items'}`}
+                      </span>
+                    )}
                   </div>
-                )}
-                {checked && k.params.length === 0 && <p className="muted small params">No parameters.</p>}
-              </div>
-            );
-          })}
-        </fieldset>
-      ))}
+                  <About kernel={k} />
+                  {checked && k.params.length > 0 && (
+                    <div className="params">
+                      {k.params.map((p) => (
+                        <ParamInput
+                          key={p.name}
+                          id={`param-${k.id}-${p.name}`}
+                          spec={p}
+                          value={v[p.name] ?? ''}
+                          error={errors[`${k.id}.${p.name}`]}
+                          onChange={(value) => onParam(k.id, p.name, value)}
+                          sweep={s[p.name]}
+                          onSweep={(choice) => onSweep(k.id, p.name, choice)}
+                          profile={profile}
+                        />
+                      ))}
+                    </div>
+                  )}
+                  {checked && k.params.length === 0 && <p className="muted small params">No parameters.</p>}
+                </div>
+              );
+            })}
+          </fieldset>
+        );
+      })}
     </div>
   );
 }

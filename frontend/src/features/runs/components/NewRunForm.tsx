@@ -1,16 +1,37 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
 import { kernelsOnAll } from '@/features/kernels/api/group';
 import { ApiError, errorMessage } from '@/lib/api-client';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
+import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/lib/estimate';
 import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
 import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/lib/run-request';
 import { countItems, PROFILE_HELP, PROFILES, type SweepChoice } from '@/lib/sweep';
-import { useCreateRun } from '../api/runs';
+import { useCreateRun, useLaunchOverheads } from '../api/runs';
 import { KernelPicker, MissingKernels } from './KernelPicker';
 import { MachinePicker } from './MachinePicker';
+
+/** The one online machine, when exactly one is: the form starts with it ticked (none otherwise). */
+function onlyOnline(machines: Machine[]): string[] {
+  const online = machines.filter((m) => m.online);
+  return online.length === 1 ? [online[0]!.id] : [];
+}
+
+/**
+ * Brings the first field marked invalid into view and puts the cursor in it (a fieldset's first
+ * control); with none marked, the error summary.
+ */
+function focusFirstInvalid(form: HTMLFormElement) {
+  const marked = form.querySelector<HTMLElement>('[aria-invalid="true"]');
+  const target = marked?.matches('input, select, textarea, button')
+    ? marked
+    : (marked?.querySelector<HTMLElement>('input, select, textarea, button') ?? form.querySelector<HTMLElement>('#form-errors'));
+  if (!target) return;
+  target.scrollIntoView({ block: 'center' });
+  target.focus({ preventScroll: true });
+}
 
 /**
  * Launches a run on one machine, or a batch (one run per machine) on several. The machines and the
@@ -24,7 +45,8 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   // back would lag: the router commits a search change a tick later, so two quick clicks would lose one.
   const [query, setQueryState] = useState<NewRunQuery>(() => {
     const q = decodeNewRunQuery(searchParams);
-    return repeat && q.kernels.length === 0 ? { ...q, kernels: repeat.kernels } : q;
+    const withKernels = repeat && q.kernels.length === 0 ? { ...q, kernels: repeat.kernels } : q;
+    return withKernels.machines.length === 0 ? { ...withKernels, machines: onlyOnline(machines) } : withKernels;
   });
   const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
   const chosenIds = query.machines.filter((id) => byId.has(id));
@@ -41,6 +63,12 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   const launches = repeat?.launches;
   const [errors, setErrors] = useState<FormErrors>({});
   const [submitError, setSubmitError] = useState<string | null>(null);
+  // Bumped by each refused submit: the effect below then brings the first marked field into view.
+  const [refusals, setRefusals] = useState(0);
+  const formRef = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (refusals > 0 && formRef.current) focusFirstInvalid(formRef.current);
+  }, [refusals]);
   const createRun = useCreateRun();
   const navigate = useNavigate();
 
@@ -57,6 +85,17 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
     profile,
     chosenIds.length,
   );
+
+  const settings = effectiveSettings(profile, repetitions, minTime, launches);
+  const overheads = useLaunchOverheads(chosenIds.length === 1 ? chosenIds[0]! : null);
+  const estimate =
+    count.perRun === null
+      ? null
+      : estimateRun(
+          chosenKernels.map((k, i) => ({ kernel: k.id, items: count.perKernel[i] ?? 0 })),
+          settings,
+          chosenIds.length === 1 ? overheads.data : undefined,
+        );
 
   const setQuery = (machineIds: string[], chosen: string[]) => {
     const next = query.from ? { machines: machineIds, kernels: chosen, from: query.from } : { machines: machineIds, kernels: chosen };
@@ -99,6 +138,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
     const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime, launches });
     if (!built.ok) {
       setErrors(built.errors);
+      setRefusals((n) => n + 1);
       return;
     }
     setErrors({});
@@ -108,6 +148,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
       onError: (err) => {
         if (err instanceof ApiError) setErrors(formErrorsFromServer(err.fieldErrors, built.request));
         setSubmitError(errorMessage(err));
+        setRefusals((n) => n + 1);
       },
     });
   };
@@ -115,7 +156,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   const invalid = Object.keys(errors).length > 0;
   const offline = chosenIds.map((id) => byId.get(id)).filter((m): m is Machine => m !== undefined && !m.online);
   return (
-    <form className="form" onSubmit={onSubmit} noValidate aria-describedby={invalid ? 'form-errors' : undefined}>
+    <form ref={formRef} className="form" onSubmit={onSubmit} noValidate aria-describedby={invalid ? 'form-errors' : undefined}>
       <div className="field">
         <MachinePicker machines={machines} chosen={chosenIds} onChange={onMachines} invalid={!!errors.machine} />
         {unknownIds.length > 0 && (
@@ -135,6 +176,11 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
       {chosenIds.length > 0 && (
         <section aria-labelledby="kernels-heading">
           <h2 id="kernels-heading">Kernels</h2>
+          {errors.items && (
+            <div id="kernels-error" className="field-error">
+              {errors.items}
+            </div>
+          )}
           {groups.length === 0 ? (
             <p className="muted">
               {chosenIds.length === 1 ? "This machine's agent lists no kernels." : 'No kernel is on every chosen machine.'}
@@ -150,10 +196,10 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
               onToggle={onToggle}
               onParam={onParam}
               onSweep={onSweep}
+              searchInvalid={!!errors.items}
             />
           )}
           <MissingKernels missing={missing} machines={byId} />
-          {errors.items && <div className="field-error">{errors.items}</div>}
         </section>
       )}
 
@@ -212,12 +258,13 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
       )}
 
       {(submitError || invalid) && (
-        <div id="form-errors">
+        <div id="form-errors" tabIndex={-1}>
           {submitError ? (
             <ErrorMessage title="The server refused the run:" error={submitError} />
           ) : (
             <div className="message message-error" role="alert">
-              Please fix the marked fields.
+              Please fix the {Object.keys(errors).length === 1 ? 'marked field' : `${Object.keys(errors).length} marked fields`}: each
+              says what is wrong beside it.
             </div>
           )}
         </div>
@@ -237,7 +284,28 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
             {` from ${selected.size} ${selected.size === 1 ? 'kernel' : 'kernels'}`}
           </span>
         )}
+        {selected.size > 0 && estimate && (
+          <span className="muted" data-testid="run-estimate" title={estimateHow(settings, estimate.learnt)}>
+            {formatEstimate(estimate.seconds)}
+            {chosenIds.length > 1 ? ' per machine, side by side' : ''} (estimate: {count.perRun}{' '}
+            {count.perRun === 1 ? 'item' : 'items'} × {settings.launches} launches × {repsPerLaunch(settings.repetitions, settings.launches)}{' '}
+            repetitions × {settings.minTimeS} s, plus each launch's start
+            {estimate.learnt > 0 ? `, learnt from earlier runs here for ${estimate.learnt} of ${selected.size} kernels` : ''})
+          </span>
+        )}
       </div>
     </form>
+  );
+}
+
+/** How the estimate is made, as the tooltip of its figure. */
+function estimateHow(settings: { launches: number; repetitions: number; minTimeS: number }, learnt: number): string {
+  return (
+    `Each item runs in ${settings.launches} kernel processes (launches) of ${repsPerLaunch(settings.repetitions, settings.launches)} ` +
+    `repetitions, each at least ${settings.minTimeS} s, plus what a launch costs to start and calibrate: ` +
+    (learnt > 0
+      ? 'learnt from the launches of earlier runs on this machine for the kernels that have some, else guessed.'
+      : `guessed (${guessLaunchCost(settings.minTimeS).toFixed(2)} s), as no earlier run here says.`) +
+    ' A busy host re-measures disturbed launches, which takes longer.'
   );
 }
