@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from ctxbench_server.agents.deps import DispatcherDep
@@ -39,16 +39,42 @@ async def create_run(
     return BatchOut(batch_id=batch_id, runs=out)
 
 
-@router.get("", response_model=list[RunOut])
+@router.get(
+    "",
+    response_model=list[RunOut],
+    responses={
+        200: {
+            "description": "a page of runs; when more follow, `X-Next-Cursor` holds the cursor of the next "
+            'page and `Link` its URL (rel="next")'
+        },
+        422: {"description": "a cursor this server did not give"},
+    },
+)
 async def list_runs(
+    response: Response,
+    request: Request,
     session: SessionDep,
     machine_id: str | None = None,
     status: RunStatus | None = None,
     batch_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="X-Next-Cursor of the page before")
+    ] = None,
+    items: Annotated[
+        bool,
+        Query(
+            description="false: each run without its items (`items` empty, `progress` and `kernels` exact)"
+        ),
+    ] = True,
 ) -> list[RunOut]:
     """Newest first."""
-    return await service.list_runs(session, machine_id, limit, status, batch_id)
+    page = await service.list_runs(session, machine_id, limit, status, batch_id, cursor, items)
+    if page.next_cursor:
+        url = request.url.include_query_params(cursor=page.next_cursor)
+        response.headers["X-Next-Cursor"] = page.next_cursor
+        response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+    return page.runs
 
 
 @router.get("/{run_id}", response_model=RunOut, responses={404: {"description": "unknown run"}})

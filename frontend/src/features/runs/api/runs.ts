@@ -22,7 +22,8 @@ export const runResultsQuery = (id: string) =>
 export const runsQuery = (query: RunsQuery) =>
   queryOptions({
     queryKey: ['runs', 'list', query],
-    queryFn: ({ signal }) => apiGet<Run[]>(`/runs?${runsApiQuery(query)}`, signal),
+    // Lists show summaries: the light form (no items) keeps a 5 s poll cheap with 1000-item runs.
+    queryFn: ({ signal }) => apiGet<Run[]>(`/runs?${runsApiQuery(query)}&items=false`, signal),
   });
 
 export const batchRunsQuery = (batchId: string) =>
