@@ -6,10 +6,10 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from ctxbench_server.agents.deps import DispatcherDep
-from ctxbench_server.auth.deps import WriteDep
+from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
-from ctxbench_server.runs import events, service
+from ctxbench_server.runs import service
 from ctxbench_server.runs.schemas import BatchOut, ResultOut, RunCreate, RunOut
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -32,7 +32,7 @@ async def create_run(
     if its agent is idle (else it waits in that machine's queue)."""
     batch_id, runs = await service.create_runs(session, body, request.app.state.settings)
     for run in runs:
-        await dispatcher.kick(run.machine_id)
+        await dispatcher.kick(run.machine_id, from_rest=True)
     out = [service.run_out(await service.load_run(session, run.id)) for run in runs]
     if body.machine_ids is None:
         return out[0]
@@ -114,17 +114,29 @@ async def list_results(run_id: str, session: SessionDep, history: bool = False) 
 @router.get(
     "/{run_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}, 404: {"description": "unknown run"}},
+    responses={
+        200: {"content": {"text/event-stream": {}}},
+        404: {"description": "unknown run"},
+        429: {"description": "this client has CTXBENCH_MAX_SSE_PER_CLIENT streams open"},
+        503: {"description": "the server has CTXBENCH_MAX_SSE_TOTAL streams open"},
+    },
 )
 async def run_events(
-    run_id: str, request: Request, session: SessionDep, dispatcher: DispatcherDep
+    run_id: str, request: Request, dispatcher: DispatcherDep, who: ReadDep
 ) -> StreamingResponse:
     """Server-Sent Events: `run` (the Run) at once and on every change, `result` per measured result,
-    `end` (the final Run) last; `: keepalive` every 15 s."""
-    await service.load_run(session, run_id)  # 404 before the stream starts
-    await session.close()
+    `end` (the final Run) last; `: keepalive` every 15 s. One reader per run serves all its streams."""
+    sub = await dispatcher.events.subscribe(run_id, client_key(request, who))  # 404/429/503 before the stream
     return StreamingResponse(
-        events.stream(dispatcher.events, request.app.state.sessionmaker, run_id),
+        dispatcher.events.stream(sub),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+def client_key(request: Request, who: Principal | None) -> str:
+    """Whose budget a stream counts against: its credential (the admin token, an API token, the browser
+    sessions signed in with one), else (public reads) its address."""
+    if who is not None:
+        return f"{who.kind}:{who.token_id or who.name}"
+    return f"addr:{request.client.host if request.client else '?'}"
