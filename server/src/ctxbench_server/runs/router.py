@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from ctxbench_server.agents.deps import DispatcherDep
 from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
@@ -131,6 +132,8 @@ async def run_events(
         dispatcher.events.stream(sub),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        # The stream gives its budget back when it ends; this covers one whose client left before it began.
+        background=BackgroundTask(dispatcher.events.release, sub),
     )
 
 
