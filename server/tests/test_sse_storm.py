@@ -11,6 +11,7 @@ import json
 import ssl
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,10 +20,10 @@ from sqlalchemy import select, text
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.main import CtxbenchServer
-from ctxbench_server.models import Machine
+from ctxbench_server.models import Machine, Result
 from ctxbench_server.runs import events as run_events
 
-from .conftest import ADMIN, eventually
+from .conftest import ADMIN, TOKEN, eventually
 from .runs_helpers import PIPE, MakeAgent, agents, post
 
 
@@ -198,3 +199,71 @@ async def test_agents_go_through_while_browsers_hold_every_connection(
         await eventually(touched, within=3)
         assert time.monotonic() - t0 < 3
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["progress"]["done"] == 1
+
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT_BIN = ROOT / "build" / "bin" / "ctxbench-agent"
+
+
+@pytest.mark.parametrize("settings_overrides", [{"db_pool_size": 1, "heartbeat_interval_s": 1}])
+async def test_real_agent_keeps_its_stream_while_browsers_hold_every_connection(
+    http: httpx.AsyncClient, server: CtxbenchServer, tmp_path: Path
+) -> None:
+    """The real agent (`make build`): with every REST connection held, its heartbeats and its report
+    still reach the database, so it is never taken for silent and dropped (before: 37 s offline)."""
+    assert AGENT_BIN.exists(), f"{AGENT_BIN} is missing: run `make build`"
+    assert server.tls is not None and server.tls.ca_path is not None
+    token_file = tmp_path / "agent-token"
+    token_file.write_text(TOKEN)
+    log = (tmp_path / "agent.log").open("wb")
+    proc = await asyncio.create_subprocess_exec(
+        str(AGENT_BIN),
+        *("--server", f"127.0.0.1:{server.grpc_port}", "--token-file", str(token_file)),
+        *("--ca-file", str(server.tls.ca_path), "--kernels", str(ROOT / "build" / "kernels")),
+        *("--spool", str(tmp_path / "spool"), "--name", "real-agent"),
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        await eventually(lambda: _online(server), within=30)
+        (machine_id,) = server.hub.online_ids()
+        run = await post(
+            http,
+            {
+                "machine_id": machine_id,
+                "items": [{"kernel": "syscall.getppid"}],
+                "repetitions": 2,
+                "min_time_s": 0.05,
+                "launches": 1,
+            },
+        )
+        conn = server.hub.get(machine_id)
+        assert conn is not None
+        async with contextlib.AsyncExitStack() as held:
+            for _ in range(3):  # pool 1 + overflow 2: every REST connection held
+                s = await held.enter_async_context(server.sessionmaker())
+                await s.execute(text("SELECT 1"))
+            with pytest.raises(httpx.TimeoutException):
+                await http.get("/api/v1/machines", timeout=1.0)
+            async with server.agent_sessionmaker() as s:
+                seen = await s.scalar(select(Machine.last_seen).where(Machine.id == machine_id))
+
+            async def measured_and_touched() -> bool:
+                async with server.agent_sessionmaker() as s:
+                    stored = await s.scalar(select(Result.id).where(Result.run_id == run["id"]))
+                    now = await s.scalar(select(Machine.last_seen).where(Machine.id == machine_id))
+                return stored is not None and bool(now and seen and now > seen)
+
+            await eventually(measured_and_touched, within=30)
+            await asyncio.sleep(4)  # over 3 heartbeat intervals: a stalled stream would be closed by now
+            assert server.hub.get(machine_id) is conn and not conn.closed
+        r = await http.get(f"/api/v1/runs/{run['id']}")
+        assert r.json()["status"] == "succeeded", r.text
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 10)
+        log.close()
+
+
+async def _online(server: CtxbenchServer) -> bool:
+    return len(server.hub.online_ids()) == 1
