@@ -184,6 +184,11 @@ export function runKernels(run: Pick<Run, 'items' | 'kernels'>): string[] {
   return run.kernels ?? [...new Set(run.items.map((i) => i.kernel))];
 }
 
+/** A run from the light list (`items=false`): its counts are in `progress`, its items not sent. */
+export function isLightRun(run: Pick<Run, 'items' | 'progress'>): boolean {
+  return run.items.length === 0 && run.progress.total > 0;
+}
+
 export function isTerminal(status: RunStatus | undefined): boolean {
   return status !== undefined && TERMINAL_RUN_STATUSES.includes(status);
 }
