@@ -172,6 +172,39 @@ async def test_a_slow_stream_is_dropped_and_holds_nobody_up(
     assert feeds.open_streams == 0
 
 
+async def test_a_late_stream_gets_every_result_once_when_the_feed_keeps_none(
+    make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_events, "CACHE_BYTES", 1)  # a run whose results are too big to keep
+    (a,) = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": a.agent_id, "items": [PIPE] * 3})
+    start = (await a.expect("start_run")).start_run
+    feeds = server.dispatcher.events
+    early = await feeds.subscribe(run["id"], "early")
+
+    async def drain(sub: run_events.Subscriber) -> list[str]:
+        return [chunk async for chunk in feeds.stream(sub)]
+
+    early_task = asyncio.create_task(drain(early))
+    ids = [await a.report(run["id"], item) for item in start.items[:2]]
+    await eventually(lambda: _feed_sent(server, run["id"], 2))
+    reads = feeds.reads
+    late = await feeds.subscribe(run["id"], "late")
+    assert feeds.reads == reads + 1  # its own read of the results the feed did not keep
+    late_task = asyncio.create_task(drain(late))
+    ids.append(await a.report(run["id"], start.items[2]))
+    for task in (early_task, late_task):
+        chunks = await asyncio.wait_for(task, 10)
+        got = [json.loads(c.split("data: ", 1)[1])["id"] for c in chunks if c.startswith("event: result")]
+        assert got == ids
+        assert chunks[0].startswith("event: run") and chunks[-1].startswith("event: end")
+
+
+async def _feed_sent(server: CtxbenchServer, run_id: str, n: int) -> bool:
+    feed = server.dispatcher.events._feeds.get(run_id)
+    return feed is not None and len(feed.seen) == n
+
+
 @pytest.mark.parametrize("settings_overrides", [{"db_pool_size": 1}])
 async def test_agents_go_through_while_browsers_hold_every_connection(
     make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer

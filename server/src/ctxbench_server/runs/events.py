@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
 MAX_QUEUED = 256  # chunks a stream may fall behind before it is dropped
+# Result events a feed keeps for streams joining late; past this, a late stream reads them itself (once).
+CACHE_BYTES = 8 * 1024 * 1024
 DROPPED = ": this stream fell behind and is closed; reconnect for the current state\n\n"
 
 
@@ -94,16 +96,30 @@ class Feed:
         self.run_chunk = ""
         self.run_text = ""
         self.result_chunks: list[str] = []
+        self.cached_bytes = 0
+        self.cache_full = False  # result_chunks no longer holds every result sent
         self.seen: set[str] = set()
         self.end_chunk = ""
         self.task: asyncio.Task[None] | None = None
 
-    def catch_up(self, sub: Subscriber) -> None:
+    def catch_up(self, sub: Subscriber) -> set[str] | None:
+        """The state so far as the stream's backlog; when the results were too many to keep, the ids
+        sent so far (the caller reads those in, before `end`)."""
         sub.backlog = [self.run_chunk, *self.result_chunks]
         if self.end_chunk:
             sub.backlog.append(self.end_chunk)
             sub.ends_after_backlog = True
         sub.live = True
+        return set(self.seen) if self.cache_full else None
+
+    def keep(self, chunk: str) -> None:
+        if self.cache_full:
+            return
+        self.cached_bytes += len(chunk)
+        if self.cached_bytes > CACHE_BYTES:
+            self.cache_full, self.result_chunks = True, []
+        else:
+            self.result_chunks.append(chunk)
 
 
 class RunEvents:
@@ -158,10 +174,27 @@ class RunEvents:
         except BaseException:
             self.release(sub)
             raise
-        feed.catch_up(sub)
+        sent = feed.catch_up(sub)
         if sub.ends_after_backlog:
             feed.subscribers.discard(sub)
+        if sent:
+            try:
+                await self._read_sent(feed.run_id, sent, sub)
+            except BaseException:
+                self.release(sub)
+                raise
         return sub
+
+    async def _read_sent(self, run_id: str, sent: set[str], sub: Subscriber) -> None:
+        """A late stream's results when the feed could not keep them: one read of its own, of those
+        the feed had sent (later ones reach it through its queue)."""
+        assert self.sessionmaker is not None
+        self.reads += 1
+        async with self.sessionmaker() as session:
+            results = [r for r in await service.list_results(session, run_id) if r.id in sent]
+        chunks = [sse("result", r.model_dump(mode="json")) for r in results]
+        at = 1  # after the Run, before `end`
+        sub.backlog[at:at] = chunks
 
     def release(self, sub: Subscriber) -> None:
         """Gives the stream's budget back (its response ended) and stops a feed nobody follows."""
@@ -252,7 +285,7 @@ class RunEvents:
         for rid in new:
             if rid in rows:
                 chunk = sse("result", service.result_out(rows[rid]).model_dump(mode="json"))
-                feed.result_chunks.append(chunk)
+                feed.keep(chunk)
                 chunks.append(chunk)
         if text != feed.run_text:
             feed.run_chunk, feed.run_text = sse("run", snapshot), text
