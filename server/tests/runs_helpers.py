@@ -1,11 +1,16 @@
 """Helpers shared by the orchestration tests (runs over REST, a fake agent over gRPC)."""
 
+import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.models import Machine, Run, RunItem
 
 from .fake_agent import FakeAgent
 
@@ -35,3 +40,54 @@ async def agents(make_agent: MakeAgent, n: int, **kw: Any) -> list[FakeAgent]:
 async def finish(agent: FakeAgent, start: pb.StartRun) -> None:
     for item in start.items:
         await agent.report(start.run_id, item)
+
+
+async def fill_runs(
+    sessionmaker: async_sessionmaker[AsyncSession], machines: int, items_per_run: int
+) -> list[str]:
+    """One finished run per machine with `items_per_run` measured items, written with bulk INSERTs
+    (the ORM would take minutes for 100k items). Returns the run ids, newest first."""
+    now = datetime.now(UTC)
+    facts = {"cpu_model": "Test CPU", "logical_cpus": 4, "kernel": "6.1.0", "flags": "x" * 1500}
+    machine_rows, run_rows, item_rows = [], [], []
+    for m in range(machines):
+        mid, rid = f"m{m:04d}-{uuid.uuid4()}", str(uuid.uuid4())
+        created = now - timedelta(seconds=machines - m)
+        machine_rows.append({"id": mid, "name": mid, "hostname": mid, "facts": facts})
+        run_rows.append(
+            {
+                "id": rid,
+                "machine_id": mid,
+                "batch_id": rid,
+                "status": "succeeded",
+                "profile": "default",
+                "spec": {"items": [{"kernel": "ctxsw.pipe", "sweep": {"threads": "default"}}]},
+                "facts": facts,
+                "repetitions": 5,
+                "created_at": created,
+                "queued_at": created,
+                "started_at": created,
+                "finished_at": created,
+            }
+        )
+        for i in range(items_per_run):
+            item_rows.append(
+                {
+                    "id": uuid.uuid4().hex,
+                    "run_id": rid,
+                    "index": i,
+                    "kernel_id": ("ctxsw.pipe", "syscall.getppid")[i % 2],
+                    "params": {"threads": i % 64 + 1, "placement": "same_core"},
+                    "state": "succeeded",
+                    "result_id": str(uuid.uuid4()),
+                    "timeout_s": 120.0,
+                    "attempt": 1,
+                }
+            )
+    async with sessionmaker() as session:
+        await session.execute(insert(Machine), machine_rows)
+        await session.execute(insert(Run), run_rows)
+        for i in range(0, len(item_rows), 10_000):
+            await session.execute(insert(RunItem), item_rows[i : i + 10_000])
+        await session.commit()
+    return [r["id"] for r in reversed(run_rows)]

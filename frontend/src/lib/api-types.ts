@@ -104,8 +104,11 @@ export interface Run {
   error: string | null;
   repetitions: number | null;
   min_time_s: number | null;
+  /** Every item; empty in the light list (`GET /runs?items=false`), where `progress` and `kernels` still count them. */
   items: RunItem[];
   progress: { total: number; done: number; failed: number; running?: number };
+  /** Its items' distinct kernel ids, in order; absent on older servers (see `runKernels`). */
+  kernels?: string[];
   /** The POST /runs body it was posted with, machine ids left out; absent on older servers. */
   request?: RunSettings;
 }
@@ -191,6 +194,16 @@ export interface Result {
 }
 
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+/** A run's distinct kernel ids: the server's `kernels`, else (older servers) from its items. */
+export function runKernels(run: Pick<Run, 'items' | 'kernels'>): string[] {
+  return run.kernels ?? [...new Set(run.items.map((i) => i.kernel))];
+}
+
+/** A run from the light list (`items=false`): its counts are in `progress`, its items not sent. */
+export function isLightRun(run: Pick<Run, 'items' | 'progress'>): boolean {
+  return run.items.length === 0 && run.progress.total > 0;
+}
 
 export function isTerminal(status: RunStatus | undefined): boolean {
   return status !== undefined && TERMINAL_RUN_STATUSES.includes(status);

@@ -79,6 +79,14 @@ class Settings(BaseSettings):
     # stream may take to send its Hello (then DEADLINE_EXCEEDED).
     max_agent_streams: int = Field(default=2000, ge=1, le=100_000)
     hello_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    # Database connections (pool size; twice as many more open under load): REST and event streams use one
+    # pool, agent streams (Hello, heartbeats, reports, dispatch) their own, so browsers never starve agents.
+    db_pool_size: int = Field(default=5, ge=1, le=1000)
+    agent_db_pool_size: int = Field(default=5, ge=1, le=1000)
+    # Server-Sent Event streams (GET /runs/{id}/events) open at once: per client (its credential, else
+    # its address; more get 429) and in all (more get 503). A batch page follows each of its runs.
+    max_sse_per_client: int = Field(default=200, ge=1, le=100_000)
+    max_sse_total: int = Field(default=2000, ge=1, le=1_000_000)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

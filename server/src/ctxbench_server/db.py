@@ -14,13 +14,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from ctxbench_server.kit.one_writer import one_writer_kwargs
+from ctxbench_server.kit.one_writer import one_writer_kwargs, write_gate
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
-def create_engine(url: str) -> AsyncEngine:
-    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+def create_engine(url: str, pool_size: int | None = None) -> AsyncEngine:
+    """`pool_size` connections kept, twice as many more opened under load (SQLAlchemy's 5 + 10 when None)."""
+    sizes = {} if pool_size is None else {"pool_size": pool_size, "max_overflow": 2 * pool_size}
+    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"), **sizes)
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine.sync_engine, "connect")
@@ -44,10 +46,14 @@ def is_data_error(exc: BaseException) -> bool:
     return str(getattr(orig, "sqlstate", "") or "").startswith("22")
 
 
-def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    """On SQLite its sessions write one at a time, waiting their turn (kit/one_writer.py)."""
+def create_sessionmaker(
+    engine: AsyncEngine, share_writes_with: async_sessionmaker[AsyncSession] | None = None
+) -> async_sessionmaker[AsyncSession]:
+    """On SQLite its sessions write one at a time, waiting their turn (kit/one_writer.py), with those of
+    `share_writes_with` (another engine's maker on the same database file) too."""
     if engine.dialect.name == "sqlite":
-        return async_sessionmaker(engine, expire_on_commit=False, **one_writer_kwargs())
+        gate = write_gate(share_writes_with) if share_writes_with is not None else None
+        return async_sessionmaker(engine, expire_on_commit=False, **one_writer_kwargs(gate))
     return async_sessionmaker(engine, expire_on_commit=False)
 
 

@@ -25,6 +25,7 @@ from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.events import RunEvents
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
@@ -88,21 +89,25 @@ class CtxbenchServer:
         announce(f"agent token from {token_source}")
         self.admin_token, admin_source = resolve_admin_token(s)
         announce(f"admin token from {admin_source}")
-        self.engine = create_engine(s.db_url)
+        self.engine = create_engine(s.db_url, s.db_pool_size)
         await migrate(self.engine)
         announce(f"database {self.engine.url.render_as_string(hide_password=True)}")
         self.sessionmaker = create_sessionmaker(self.engine)
+        # Agents' own pool: a browser storm that holds every REST connection never delays a heartbeat.
+        self.agent_engine = create_engine(s.db_url, s.agent_db_pool_size)
+        self.agent_sessionmaker = create_sessionmaker(self.agent_engine, share_writes_with=self.sessionmaker)
         async with self.sessionmaker() as session:
             login_code = await auth_service.create_login_code(session)
         self.hub = AgentHub()
-        self.dispatcher = Dispatcher(self.hub, self.sessionmaker)
+        events = RunEvents(self.sessionmaker, s.max_sse_per_client, s.max_sse_total)
+        self.dispatcher = Dispatcher(self.hub, self.agent_sessionmaker, events, self.sessionmaker)
 
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.agent_service = AgentService(
             self.token,
             self.hub,
             self.dispatcher,
-            self.sessionmaker,
+            self.agent_sessionmaker,
             s.heartbeat_interval_s,
             approve_new_hosts=s.approve_new_hosts,
             max_streams=s.max_agent_streams,
@@ -185,6 +190,8 @@ class CtxbenchServer:
             self.hub.close_all()
         if hasattr(self, "grpc"):
             await self.grpc.stop(GRPC_GRACE_S)
+        if hasattr(self, "agent_engine"):
+            await self.agent_engine.dispose()
         if hasattr(self, "engine"):
             await self.engine.dispose()
 

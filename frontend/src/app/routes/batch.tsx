@@ -5,6 +5,7 @@ import { useMachines } from '@/features/machines/api/machines';
 import { useBatchRuns } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
 import { batchTitle } from '@/features/runs/utils/run-title';
+import { runKernels } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
@@ -33,7 +34,7 @@ export function BatchPage() {
   const sorted = [...runs.data].sort((a, b) =>
     (byId.get(a.machine_id)?.name ?? a.machine_id).localeCompare(byId.get(b.machine_id)?.name ?? b.machine_id),
   );
-  const kernels = [...new Set(first.items.map((i) => i.kernel))];
+  const kernels = runKernels(first);
   return (
     <>
       <h1 className="run-title">

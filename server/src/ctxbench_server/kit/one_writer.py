@@ -93,9 +93,16 @@ def _release(session: Session, transaction: SessionTransaction) -> None:
             gate.release()
 
 
-def one_writer_kwargs() -> dict[str, Any]:
-    """async_sessionmaker arguments for a SQLite engine: sessions of this maker share one gate."""
-    return {"class_": OneWriterSession, "info": {_GATE: asyncio.Lock()}}
+def one_writer_kwargs(gate: asyncio.Lock | None = None) -> dict[str, Any]:
+    """async_sessionmaker arguments for a SQLite engine: sessions of this maker share one gate (`gate`:
+    the gate of another maker of the same database, whose sessions then take turns with these)."""
+    return {"class_": OneWriterSession, "info": {_GATE: gate or asyncio.Lock()}}
+
+
+def write_gate(sessionmaker: Any) -> asyncio.Lock | None:
+    """The gate of a maker made with one_writer_kwargs, else None."""
+    gate = sessionmaker.kw.get("info", {}).get(_GATE)
+    return gate if isinstance(gate, asyncio.Lock) else None
 
 
 event.listen(Session, "after_transaction_end", _release)

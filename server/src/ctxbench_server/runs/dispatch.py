@@ -28,19 +28,27 @@ AGENT_LOST = "agent lost"
 
 class Dispatcher:
     def __init__(
-        self, hub: AgentHub, sessionmaker: async_sessionmaker[AsyncSession], events: RunEvents | None = None
+        self,
+        hub: AgentHub,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        events: RunEvents | None = None,
+        rest_sessionmaker: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
+        """`sessionmaker`: the agents' pool (what agents' messages set off); `rest_sessionmaker`: the
+        pool of REST requests (what people set off: a new run, cancel, retry)."""
         self.hub = hub
         self.sessionmaker = sessionmaker
-        self.events = events or RunEvents()
+        self.rest_sessionmaker = rest_sessionmaker or sessionmaker
+        self.events = events or RunEvents(self.rest_sessionmaker)
 
-    async def kick(self, machine_id: str) -> None:
+    async def kick(self, machine_id: str, *, from_rest: bool = False) -> None:
         """Starts the machine's oldest queued run if its agent is connected and has no running run."""
+        sessionmaker = self.rest_sessionmaker if from_rest else self.sessionmaker
         async with self.hub.locks[machine_id]:
             conn = self.hub.get(machine_id)
             if conn is None:
                 return
-            async with self.sessionmaker() as session:
+            async with sessionmaker() as session:
                 if await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
 
@@ -93,10 +101,10 @@ class Dispatcher:
                 )
 
     async def cancel(self, run_id: str) -> Run:
-        async with self.sessionmaker() as session:
+        async with self.rest_sessionmaker() as session:
             machine_id = (await load_run(session, run_id)).machine_id
         async with self.hub.locks[machine_id]:
-            async with self.sessionmaker() as session:
+            async with self.rest_sessionmaker() as session:
                 run = await load_run(session, run_id)
                 if run.status in FINISHED_RUN:
                     raise Conflict(f"run {run_id!r} already {run.status}")
@@ -118,10 +126,10 @@ class Dispatcher:
 
     async def retry(self, run_id: str) -> Run:
         """Queues a finished run's unfinished items again (attempt + 1) and the run at the queue's back."""
-        async with self.sessionmaker() as session:
+        async with self.rest_sessionmaker() as session:
             machine_id = (await load_run(session, run_id)).machine_id
         async with self.hub.locks[machine_id]:
-            async with self.sessionmaker() as session:
+            async with self.rest_sessionmaker() as session:
                 run = await load_run(session, run_id)
                 if run.status not in FINISHED_RUN:
                     raise Conflict(f"run {run_id!r} is {run.status}: only a finished run can be retried")

@@ -1,86 +1,315 @@
-"""Run progress for browsers: publishers only say "run X changed"; each SSE stream re-reads the run.
+"""Run progress for browsers: one reader per run, fanned out to every stream of it.
 
-Re-reading instead of shipping payloads keeps one source of truth (the database) and makes a slow
-browser harmless: it skips intermediate states and still ends with the final one.
+Publishers only say "run X changed" (notify). A run with open streams has one feed: a task that, on
+each change, reads the run and its new results once (one database session, however many streams) and
+puts what changed into each stream's bounded queue. Changes that come during a read are coalesced into
+the next one. A stream joining late gets the feed's current state (the Run, every result so far). A
+stream whose browser reads too slowly to keep MAX_QUEUED chunks is dropped (its response ends; the
+browser's EventSource reconnects and starts from the current state), so it never holds up the others.
+
+Budgets: at most max_per_client streams per client (its credential, else its address) and max_total in
+all (docs/operations.md "Budgets"); a stream counts until its response ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import ClassVar
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ctxbench_server.models import FINISHED_RUN
+from ctxbench_server.kit.errors import CtxbenchError, NotFound
+from ctxbench_server.models import FINISHED_RUN, Result
 from ctxbench_server.runs import service
 
+log = logging.getLogger(__name__)
+
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
+MAX_QUEUED = 256  # chunks a stream may fall behind before it is dropped
+# Result events a feed keeps for streams joining late; past this, a late stream reads them itself (once).
+CACHE_BYTES = 8 * 1024 * 1024
+DROPPED = ": this stream fell behind and is closed; reconnect for the current state\n\n"
 
 
-class RunEvents:
-    def __init__(self) -> None:
-        self._waiters: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
-        self.closed = False
+class TooManyStreams(CtxbenchError):
+    """Too many event streams from this client."""
 
-    def notify(self, run_id: str) -> None:
-        for ev in self._waiters.get(run_id, ()):
-            ev.set()
+    status_code = 429
+    headers: ClassVar[dict[str, str] | None] = {"Retry-After": "5"}
 
-    @contextlib.contextmanager
-    def subscribe(self, run_id: str) -> Iterator[asyncio.Event]:
-        ev = asyncio.Event()
-        self._waiters[run_id].add(ev)
-        try:
-            yield ev
-        finally:
-            self._waiters[run_id].discard(ev)
-            if not self._waiters[run_id]:
-                del self._waiters[run_id]
 
-    def close(self) -> None:
-        """Ends every stream (server shutdown)."""
-        self.closed = True
-        for evs in self._waiters.values():
-            for ev in evs:
-                ev.set()
+class StreamsFull(CtxbenchError):
+    """Too many event streams open on this server."""
+
+    status_code = 503
+    headers: ClassVar[dict[str, str] | None] = {"Retry-After": "5"}
 
 
 def sse(event: str, data: object) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-async def stream(
-    events: RunEvents, sessionmaker: async_sessionmaker[AsyncSession], run_id: str
-) -> AsyncIterator[str]:
-    """`run` (the Run) at once and whenever it changes, `result` per measured result (those already
-    stored first), `end` (the final Run) when it finishes, then the stream ends."""
-    seen: set[str] = set()
-    last = ""
-    with events.subscribe(run_id) as changed:
-        while not events.closed:
-            changed.clear()
-            async with sessionmaker() as session:
-                run = service.run_out(await service.load_run(session, run_id))
-                results = await service.list_results(session, run_id)
-            snapshot = run.model_dump(mode="json")
-            text = json.dumps(snapshot, sort_keys=True)
-            if not last:  # on connect the Run comes first
-                last = text
-                yield sse("run", snapshot)
-            for r in results:
-                if r.id not in seen:
-                    seen.add(r.id)
-                    yield sse("result", r.model_dump(mode="json"))
-            if text != last:
-                last = text
-                yield sse("run", snapshot)
-            if run.status in FINISHED_RUN:
-                yield sse("end", snapshot)
-                return
+class Subscriber:
+    """One open stream: the state it joined with (`backlog`), then what changed (`queue`)."""
+
+    def __init__(self, client: str) -> None:
+        self.client = client
+        self.backlog: list[str] = []
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue(MAX_QUEUED)
+        self.live = False  # caught up: the feed puts changes in its queue
+        self.ends_after_backlog = False
+        self.feed: Feed | None = None
+        self.released = False
+
+    def put(self, chunk: str) -> bool:
+        """False when the stream has fallen MAX_QUEUED chunks behind."""
+        try:
+            self.queue.put_nowait(chunk)
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    def end(self, last: str | None = None) -> None:
+        """Ends the stream after what it holds; a full queue is emptied first (the stream is dropped)."""
+        if self.queue.qsize() + (last is not None) >= MAX_QUEUED:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+        if last is not None:
+            self.queue.put_nowait(last)
+        self.queue.put_nowait(None)
+
+
+class Feed:
+    """One run's reader and its streams."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.subscribers: set[Subscriber] = set()
+        self.changed = asyncio.Event()
+        self.ready = asyncio.Event()  # the first read is done (or failed: error)
+        self.error: CtxbenchError | None = None
+        self.run_chunk = ""
+        self.run_text = ""
+        self.result_chunks: list[str] = []
+        self.cached_bytes = 0
+        self.cache_full = False  # result_chunks no longer holds every result sent
+        self.seen: set[str] = set()
+        self.end_chunk = ""
+        self.task: asyncio.Task[None] | None = None
+
+    def catch_up(self, sub: Subscriber) -> set[str] | None:
+        """The state so far as the stream's backlog; when the results were too many to keep, the ids
+        sent so far (the caller reads those in, before `end`)."""
+        sub.backlog = [self.run_chunk, *self.result_chunks]
+        if self.end_chunk:
+            sub.backlog.append(self.end_chunk)
+            sub.ends_after_backlog = True
+        sub.live = True
+        return set(self.seen) if self.cache_full else None
+
+    def keep(self, chunk: str) -> None:
+        if self.cache_full:
+            return
+        self.cached_bytes += len(chunk)
+        if self.cached_bytes > CACHE_BYTES:
+            self.cache_full, self.result_chunks = True, []
+        else:
+            self.result_chunks.append(chunk)
+
+
+class RunEvents:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession] | None = None,
+        max_per_client: int = 200,
+        max_total: int = 2000,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.max_per_client = max_per_client
+        self.max_total = max_total
+        self.closed = False
+        self._feeds: dict[str, Feed] = {}
+        self._per_client: Counter[str] = Counter()
+        self.open_streams = 0
+        self.reads = 0  # database reads of all feeds (tests and the storm figure count them)
+
+    def notify(self, run_id: str) -> None:
+        feed = self._feeds.get(run_id)
+        if feed is not None:
+            feed.changed.set()
+
+    async def subscribe(self, run_id: str, client: str) -> Subscriber:
+        """A stream of the run for `client`, caught up with its current state. Raises TooManyStreams,
+        StreamsFull, or NotFound (unknown run) before anything is sent."""
+        if self.closed:
+            raise StreamsFull("the server is stopping")
+        if self._per_client[client] >= self.max_per_client:
+            raise TooManyStreams(
+                f"{self._per_client[client]} event streams open from this client, the most "
+                f"CTXBENCH_MAX_SSE_PER_CLIENT ({self.max_per_client}) allows; close one or retry later"
+            )
+        if self.open_streams >= self.max_total:
+            raise StreamsFull(
+                f"{self.open_streams} event streams open on this server, the most CTXBENCH_MAX_SSE_TOTAL "
+                f"({self.max_total}) allows; retry later"
+            )
+        sub = Subscriber(client)
+        self._per_client[client] += 1
+        self.open_streams += 1
+        feed = self._feeds.get(run_id)
+        if feed is None:
+            feed = self._feeds[run_id] = Feed(run_id)
+            feed.task = asyncio.create_task(self._follow(feed), name=f"run-events-{run_id}")
+        feed.subscribers.add(sub)
+        sub.feed = feed
+        try:
+            await feed.ready.wait()  # the feed's first read, shared by every stream joining meanwhile
+            if feed.error is not None:
+                raise feed.error
+        except BaseException:
+            self.release(sub)
+            raise
+        sent = feed.catch_up(sub)
+        if sub.ends_after_backlog:
+            feed.subscribers.discard(sub)
+        if sent:
             try:
-                await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
-            except TimeoutError:
-                yield ": keepalive\n\n"
+                await self._read_sent(feed.run_id, sent, sub)
+            except BaseException:
+                self.release(sub)
+                raise
+        return sub
+
+    async def _read_sent(self, run_id: str, sent: set[str], sub: Subscriber) -> None:
+        """A late stream's results when the feed could not keep them: one read of its own, of those
+        the feed had sent (later ones reach it through its queue)."""
+        assert self.sessionmaker is not None
+        self.reads += 1
+        async with self.sessionmaker() as session:
+            results = [r for r in await service.list_results(session, run_id) if r.id in sent]
+        chunks = [sse("result", r.model_dump(mode="json")) for r in results]
+        at = 1  # after the Run, before `end`
+        sub.backlog[at:at] = chunks
+
+    def release(self, sub: Subscriber) -> None:
+        """Gives the stream's budget back (its response ended) and stops a feed nobody follows."""
+        if sub.released:
+            return
+        sub.released = True
+        self._per_client[sub.client] -= 1
+        if self._per_client[sub.client] <= 0:
+            del self._per_client[sub.client]
+        self.open_streams -= 1
+        feed = sub.feed
+        if feed is not None:
+            feed.subscribers.discard(sub)
+            if not feed.subscribers:
+                feed.changed.set()  # the reader sees nobody left and stops
+
+    async def stream(self, sub: Subscriber) -> AsyncIterator[str]:
+        """`run` (the Run) at once and whenever it changes, `result` per measured result (those already
+        stored first), `end` (the final Run) when it finishes, then the stream ends."""
+        try:
+            for chunk in sub.backlog:
+                yield chunk
+            sub.backlog = []
+            if sub.ends_after_backlog:
+                return
+            while True:
+                try:
+                    got = await asyncio.wait_for(sub.queue.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+                if got is None:
+                    return
+                yield got
+        finally:
+            self.release(sub)
+
+    async def _follow(self, feed: Feed) -> None:
+        try:
+            while feed.subscribers and not self.closed:
+                feed.changed.clear()
+                try:
+                    chunks = await self._read(feed)
+                except NotFound as e:
+                    feed.error = e
+                    return
+                except Exception:
+                    log.exception("reading run %s for its event streams failed", feed.run_id)
+                    for sub in list(feed.subscribers):
+                        sub.end()  # they reconnect and get a fresh read
+                    feed.error = StreamsFull("the server could not read this run now; retry")
+                    return
+                self._publish(feed, chunks)
+                feed.ready.set()
+                if feed.end_chunk:
+                    for sub in list(feed.subscribers):
+                        if sub.live:
+                            sub.end()
+                    return
+                await feed.changed.wait()
+        finally:
+            if self._feeds.get(feed.run_id) is feed:
+                del self._feeds[feed.run_id]
+            feed.ready.set()
+            # Streams still waiting for a first read that never came: they end (reconnect).
+            if feed.error is None and not feed.end_chunk and not feed.run_chunk:
+                feed.error = StreamsFull("the server is stopping")
+
+    async def _read(self, feed: Feed) -> list[str]:
+        """One session: the Run, and the results of items that got one since the last read."""
+        assert self.sessionmaker is not None
+        self.reads += 1
+        async with self.sessionmaker() as session:
+            run = service.run_out(await service.load_run(session, feed.run_id))
+            new = [it.result_id for it in run.items if it.result_id and it.result_id not in feed.seen]
+            rows = {}
+            if new:
+                q = select(Result).where(Result.id.in_(new), Result.status == "ok")
+                rows = {r.id: r for r in await session.scalars(q)}
+        feed.seen.update(new)
+        chunks: list[str] = []
+        snapshot = run.model_dump(mode="json")
+        text = json.dumps(snapshot, sort_keys=True)
+        first = not feed.run_chunk
+        if first:  # on connect the Run comes first
+            feed.run_chunk, feed.run_text = sse("run", snapshot), text
+            chunks.append(feed.run_chunk)
+        for rid in new:
+            if rid in rows:
+                chunk = sse("result", service.result_out(rows[rid]).model_dump(mode="json"))
+                feed.keep(chunk)
+                chunks.append(chunk)
+        if text != feed.run_text:
+            feed.run_chunk, feed.run_text = sse("run", snapshot), text
+            chunks.append(feed.run_chunk)
+        if run.status in FINISHED_RUN:
+            feed.end_chunk = sse("end", snapshot)
+            chunks.append(feed.end_chunk)
+        return chunks
+
+    def _publish(self, feed: Feed, chunks: list[str]) -> None:
+        for sub in list(feed.subscribers):
+            if not sub.live:
+                continue  # still joining: it catches up with the whole state
+            for chunk in chunks:
+                if not sub.put(chunk):
+                    log.info("run %s: an event stream of %s fell behind; dropped", feed.run_id, sub.client)
+                    feed.subscribers.discard(sub)
+                    sub.end(DROPPED)
+                    break
+
+    def close(self) -> None:
+        """Ends every stream (server shutdown)."""
+        self.closed = True
+        for feed in list(self._feeds.values()):
+            for sub in list(feed.subscribers):
+                sub.end()
+            feed.changed.set()

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from ctxbench_server.agents.deps import DispatcherDep
-from ctxbench_server.auth.deps import WriteDep
+from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
-from ctxbench_server.runs import events, service
+from ctxbench_server.runs import service
 from ctxbench_server.runs.schemas import BatchOut, ResultOut, RunCreate, RunOut
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -32,23 +33,49 @@ async def create_run(
     if its agent is idle (else it waits in that machine's queue)."""
     batch_id, runs = await service.create_runs(session, body, request.app.state.settings)
     for run in runs:
-        await dispatcher.kick(run.machine_id)
+        await dispatcher.kick(run.machine_id, from_rest=True)
     out = [service.run_out(await service.load_run(session, run.id)) for run in runs]
     if body.machine_ids is None:
         return out[0]
     return BatchOut(batch_id=batch_id, runs=out)
 
 
-@router.get("", response_model=list[RunOut])
+@router.get(
+    "",
+    response_model=list[RunOut],
+    responses={
+        200: {
+            "description": "a page of runs; when more follow, `X-Next-Cursor` holds the cursor of the next "
+            'page and `Link` its URL (rel="next")'
+        },
+        422: {"description": "a cursor this server did not give"},
+    },
+)
 async def list_runs(
+    response: Response,
+    request: Request,
     session: SessionDep,
     machine_id: str | None = None,
     status: RunStatus | None = None,
     batch_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="X-Next-Cursor of the page before")
+    ] = None,
+    items: Annotated[
+        bool,
+        Query(
+            description="false: each run without its items (`items` empty, `progress` and `kernels` exact)"
+        ),
+    ] = True,
 ) -> list[RunOut]:
     """Newest first."""
-    return await service.list_runs(session, machine_id, limit, status, batch_id)
+    page = await service.list_runs(session, machine_id, limit, status, batch_id, cursor, items)
+    if page.next_cursor:
+        url = request.url.include_query_params(cursor=page.next_cursor)
+        response.headers["X-Next-Cursor"] = page.next_cursor
+        response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+    return page.runs
 
 
 @router.get("/{run_id}", response_model=RunOut, responses={404: {"description": "unknown run"}})
@@ -88,17 +115,31 @@ async def list_results(run_id: str, session: SessionDep, history: bool = False) 
 @router.get(
     "/{run_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}, 404: {"description": "unknown run"}},
+    responses={
+        200: {"content": {"text/event-stream": {}}},
+        404: {"description": "unknown run"},
+        429: {"description": "this client has CTXBENCH_MAX_SSE_PER_CLIENT streams open"},
+        503: {"description": "the server has CTXBENCH_MAX_SSE_TOTAL streams open"},
+    },
 )
 async def run_events(
-    run_id: str, request: Request, session: SessionDep, dispatcher: DispatcherDep
+    run_id: str, request: Request, dispatcher: DispatcherDep, who: ReadDep
 ) -> StreamingResponse:
     """Server-Sent Events: `run` (the Run) at once and on every change, `result` per measured result,
-    `end` (the final Run) last; `: keepalive` every 15 s."""
-    await service.load_run(session, run_id)  # 404 before the stream starts
-    await session.close()
+    `end` (the final Run) last; `: keepalive` every 15 s. One reader per run serves all its streams."""
+    sub = await dispatcher.events.subscribe(run_id, client_key(request, who))  # 404/429/503 before the stream
     return StreamingResponse(
-        events.stream(dispatcher.events, request.app.state.sessionmaker, run_id),
+        dispatcher.events.stream(sub),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        # The stream gives its budget back when it ends; this covers one whose client left before it began.
+        background=BackgroundTask(dispatcher.events.release, sub),
     )
+
+
+def client_key(request: Request, who: Principal | None) -> str:
+    """Whose budget a stream counts against: its credential (the admin token, an API token, the browser
+    sessions signed in with one), else (public reads) its address."""
+    if who is not None:
+        return f"{who.kind}:{who.token_id or who.name}"
+    return f"addr:{request.client.host if request.client else '?'}"

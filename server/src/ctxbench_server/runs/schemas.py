@@ -141,8 +141,15 @@ class RunOut(BaseModel):
         description="the POST /runs body as posted (items with their sweeps, profile and overrides), machine "
         "ids left out: posting it again with other machine ids repeats the run exactly"
     )
-    items: list[RunItemOut]
+    items: list[RunItemOut] = Field(
+        description="every item, by index; empty in the light list (GET /runs?items=false), where "
+        "`progress` and `kernels` still count them all"
+    )
     progress: Progress
+    kernels: list[str] = Field(
+        default_factory=list,
+        description="the distinct kernel ids of its items, in the order they first appear",
+    )
 
 
 class BatchOut(BaseModel):

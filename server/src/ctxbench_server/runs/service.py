@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
-from typing import Any
+import json
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -329,21 +332,26 @@ async def load_run(session: AsyncSession, run_id: str) -> Run:
     return run
 
 
-def run_out(run: Run) -> RunOut:
-    items = [
-        RunItemOut(
-            id=it.id,
-            index=it.index,
-            kernel=it.kernel_id,
-            params=it.params,
-            state=it.state,
-            error=it.error,
-            result_id=it.result_id,
-            timeout_s=it.timeout_s,
-            attempt=it.attempt,
-        )
-        for it in sorted(run.items, key=lambda it: it.index)
-    ]
+def run_out(run: Run, light: Progress | None = None, kernels: list[str] | None = None) -> RunOut:
+    """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL."""
+    items = (
+        [
+            RunItemOut(
+                id=it.id,
+                index=it.index,
+                kernel=it.kernel_id,
+                params=it.params,
+                state=it.state,
+                error=it.error,
+                result_id=it.result_id,
+                timeout_s=it.timeout_s,
+                attempt=it.attempt,
+            )
+            for it in sorted(run.items, key=lambda it: it.index)
+        ]
+        if light is None
+        else []
+    )
     return RunOut(
         id=run.id,
         machine_id=run.machine_id,
@@ -363,13 +371,39 @@ def run_out(run: Run) -> RunOut:
         facts=run.facts,
         request={k: v for k, v in run.spec.items() if k not in ("machine_id", "machine_ids")},
         items=items,
-        progress=Progress(
+        progress=light
+        or Progress(
             total=len(items),
             done=sum(1 for it in items if it.result_id is not None),
             failed=sum(1 for it in items if it.state == ItemState.FAILED),
             running=sum(1 for it in items if it.state == ItemState.RUNNING),
         ),
+        kernels=kernels if kernels is not None else list(dict.fromkeys(it.kernel for it in items)),
     )
+
+
+class RunPage(NamedTuple):
+    runs: list[RunOut]
+    next_cursor: str | None  # None: this was the last page
+
+
+def encode_cursor(run: Run) -> str:
+    raw = json.dumps([run.created_at.isoformat(), run.id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created, run_id = json.loads(raw)
+        when = datetime.fromisoformat(created)
+        if not isinstance(run_id, str) or when.tzinfo is None:
+            raise ValueError(cursor)
+    except (ValueError, TypeError) as e:
+        raise ValidationFailed(
+            [field_error(["query", "cursor"], "not a cursor this server gave (X-Next-Cursor)", "bad_cursor")]
+        ) from e
+    return when, run_id
 
 
 async def list_runs(
@@ -378,15 +412,70 @@ async def list_runs(
     limit: int,
     status: RunStatus | None = None,
     batch_id: str | None = None,
-) -> list[RunOut]:
-    q = select(Run).options(selectinload(Run.items)).order_by(Run.created_at.desc(), Run.id).limit(limit)
+    cursor: str | None = None,
+    with_items: bool = True,
+) -> RunPage:
+    """Newest first (created_at, then id), `limit` a page; the cursor of the last run on a full page
+    fetches the next. Without items, progress and kernels are counted in SQL (one query for the
+    whole page)."""
+    q = select(Run).order_by(Run.created_at.desc(), Run.id).limit(limit + 1)
+    if with_items:
+        q = q.options(selectinload(Run.items))
     if machine_id:
         q = q.where(Run.machine_id == machine_id)
     if batch_id:
         q = q.where(Run.batch_id == batch_id)
     if status:
         q = q.where(Run.status == status.value)
-    return [run_out(r) for r in await session.scalars(q)]
+    if cursor:
+        when, after = decode_cursor(cursor)
+        q = q.where(or_(Run.created_at < when, and_(Run.created_at == when, Run.id > after)))
+    runs = list(await session.scalars(q))
+    more = len(runs) > limit
+    runs = runs[:limit]
+    next_cursor = encode_cursor(runs[-1]) if more and runs else None
+    if with_items:
+        return RunPage([run_out(r) for r in runs], next_cursor)
+    progress, kernels = await _summaries(session, [r.id for r in runs])
+    return RunPage(
+        [
+            run_out(
+                r, progress.get(r.id, Progress(total=0, done=0, failed=0, running=0)), kernels.get(r.id, [])
+            )
+            for r in runs
+        ],
+        next_cursor,
+    )
+
+
+async def _summaries(
+    session: AsyncSession, run_ids: list[str]
+) -> tuple[dict[str, Progress], dict[str, list[str]]]:
+    if not run_ids:
+        return {}, {}
+    # One pass over the page's items: per run and kernel, its counts and where it first appears.
+    q = (
+        select(
+            RunItem.run_id,
+            RunItem.kernel_id,
+            func.min(RunItem.index),
+            func.count(),
+            func.count(RunItem.result_id),
+            func.count(case((RunItem.state == ItemState.FAILED, 1))),
+            func.count(case((RunItem.state == ItemState.RUNNING, 1))),
+        )
+        .where(RunItem.run_id.in_(run_ids))
+        .group_by(RunItem.run_id, RunItem.kernel_id)
+    )
+    sums: dict[str, list[int]] = {}
+    kernels: dict[str, list[tuple[int, str]]] = {}
+    for rid, kernel, at, total, done, failed, running in await session.execute(q):
+        acc = sums.setdefault(rid, [0, 0, 0, 0])
+        for i, n in enumerate((total, done, failed, running)):
+            acc[i] += n
+        kernels.setdefault(rid, []).append((at, kernel))
+    progress = {rid: Progress(total=t, done=d, failed=f, running=r) for rid, (t, d, f, r) in sums.items()}
+    return progress, {rid: [k for _, k in sorted(ks)] for rid, ks in kernels.items()}
 
 
 async def list_results(session: AsyncSession, run_id: str, history: bool = False) -> list[ResultOut]:

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useRecentRuns } from '@/features/machines/api/machine';
 import { runsQuery } from '@/features/runs/api/runs';
-import type { Kernel, Machine } from '@/lib/api-types';
+import { runKernels, type Kernel, type Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 import { toggleFamily } from '../utils/families';
@@ -24,7 +24,7 @@ function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareV
         <option value="">latest results</option>
         {list.map((r) => (
           <option key={r.id} value={r.id}>
-            {formatDateTime(r.finished_at ?? r.created_at)} · {[...new Set(r.items.map((i) => i.kernel))].slice(0, 3).join(', ')} ({r.id.slice(0, 8)})
+            {formatDateTime(r.finished_at ?? r.created_at)} · {runKernels(r).slice(0, 3).join(', ')} ({r.id.slice(0, 8)})
           </option>
         ))}
       </select>

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { runsQuery } from '@/features/runs/api/runs';
-import type { Machine } from '@/lib/api-types';
+import { runKernels, type Machine } from '@/lib/api-types';
 import type { CompareView, Side } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 
@@ -79,7 +79,7 @@ export function SidesPicker({ machines, view, onView }: { machines: Machine[]; v
                   <td>
                     {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
                   </td>
-                  <td className="small">{[...new Set(r.items.map((i) => i.kernel))].slice(0, 4).join(', ')}</td>
+                  <td className="small">{runKernels(r).slice(0, 4).join(', ')}</td>
                   {([0, 1] as const).map((i) => (
                     <td key={i}>
                       <input

@@ -15,7 +15,7 @@ export function useMachine(id: string) {
 export function useRecentRuns() {
   return useQuery({
     queryKey: ['runs', 'list', 'recent'],
-    queryFn: ({ signal }) => apiGet<Run[]>('/runs?limit=200', signal),
+    queryFn: ({ signal }) => apiGet<Run[]>('/runs?limit=200&items=false', signal),
     refetchInterval: 5000,
   });
 }

@@ -23,14 +23,15 @@ export const runResultsQuery = (id: string) =>
 export const runsQuery = (query: RunsQuery) =>
   queryOptions({
     queryKey: ['runs', 'list', query],
-    queryFn: ({ signal }) => apiGet<Run[]>(`/runs?${runsApiQuery(query)}`, signal),
+    // Lists show summaries: the light form (no items) keeps a 5 s poll cheap with 1000-item runs.
+    queryFn: ({ signal }) => apiGet<Run[]>(`/runs?${runsApiQuery(query)}&items=false`, signal),
   });
 
 export const batchRunsQuery = (batchId: string) =>
   queryOptions({
     queryKey: ['runs', 'batch', batchId],
     queryFn: async ({ signal }) => {
-      const runs = await apiGet<Run[]>(`/runs?${runsApiQuery({ batch: batchId }, 500)}`, signal);
+      const runs = await apiGet<Run[]>(`/runs?${runsApiQuery({ batch: batchId }, 500)}&items=false`, signal);
       // A server that does not know the filter answers with every run: keep this batch's only.
       return runs.filter((r) => r.batch_id === batchId);
     },

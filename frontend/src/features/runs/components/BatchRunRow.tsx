@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { ProgressBar } from '@/components/ProgressBar';
 import { StatusBadge } from '@/components/StatusBadge';
 import { RelativeTime } from '@/components/Time';
-import type { Machine, Run } from '@/lib/api-types';
+import { isLightRun, type Machine, type Run } from '@/lib/api-types';
 import { runPath } from '@/lib/query-state';
 import { useRunEvents } from '../api/run-events';
 import { useRun } from '../api/runs';
@@ -13,7 +13,9 @@ import { progressView } from '../utils/progress';
 /** One machine's run of a batch, followed live over its own event stream. */
 export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machine | undefined }) {
   const live = useRunEvents(initial.id);
-  const run = useRun(initial.id, { poll: live === 'polling', initialData: initial }).data ?? initial;
+  // A light list entry (no items) must not stand in the run's cache for its page: it loads the run.
+  const initialData = isLightRun(initial) ? undefined : initial;
+  const run = useRun(initial.id, { poll: live === 'polling', initialData }).data ?? initial;
   return (
     <tr data-testid="batch-run">
       <td>

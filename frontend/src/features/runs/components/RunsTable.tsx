@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
-import type { Machine, Run } from '@/lib/api-types';
+import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
 import { runTitle } from '../utils/run-title';
 
@@ -28,7 +28,7 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
         </thead>
         <tbody>
           {runs.map((run) => {
-            const kernels = [...new Set(run.items.map((i) => i.kernel))];
+            const kernels = runKernels(run);
             return (
               <tr key={run.id} data-testid="run-row">
                 <td>

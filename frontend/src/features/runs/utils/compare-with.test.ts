@@ -17,6 +17,12 @@ describe('compareWithView', () => {
     expect(compareWithView(run, recent)).toEqual({ machines: ['a', 'd'], baseline: 'a', kernels: ['syscall.getppid', 'go.mutex'], runs: ['r1'] });
   });
 
+  it('reads runs of the light list by their kernels and counts', () => {
+    const light = (machine_id: string, kernels: string[], done: number, failed: number) =>
+      ({ machine_id, status: 'succeeded', items: [], kernels, progress: { total: 3, done, failed, running: 0 } }) as unknown as Run;
+    expect(compareWithView(run, [light('b', ['go.mutex'], 2, 2), light('c', ['call.function'], 3, 0), light('d', ['go.mutex'], 3, 1)]).machines).toEqual(['a', 'd']);
+  });
+
   it('opens on this machine alone when no other one has results for these kernels', () => {
     const recent = [{ machine_id: 'c', status: 'succeeded', items: [item('call.function')] }] as Run[];
     expect(compareWithView(run, recent)).toEqual({ machines: ['a'], baseline: 'a', kernels: ['syscall.getppid', 'go.mutex'], runs: ['r1'] });

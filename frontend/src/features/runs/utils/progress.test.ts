@@ -26,6 +26,11 @@ describe('progressView', () => {
     expect(progressView(run)).toEqual({ done: 4, total: 8, failed: 0, tone: 'cancelled', label: 'Cancelled: 4 of 8 items measured (4 not run)' });
   });
 
+  it('counts a cancelled run from the light list (no items sent) by its progress', () => {
+    const v = progressView({ status: 'cancelled', items: [], progress: { total: 8, done: 4, failed: 1 } });
+    expect(v).toEqual({ done: 4, total: 8, failed: 1, tone: 'cancelled', label: 'Cancelled: 4 of 8 items measured (1 failed, 3 not run)' });
+  });
+
   it('names failed items of a cancelled run apart from those never run', () => {
     const v = progressView({ status: 'cancelled', items: [item(0, 'succeeded'), item(1, 'failed'), item(2, 'queued')], progress: { total: 3, done: 1, failed: 1 } });
     expect(v.label).toBe('Cancelled: 1 of 3 items measured (1 failed, 1 not run)');

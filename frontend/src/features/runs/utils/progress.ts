@@ -1,6 +1,6 @@
 // What a run's progress bar says. While a run goes on it counts the items done; once cancelled it says
 // so, and counts from the items themselves, so its numbers match the results shown below it.
-import type { Run } from '@/lib/api-types';
+import { isLightRun, type Run } from '@/lib/api-types';
 
 export interface ProgressView {
   done: number;
@@ -16,16 +16,19 @@ export function progressView(run: Pick<Run, 'status' | 'items' | 'progress'>): P
   if (run.status !== 'cancelled') {
     return { done, total, failed, tone: 'ok', label: `${done} / ${total} items${failed > 0 ? ` (${failed} failed)` : ''}` };
   }
+  // A run from the light list has no items to count: the server's counts stand in until the run loads.
+  const light = isLightRun(run);
   const count = (state: string) => run.items.filter((i) => i.state === state).length;
-  const measured = count('succeeded');
-  const failedItems = count('failed');
-  const notRun = run.items.length - measured - failedItems;
+  const measured = light ? done : count('succeeded');
+  const failedItems = light ? failed : count('failed');
+  const itemCount = light ? total : run.items.length;
+  const notRun = itemCount - measured - failedItems;
   const parts = [failedItems > 0 ? `${failedItems} failed` : '', notRun > 0 ? `${notRun} not run` : ''].filter(Boolean);
   return {
     done: measured,
-    total: run.items.length,
+    total: itemCount,
     failed: failedItems,
     tone: 'cancelled',
-    label: `Cancelled: ${measured} of ${run.items.length} items measured${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
+    label: `Cancelled: ${measured} of ${itemCount} items measured${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
   };
 }

@@ -27,6 +27,14 @@ describe('runTitle', () => {
   });
 });
 
+describe('titles of light runs', () => {
+  it('name the kernels from `kernels` when the list sent no items', () => {
+    const light = run([], { kernels: ['syscall.getppid', 'go.mutex'] });
+    expect(runTitle(light, 'alpha')).toMatch(/^syscall\.getppid, go\.mutex on alpha · /);
+    expect(batchTitle([light])).toMatch(/^syscall\.getppid, go\.mutex on 1 machine · /);
+  });
+});
+
 describe('batchTitle', () => {
   it('counts machines and takes the earliest start', () => {
     const a = run(['x.y'], { machine_id: 'a', started_at: '2026-11-23T11:00:00' });
