@@ -44,7 +44,7 @@ async def test_latest_per_machine_ranked(
     assert all(r["ci_low"] < r["median"] < r["ci_high"] for r in point["results"])
 
     points = (await http.get("/api/v1/kernels/storage.write/latest")).json()
-    assert [p["params_key"] for p in points] == ["bytes=512", "bytes=4096"]  # numeric order, not "4096" < "512"
+    assert [p["params_key"] for p in points] == ["bytes=512", "bytes=4096"]  # numeric, not text order
     assert points[0]["higher_is_better"] is True  # MB/s: best is highest
     assert [r["machine_name"] for r in points[0]["results"]] == ["slow", "mid", "fast"]
 
