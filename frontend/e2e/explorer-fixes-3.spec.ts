@@ -198,8 +198,13 @@ test('New run: a refused form brings its first bad field into view with the curs
   // No machine: the cursor goes to the machine list.
   await page.locator(`[id="machine-${machine}"]`).uncheck();
   await page.getByRole('button', { name: 'Start run' }).click();
-  await expect(page.locator(`[id="machine-${machine}"]`)).toBeFocused();
+  // (the list's first checkbox: other specs may have left offline machines above this one)
+  await expect(page.locator('input[type="checkbox"][id^="machine-"]').first()).toBeFocused();
   await expect(page.getByText('Choose at least one machine.')).toBeVisible();
+  // Unticked stays unticked: the address says so, and a reload does not tick the online machine again.
+  await expect(page).toHaveURL(/[?&]machines=(&|$)/);
+  await page.reload();
+  await expect(page.locator(`[id="machine-${machine}"]`)).not.toBeChecked();
 });
 
 test('New run: the page estimates how long a run takes before it starts, and learns from the runs it saw (issue 13, 6)', async ({ page, request }) => {
@@ -321,7 +326,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
     await menu.click();
     for (const name of ['Machines', 'Kernels', 'Compare', 'Runs', 'New run', 'Add hosts', 'API docs', 'API tokens']) {
       const a = nav.getByRole('link', { name, exact: true });
-      await expect(a).toBeInViewport({ ratio: 1 });
+      await expect(a).toBeInViewport({ ratio: 0.95 }); // sub-pixel layout: not exactly 1
     }
     await expectNoSidewaysScroll(page, `${path} with the menu open`);
     if (link) {
@@ -341,7 +346,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   expect(clientWidth).toBeLessThanOrEqual(390);
   const median = page.getByTestId('result-median').first();
   await median.scrollIntoViewIfNeeded();
-  await expect(median).toBeInViewport({ ratio: 1 });
+  await expect(median).toBeInViewport({ ratio: 0.95 });
   await expectNoSidewaysScroll(page, 'run page scrolled to the median');
 
   // The New run form stacks its fields: Repetitions above Min time, at the same left edge.
@@ -357,7 +362,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   // Between the two (a split window), the bar wraps rather than overflowing.
   await page.setViewportSize({ width: 800, height: 800 });
   await expect(menu).toBeHidden();
-  await expect(nav.getByRole('button', { name: 'Sign out' })).toBeInViewport({ ratio: 1 });
+  await expect(nav.getByRole('button', { name: 'Sign out' })).toBeInViewport({ ratio: 0.95 });
   await expectNoSidewaysScroll(page, 'New run at 800 px');
 
   // Signed out: the sign-in page fits too.

@@ -46,7 +46,10 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   const [query, setQueryState] = useState<NewRunQuery>(() => {
     const q = decodeNewRunQuery(searchParams);
     const withKernels = repeat && q.kernels.length === 0 ? { ...q, kernels: repeat.kernels } : q;
-    return withKernels.machines.length === 0 ? { ...withKernels, machines: onlyOnline(machines) } : withKernels;
+    // `machines=` present but empty: the user unticked them (the form writes that back), so a reload or
+    // a remount of the form keeps it that way rather than ticking the one online machine again.
+    const cleared = searchParams.has('machines');
+    return withKernels.machines.length === 0 && !cleared ? { ...withKernels, machines: onlyOnline(machines) } : withKernels;
   });
   const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
   const chosenIds = query.machines.filter((id) => byId.has(id));
@@ -100,7 +103,8 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   const setQuery = (machineIds: string[], chosen: string[]) => {
     const next = query.from ? { machines: machineIds, kernels: chosen, from: query.from } : { machines: machineIds, kernels: chosen };
     setQueryState(next);
-    setSearchParams(encodeNewRunQuery(next), { replace: true });
+    const qs = encodeNewRunQuery(next);
+    setSearchParams(machineIds.length === 0 ? (qs ? `machines=&${qs}` : 'machines=') : qs, { replace: true });
   };
 
   const clearError = (key: string) => setErrors(({ [key]: _, ...rest }) => rest);
