@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from './fixtures';
+import { expect, test } from './fixtures';
+import { localMachine, runToSuccess } from './runs';
 import { shot } from './screenshots';
 
 // Issue 13 "Same-machine A/B": runs of one machine put on two sides from the compare page's run picker,
@@ -8,37 +9,10 @@ test.describe.configure({ mode: 'serial' });
 
 const KERNEL = 'syscall.getppid';
 
-async function localMachine(request: APIRequestContext): Promise<string> {
-  let id = '';
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
-        return id;
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return id;
-}
-
-async function runOnce(request: APIRequestContext, machine: string): Promise<string> {
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine, profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: KERNEL, params: {} }] },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const id = ((await created.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout: 90_000 })
-    .toBe('succeeded');
-  return id;
-}
-
 test('before and after on one machine: runs picked on two sides compare like machines', async ({ page, request }) => {
-  const machine = await localMachine(request);
+  const machine = (await localMachine(request)).id;
   const runs: string[] = [];
-  for (let i = 0; i < 4; i++) runs.push(await runOnce(request, machine));
+  for (let i = 0; i < 4; i++) runs.push(await runToSuccess(request, machine, [{ kernel: KERNEL, params: {} }]));
 
   // From the machine page to the picker
   await page.goto(`/machines/${encodeURIComponent(machine)}`);

@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from './fixtures';
+import { expect, test } from './fixtures';
+import { localMachine, runToSuccess } from './runs';
 import { shot } from './screenshots';
 
 // Issue 13 "History": a kernel point over time on one machine, from three real runs of run.sh's real
@@ -8,37 +9,10 @@ test.describe.configure({ mode: 'serial' });
 
 const KERNEL = 'syscall.clock_gettime';
 
-async function localMachine(request: APIRequestContext): Promise<{ id: string; name: string }> {
-  let m: { id: string; name: string } | undefined;
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        m = machines.find((x) => x.online && x.name !== 'second');
-        return m?.id ?? '';
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return m!;
-}
-
-async function runOnce(request: APIRequestContext, machine: string): Promise<string> {
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine, profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: KERNEL, params: {} }] },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const id = ((await created.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout: 90_000 })
-    .toBe('succeeded');
-  return id;
-}
-
 test('history of a kernel point over three real runs, reached from the pickers', async ({ page, request }) => {
   const machine = await localMachine(request);
   const runs: string[] = [];
-  for (let i = 0; i < 3; i++) runs.push(await runOnce(request, machine.id));
+  for (let i = 0; i < 3; i++) runs.push(await runToSuccess(request, machine.id, [{ kernel: KERNEL, params: {} }]));
 
   // The API: the three runs are the newest points of the series, oldest first.
   const api = await request.get(`/api/v1/history?machine=${encodeURIComponent(machine.id)}&kernel=${KERNEL}`);

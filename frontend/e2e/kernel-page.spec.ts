@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from './fixtures';
+import { expect, test } from './fixtures';
+import { localMachine, runToSuccess } from './runs';
 import { shot } from './screenshots';
 
 // Issue 13 "A kernel page": /kernels/<id> shows what the kernel measures and its latest result on every
@@ -8,31 +9,9 @@ test.describe.configure({ mode: 'serial' });
 
 const KERNEL = 'call.indirect';
 
-async function localMachine(request: APIRequestContext): Promise<{ id: string; name: string }> {
-  let m: { id: string; name: string } | undefined;
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        m = machines.find((x) => x.online && x.name !== 'second');
-        return m?.id ?? '';
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return m!;
-}
-
 test('a kernel page ranks every machine’s latest result, with a chart and links', async ({ page, request }) => {
   const machine = await localMachine(request);
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine.id, profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: KERNEL, params: {} }] },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const run = ((await created.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${run}`)).json()) as { status: string }).status, { timeout: 90_000 })
-    .toBe('succeeded');
+  const run = await runToSuccess(request, machine.id, [{ kernel: KERNEL, params: {} }]);
   const [point] = (await (await request.get(`/api/v1/kernels/${KERNEL}/latest`)).json()) as { results: { machine_id: string; run_id: string }[] }[];
   const mine = point!.results.find((r) => r.machine_id === machine.id)!;
   expect(mine.run_id).toBe(run);

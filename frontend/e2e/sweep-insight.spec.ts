@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from './fixtures';
+import { expect, test } from './fixtures';
+import { localMachine, runToSuccess } from './runs';
 import { shot } from './screenshots';
 
 // Issue 13 "Sweep insight": on a sweep chart, each machine's scaling against the first point and its
@@ -7,43 +8,11 @@ import { shot } from './screenshots';
 
 test.describe.configure({ mode: 'serial' });
 
-async function localMachine(request: APIRequestContext): Promise<string> {
-  let id = '';
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
-        return id;
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return id;
-}
-
-async function sweepRun(request: APIRequestContext, machine: string): Promise<string> {
-  const created = await request.post('/api/v1/runs', {
-    data: {
-      machine_id: machine,
-      profile: 'quick',
-      repetitions: 2,
-      min_time_s: 0.02,
-      items: [{ kernel: 'lock.pthread_mutex', params: { placement: 'same_core' }, sweep: { threads: [1, 2, 4] } }],
-    },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const id = ((await created.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout: 120_000 })
-    .toBe('succeeded');
-  return id;
-}
-
 test('a sweep chart shows each side’s scaling against the first point and its knee', async ({ page, request }) => {
-  const machine = await localMachine(request);
-  const a = await sweepRun(request, machine);
-  const b = await sweepRun(request, machine);
+  const machine = (await localMachine(request)).id;
+  const sweep = [{ kernel: 'lock.pthread_mutex', params: { placement: 'same_core' }, sweep: { threads: [1, 2, 4] } }];
+  const a = await runToSuccess(request, machine, sweep, 120_000);
+  const b = await runToSuccess(request, machine, sweep, 120_000);
   await page.goto(`/compare?sides=first:${a};second:${b}&kernels=lock.pthread_mutex`);
   const chart = page.getByTestId('sweep-chart').filter({ hasText: 'threads' }).first();
   await expect(chart).toBeVisible();
