@@ -14,6 +14,8 @@ test('a sweep chart shows each side’s scaling against the first point and its 
   const a = await runToSuccess(request, machine, sweep, 120_000);
   const b = await runToSuccess(request, machine, sweep, 120_000);
   await page.goto(`/compare?sides=first:${a};second:${b}&kernels=lock.pthread_mutex`);
+  // a link naming only the sides still shows their machine in the picker
+  await expect(page.getByTestId('ab-machine')).toHaveValue(machine);
   const chart = page.getByTestId('sweep-chart').filter({ hasText: 'threads' }).first();
   await expect(chart).toBeVisible();
   const insight = chart.getByTestId('sweep-insight');

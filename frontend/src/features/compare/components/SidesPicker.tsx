@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { runsQuery } from '@/features/runs/api/runs';
+import { runsQuery, useRun } from '@/features/runs/api/runs';
 import { runKernels, type Machine } from '@/lib/api-types';
 import type { CompareView, Side } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
@@ -12,7 +12,10 @@ type Choice = 0 | 1 | null;
  * neither; Compare makes the two sets the columns. Every choice reaches the URL only on Compare.
  */
 export function SidesPicker({ machines, view, onView }: { machines: Machine[]; view: CompareView; onView: (p: Partial<CompareView>) => void }) {
-  const machineId = view.ab ?? machines[0]?.id ?? '';
+  // A shared link names the sides but not the machine: the first side's first run says which it is.
+  const firstRunId = view.sides[0]?.runs[0] ?? '';
+  const firstRun = useRun(firstRunId, { enabled: view.ab === null && firstRunId !== '' });
+  const machineId = view.ab ?? firstRun.data?.machine_id ?? (firstRunId ? '' : (machines[0]?.id ?? ''));
   const runs = useQuery({ ...runsQuery({ machine: machineId, status: 'succeeded' }), enabled: machineId !== '' });
   const [labels, setLabels] = useState<[string, string]>([view.sides[0]?.label ?? 'before', view.sides[1]?.label ?? 'after']);
   const [choice, setChoice] = useState<Map<string, Choice>>(
@@ -34,6 +37,7 @@ export function SidesPicker({ machines, view, onView }: { machines: Machine[]; v
         <label>
           Machine{' '}
           <select value={machineId} onChange={(e) => onView({ ab: e.target.value, sides: [] })} data-testid="ab-machine">
+            {machineId === '' && <option value="">…</option>}
             {machines.map((m) => (
               <option key={m.id} value={m.id}>
                 {m.name}

@@ -2,7 +2,7 @@ import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine,
 import { ChartFrame } from '@/features/compare/components/ChartFrame';
 import { formatDateTime, formatNumber, seriesScale } from '@/lib/format';
 import type { History } from '../api/history';
-import { factMarks, historyRows } from '../utils/history';
+import { factMarks, historyRows, timeTick } from '../utils/history';
 
 const STEP_COLOUR = '#cf222e';
 const FACT_COLOUR = '#8250df';
@@ -14,6 +14,7 @@ const FACT_COLOUR = '#8250df';
  */
 export function HistoryChart({ data }: { data: History }) {
   const rows = historyRows(data.points);
+  const span = rows.length > 1 ? rows[rows.length - 1]!.t - rows[0]!.t : 0;
   const scale = seriesScale(data.points.map((p) => p.median), data.unit);
   const inUnits = (v: number) => formatNumber(v * scale.factor, 3);
   const marks = factMarks(data.fact_changes);
@@ -29,7 +30,7 @@ export function HistoryChart({ data }: { data: History }) {
             type="number"
             scale="time"
             domain={['dataMin', 'dataMax']}
-            tickFormatter={(t: number) => new Date(t).toISOString().slice(5, 16).replace('T', ' ')}
+            tickFormatter={(t: number) => timeTick(t, span)}
             label={{ value: 'run (UTC)', position: 'insideBottom', offset: -10 }}
           />
           <YAxis

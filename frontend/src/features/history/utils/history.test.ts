@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeHistoryQuery, factMarks, factValue, historyPath, historyRows, ruleText, stepText } from './history';
+import { decodeHistoryQuery, factMarks, factValue, historyPath, historyRows, ruleText, stepText, timeTick } from './history';
 
 describe('history address', () => {
   it('round-trips machine, kernel and params (the empty key too)', () => {
@@ -44,5 +44,13 @@ describe('history rows and marks', () => {
     expect(ruleText('within_noise')).toMatch(/noise/);
     expect(factValue({ a: 1 })).toBe('{"a":1}');
     expect(factValue('')).toBe('—');
+  });
+});
+
+describe('time ticks', () => {
+  it('show seconds for runs minutes apart, the date for runs days apart', () => {
+    const t = Date.UTC(2026, 10, 23, 11, 37, 49);
+    expect(timeTick(t, 60_000)).toBe('11:37:49');
+    expect(timeTick(t, 3 * 86_400_000)).toBe('11-23 11:37');
   });
 });

@@ -77,3 +77,9 @@ export function factValue(v: unknown): string {
   if (v === null || v === undefined || v === '') return '—';
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
+
+/** A time-axis label in UTC: to the second when the runs span under an hour, else to the minute. */
+export function timeTick(t: number, spanMs: number): string {
+  const iso = new Date(t).toISOString();
+  return spanMs < 3_600_000 ? iso.slice(11, 19) : iso.slice(5, 16).replace('T', ' ');
+}
