@@ -23,6 +23,7 @@ const FACTS: Record<string, FactInfo> = {
   'caches.L2': { label: 'L2 cache', group: 'CPU' },
   'caches.L3': { label: 'L3 cache', group: 'CPU' },
   'extra.cpu_flags_count': { label: 'CPU feature flags', group: 'CPU' },
+  'extra.microcode': { label: 'Microcode revision', group: 'CPU' },
   memory_bytes: { label: 'Memory', group: 'Memory' },
   'extra.numa_nodes': { label: 'NUMA nodes', group: 'Memory' },
   'extra.thp': { label: 'Transparent huge pages', group: 'Memory' },
