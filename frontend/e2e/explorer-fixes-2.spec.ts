@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { localMachine } from './runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -21,20 +22,7 @@ interface RunBody {
 }
 
 /** run.sh's agent's machine id, once it is online. */
-async function localMachineId(request: APIRequestContext): Promise<string> {
-  let id = '';
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
-        return id;
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return id;
-}
+const localMachineId = async (request: APIRequestContext): Promise<string> => (await localMachine(request)).id;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

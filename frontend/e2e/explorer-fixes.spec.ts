@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { localMachine } from './runs';
 import { readFileSync } from 'node:fs';
 import { COMPARE_FIXTURE } from './compare-fixture';
 
@@ -19,20 +20,7 @@ interface RunBody {
 }
 
 /** run.sh's agent's machine id, once it is online. */
-async function localMachineId(request: APIRequestContext): Promise<string> {
-  let id = '';
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
-        return id;
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return id;
-}
+const localMachineId = async (request: APIRequestContext): Promise<string> => (await localMachine(request)).id;
 
 async function getRun(request: APIRequestContext, id: string): Promise<RunBody> {
   const r = await request.get(`/api/v1/runs/${id}`);

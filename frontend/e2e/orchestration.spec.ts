@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { localMachine } from './runs';
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -19,22 +20,8 @@ async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: resolve(SCREENSHOTS, name), fullPage: true });
 }
 
-/** The local agent's machine id, once it is online. */
-async function localMachineId(request: APIRequestContext): Promise<string> {
-  let id = '';
-  await expect
-    .poll(
-      async () => {
-        const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        // Not a second agent another test started (it may still be saying goodbye).
-        id = machines.find((m) => m.online && m.name !== 'second')?.id ?? '';
-        return id;
-      },
-      { timeout: 30_000 },
-    )
-    .not.toBe('');
-  return id;
-}
+/** run.sh's agent's machine id, once it is online. */
+const localMachineId = async (request: APIRequestContext): Promise<string> => (await localMachine(request)).id;
 
 function kernelOption(page: Page, kernelId: string) {
   return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replace('.', '\\.')) }) });
