@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.compare import latest
+from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.kit import stats
 from ctxbench_server.models import Kernel, Machine, Result, Run, RunItem
 
@@ -136,3 +137,23 @@ def spread(center: float, n: int = 10, width: float = 0.02) -> list[float]:
     if n == 1:
         return [center]
     return [center * (1 - width + 2 * width * i / (n - 1)) for i in range(n)]
+
+
+def assert_declared(body: dict[str, Any]) -> None:
+    """The answer is what OpenAPI says: the route renders its JSON by hand (cells pre-serialised), so
+    FastAPI never checks it against `CompareOut`; every answer these tests get is checked here instead.
+    Validating and dumping again must give the same document: a field missing, mistyped or not declared
+    (dropped by the dump) fails."""
+    again = CompareOut.model_validate(body).model_dump(mode="json", exclude_unset=True)
+    assert _differences(again, body) == []
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k}: {'undeclared' if k not in a else 'missing'}" for k in a.keys() ^ b.keys()]
+        return out + [d for k in a.keys() & b.keys() for d in _differences(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {b!r} is read as {a!r}"]
