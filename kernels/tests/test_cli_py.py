@@ -173,12 +173,15 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params):
 
 
 def test_repetitions_map_onto_pyperf_values(specs):
-    # 7 is prime: one process cannot share it, so 7 processes of one value each.
-    res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", "7")
-    assert res.code == 0, res.stderr
-    result = json.loads(res.stdout)
-    check_result(specs["py.generator"], result, {}, 7, 0.005)
-    assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == (7, 1)
+    # Each worker takes at least 2 values: 6 -> 3 processes of 2; 7 is prime, so one process of 7.
+    for repetitions, plan in ((6, (3, 2)), (7, (1, 7))):
+        res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", str(repetitions))
+        assert res.code == 0, res.stderr
+        result = json.loads(res.stdout)
+        check_result(specs["py.generator"], result, {}, repetitions, 0.005)
+        assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == plan
+        # loops calibrated once for all workers: every value timed the same count, each ~min time or more
+        assert len(set(result["iterations"])) == 1
 
 
 # ---------------------------------------------------------------- bad arguments → exit 2
