@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -54,6 +55,15 @@ class Seeder:
         self.sm = sessionmaker
         self.clock = T0
         self.items = 0
+        # Ids from the test's own name: the bootstrap is seeded by result id, so a test sees the same
+        # intervals on every run (random ids made borderline assertions flaky), and ids never repeat
+        # across tests (compare caches by result id for the whole process).
+        self.namespace = os.environ.get("PYTEST_CURRENT_TEST", str(uuid.uuid4())).rsplit(" ", 1)[0]
+        self.ids = 0
+
+    def new_id(self) -> str:
+        self.ids += 1
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ctxbench-test:{self.namespace}/{self.ids}"))
 
     def tick(self) -> datetime:
         self.clock += timedelta(seconds=1)
@@ -71,7 +81,7 @@ class Seeder:
         return mid
 
     async def run(self, mid: str, batch: str | None = None, facts: dict[str, Any] | None = None) -> str:
-        rid = str(uuid.uuid4())
+        rid = self.new_id()
         async with self.sm() as s:
             s.add(
                 Run(
@@ -100,12 +110,10 @@ class Seeder:
     ) -> str:
         params = params or {}
         key = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
-        res_id = str(uuid.uuid4())
+        res_id = self.new_id()
         async with self.sm() as s:
             self.items += 1
-            item = RunItem(
-                id=str(uuid.uuid4()), run_id=run_id, index=self.items, kernel_id=kernel, params=params
-            )
+            item = RunItem(id=self.new_id(), run_id=run_id, index=self.items, kernel_id=kernel, params=params)
             s.add(item)
             await s.flush()  # no relationship orders the two inserts
             r = Result(
