@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-GO_EXE = Path(os.environ.get("CTXBENCH_KERNELS_GO", REPO / "build" / "kernels" / "ctxbench-kernels-go"))
+from cli_helpers import GO_EXE
 
 IDS = ["go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"]
 FAMILIES = {

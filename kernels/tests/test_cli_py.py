@@ -15,12 +15,9 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", REPO / "build" / "kernels" / "ctxbench-kernels-py"))
+from cli_helpers import PY_EXE
 
 IDS = ["py.loop", "py.generator", "py.yield_from", "py.greenlet", "py.asyncio"]
 RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
