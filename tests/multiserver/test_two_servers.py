@@ -133,7 +133,8 @@ def test_event_streams_on_either_server_follow_a_run_wherever_it_runs(fleet: Fle
     run = _post(fleet.s1, fleet.m1, n, min_time_s=0.1)  # posted on 1, runs on 1's agent, followed on 2
     events: list[tuple[str, dict]] = []
     url = f"{fleet.s2.base_url}/api/v1/runs/{run['id']}/events"
-    with httpx.stream("GET", url, headers=fleet.s2.auth, timeout=60) as r:
+    # Nothing for 10 s (a keepalive comes every 15 s) fails: server 2 was not told of a change.
+    with httpx.stream("GET", url, headers=fleet.s2.auth, timeout=10) as r:
         assert r.status_code == 200
         kind = ""
         for line in r.iter_lines():
