@@ -136,6 +136,12 @@ async def test_one_server_process_serves_a_machine_at_a_time(
         await eventually(held_here)
         assert not await other.fetchval("SELECT pg_try_advisory_lock($1)", key)
         assert await online()
+
+        # Revoked here: its stream on any other process ends too.
+        r = await http.post(f"/api/v1/machines/{a.agent_id}/revoke")
+        assert r.status_code == 200, r.text
+        asked = json.loads(await asyncio.wait_for(released.get(), 5))
+        assert asked == {"from": server.cluster.instance, "ids": [a.agent_id]}
     finally:
         await other.close()
 
