@@ -37,7 +37,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Session, SessionTransaction
 
 log = logging.getLogger(__name__)
@@ -96,18 +96,17 @@ class Online(Container[str]):
         )
 
 
-async def online_everywhere(session: AsyncSession, local: Iterable[str]) -> Online:
-    """Machines online on any process of the cluster: this one's and those whose presence lock is held
-    (pg_locks shows a bigint key as classid = high half, objid = low half, objsubid = 1)."""
-    q = text(
-        "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted "
-        "AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-    )
-    keys = set()
-    for hi, lo in await session.execute(q):
-        u = (hi << 32) | lo
-        keys.add(u - (1 << 64) if u >= 1 << 63 else u)
-    return Online(local, keys)
+# Advisory locks held in this database by any session: the presence keys among them.
+PRESENCE_KEYS = (
+    "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
+
+def _signed(hi: int, lo: int) -> int:
+    """pg_locks shows a bigint advisory key as classid (high half) and objid (low half)."""
+    u = (hi << 32) | lo
+    return u - (1 << 64) if u >= 1 << 63 else u
 
 
 class Cluster:
@@ -136,6 +135,8 @@ class Cluster:
         self._unlocking: set[asyncio.Task[None]] = set()
         self._closed = False
         self.reconnects = 0
+        self._keys: set[int] = set()  # presence keys held anywhere, as last read
+        self._keys_read: asyncio.Future[set[int]] | None = None
 
     # -- life cycle
 
@@ -332,6 +333,31 @@ class Cluster:
 
     def holds(self, machine_id: str) -> bool:
         return self._held[machine_id] > 0
+
+    async def online(self, local: Iterable[str]) -> Online:
+        """Machines online on any process: `local` (this one's streams) and those whose presence lock is
+        held. Read on the listener connection (no pool connection, no statement in the request's
+        session); requests arriving while a read is under way share it. While the connection is down,
+        the last read."""
+        if self._keys_read is None:
+            self._keys_read = asyncio.ensure_future(self._read_keys())
+        read = self._keys_read
+        try:
+            self._keys = await asyncio.shield(read)
+        except Exception as e:
+            log.warning("cluster: could not read who is online (%r); using the last answer", e)
+        finally:
+            if self._keys_read is read and read.done():
+                self._keys_read = None
+        return Online(local, self._keys)
+
+    async def _read_keys(self) -> set[int]:
+        async with self._use:
+            conn = self._conn
+            if conn is None:
+                return self._keys
+            rows = await asyncio.wait_for(conn.fetch(PRESENCE_KEYS), PING_S)
+        return {_signed(hi, lo) for hi, lo in rows}
 
     async def _try_lock(self, machine_id: str) -> bool:
         async with self._use:

@@ -15,9 +15,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import grpc
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.cluster import locked_machine, online_everywhere
+from ctxbench_server.cluster import locked_machine
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 
 if TYPE_CHECKING:
@@ -174,11 +173,11 @@ class AgentHub:
         """Machines with a stream on this process."""
         return set(self._conns)
 
-    async def online(self, session: AsyncSession) -> Container[str]:
+    async def online(self) -> Container[str]:
         """Machines with a stream on this process or, with several server processes, on any of them."""
         if self.cluster is None:
             return self.online_ids()
-        return await online_everywhere(session, self._conns)
+        return await self.cluster.online(self._conns)
 
     def close_all(self) -> None:
         for conn in list(self._conns.values()):

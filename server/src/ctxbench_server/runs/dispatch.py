@@ -229,12 +229,12 @@ class Dispatcher:
                 .where(Run.status == RunStatus.RUNNING, Machine.last_seen < cutoff)
             )
             rows = list(await session.execute(q))
-            online: Container[str] = await self.hub.online(session) if rows else set()
+            online: Container[str] = await self.hub.online() if rows else set()
             candidates = [(rid, mid) for rid, mid in rows if mid not in online]
         for run_id, machine_id in candidates:
             async with self.hub.locks[machine_id]:
                 async with self.sessionmaker() as session:
-                    if machine_id in await self.hub.online(session):
+                    if machine_id in await self.hub.online():
                         continue  # it came back meanwhile (to any server process): it resumed the run
                     run = await load_run(session, run_id)
                     if run.status != RunStatus.RUNNING:
