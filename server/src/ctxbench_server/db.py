@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from alembic import command
 from alembic.config import Config
 from fastapi import Depends, Request
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -17,6 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from ctxbench_server.kit.one_writer import one_writer_kwargs, write_gate
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATION_LOCK = (
+    0x63747862656E6368  # "ctxbench": servers starting at once on PostgreSQL migrate one at a time
+)
 
 
 def create_engine(url: str, pool_size: int | None = None) -> AsyncEngine:
@@ -75,6 +78,8 @@ async def migrate(engine: AsyncEngine) -> None:
         command.upgrade(cfg, "head")
 
     async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
         await conn.run_sync(upgrade)
 
 

@@ -19,6 +19,7 @@ from ctxbench_server.agents.hub import AgentHub
 from ctxbench_server.agents.servicer import AgentService
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
+from ctxbench_server.cluster import Cluster
 from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
 from ctxbench_server.fleet.router import FleetInfo
@@ -101,6 +102,8 @@ class CtxbenchServer:
         self.hub = AgentHub()
         events = RunEvents(self.sessionmaker, s.max_sse_per_client, s.max_sse_total)
         self.dispatcher = Dispatcher(self.hub, self.agent_sessionmaker, events, self.sessionmaker)
+        if self.engine.dialect.name == "postgresql":
+            await self._join_cluster(events)
 
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.agent_service = AgentService(
@@ -175,6 +178,22 @@ class CtxbenchServer:
         announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
 
+    async def _join_cluster(self, events: RunEvents) -> None:
+        """Several server processes may share this PostgreSQL: listen to what the others tell (cluster.py)."""
+        self.cluster = cluster = Cluster(self.engine)
+        self.hub.cluster = events.cluster = cluster
+        cluster.on_run = events.changed
+        cluster.on_machine = self.dispatcher.reconcile_soon
+        cluster.on_release = self.hub.release_here
+
+        def resync() -> None:
+            events.resync()
+            self.dispatcher.resync()
+
+        cluster.on_resync = resync
+        await cluster.start()
+        announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
+
     async def stop(self) -> None:
         if hasattr(self, "_lost_task"):
             self._lost_task.cancel()
@@ -190,6 +209,8 @@ class CtxbenchServer:
             self.hub.close_all()
         if hasattr(self, "grpc"):
             await self.grpc.stop(GRPC_GRACE_S)
+        if hasattr(self, "cluster"):
+            await self.cluster.close()  # its machines' presence ends with its connection
         if hasattr(self, "agent_engine"):
             await self.agent_engine.dispose()
         if hasattr(self, "engine"):

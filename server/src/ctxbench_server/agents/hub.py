@@ -1,15 +1,26 @@
-"""The hub: which agents have an open Connect stream, and a way to push messages down each one."""
+"""The hub: which agents have an open Connect stream, and a way to push messages down each one.
+
+With several server processes (PostgreSQL, cluster.py) each has its own hub; a machine's stream is held by
+one of them at a time (its presence lock), and its lock serialises that machine's transactions across
+all of them too."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
-from collections import defaultdict
+from collections.abc import Container
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 import grpc
 
+from ctxbench_server.cluster import locked_machine
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+
+if TYPE_CHECKING:
+    from ctxbench_server.cluster import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +38,10 @@ class AgentConnection:
         self.idle_during: str | None = None
         # Why the server ended the stream, when it was not the agent going away: (status, message).
         self.abort_with: tuple[grpc.StatusCode, str] | None = None
+        # The run the agent was last sent or last said it runs ("" when none): what a cancel made on
+        # another server process stops (Dispatcher.reconcile).
+        self.current_run_id = ""
+        self.claimed = False  # holds the machine's presence in the cluster (AgentHub.claim)
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:
@@ -39,13 +54,49 @@ class AgentConnection:
             self.outbox.put_nowait(None)
 
 
+class MachineLock:
+    """One machine's lock in this process; on PostgreSQL every transaction begun while holding it also
+    takes the machine's advisory lock (cluster.py), so other server processes wait their turn too."""
+
+    def __init__(self, machine_id: str) -> None:
+        self.machine_id = machine_id
+        self._lock = asyncio.Lock()
+        self._token: contextvars.Token[str | None] | None = None
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+        self._token = locked_machine.set(self.machine_id)
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            try:
+                locked_machine.reset(token)
+            except ValueError:  # set in another context (an asyncio task copies it): just clear ours
+                locked_machine.set(None)
+        self._lock.release()
+
+
+class MachineLocks(dict[str, MachineLock]):
+    def __missing__(self, machine_id: str) -> MachineLock:
+        lock = self[machine_id] = MachineLock(machine_id)
+        return lock
+
+
 class AgentHub:
     def __init__(self) -> None:
         self._conns: dict[str, AgentConnection] = {}
         # Serialises dispatch decisions per machine (a POST and a finishing run must not both start one).
-        self.locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.locks = MachineLocks()
         # Machines revoked while this process runs (the database says so for the earlier ones).
         self._revoked: set[str] = set()
+        # The other server processes (PostgreSQL only; set by main).
+        self.cluster: Cluster | None = None
 
     def is_revoked(self, machine_id: str) -> bool:
         return machine_id in self._revoked
@@ -58,6 +109,8 @@ class AgentHub:
             log.warning("machine %s revoked; closing its stream from %s", machine_id, conn.peer)
             conn.abort_with = (grpc.StatusCode.PERMISSION_DENIED, f"machine {machine_id} has been revoked")
             conn.close()
+        if self.cluster is not None:
+            self.cluster.publish_release(machine_id)  # its stream on another server process ends too
 
     def register(self, conn: AgentConnection) -> None:
         if conn.machine_id in self._revoked:  # revoked while this stream was being set up
@@ -79,6 +132,36 @@ class AgentHub:
         if self._conns.get(conn.machine_id) is conn:
             del self._conns[conn.machine_id]
         conn.close()
+        if conn.claimed and self.cluster is not None:
+            conn.claimed = False
+            self.cluster.release(conn.machine_id)
+
+    async def claim(self, conn: AgentConnection) -> bool:
+        """Makes this process the machine's only server (other processes close their streams of it).
+        False, with the stream closed UNAVAILABLE, when another process would not let go in time."""
+        if self.cluster is None or conn.claimed:
+            return True
+        if not await self.cluster.claim(conn.machine_id):
+            log.warning("agent %s: another server process still holds its stream; refused", conn.machine_id)
+            conn.abort_with = (
+                grpc.StatusCode.UNAVAILABLE,
+                f"machine {conn.machine_id} is still connected to another server; retry",
+            )
+            conn.close()
+            return False
+        conn.claimed = True
+        if conn.closed:  # it ended while waiting: unregister ran before the claim
+            self.unregister(conn)
+            return False
+        return True
+
+    def release_here(self, machine_id: str) -> None:
+        """Another server process has this machine's newer stream: the one here ends (the agent is gone
+        from it, or reconnects)."""
+        conn = self._conns.get(machine_id)
+        if conn is not None:
+            log.info("agent %s connected to another server process; closing its stream here", machine_id)
+            conn.close()
 
     def get(self, machine_id: str) -> AgentConnection | None:
         return self._conns.get(machine_id)
@@ -87,7 +170,14 @@ class AgentHub:
         return machine_id in self._conns
 
     def online_ids(self) -> set[str]:
+        """Machines with a stream on this process."""
         return set(self._conns)
+
+    async def online(self) -> Container[str]:
+        """Machines with a stream on this process or, with several server processes, on any of them."""
+        if self.cluster is None:
+            return self.online_ids()
+        return await self.cluster.online(self._conns)
 
     def close_all(self) -> None:
         for conn in list(self._conns.values()):

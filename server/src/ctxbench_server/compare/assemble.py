@@ -5,7 +5,7 @@ their significance, geometric means overall and per family, and the facts that d
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any, Protocol
 
 from ctxbench_server.compare import facts, ratios
@@ -42,7 +42,7 @@ def assemble(
     machines: Mapping[str, Column],
     machine_facts: Mapping[str, dict[str, Any]],
     facts_run: Mapping[str, str | None],
-    online: set[str],
+    online: Container[str],
     specs: Mapping[str, Mapping[str, Any]],
     results: list[Record],
     spreads: Mapping[str, float | None],

@@ -49,5 +49,5 @@ async def compare(
         sides=sides or None,
     )
     fragments: dict[str, str] = {}
-    answer = await service.compare(session, q, hub.online_ids(), fragments=fragments)
+    answer = await service.compare(session, q, await hub.online(), fragments=fragments)
     return Response(service.render(answer, fragments), media_type="application/json")

@@ -9,7 +9,7 @@ columns (sides.py), the statistics (ratios.py, significance.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +105,7 @@ def _too_many(loc: list[str | int], machine_ids: list[str], kernels: list[str], 
 async def compare(
     session: AsyncSession,
     q: CompareQuery,
-    online: set[str],
+    online: Container[str],
     loc: Sequence[str | int] = ("query",),
     fragments: dict[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -290,7 +290,7 @@ async def _compare_sides(
     side_list: list[sides.Side],
     q: CompareQuery,
     wanted_kernels: list[str],
-    online: set[str],
+    online: Container[str],
     loc: list[str | int],
     fragments: dict[str, str] | None,
 ) -> dict[str, Any]:

@@ -105,7 +105,7 @@ async def revoke_machine(machine_id: str, session: SessionDep, hub: HubDep, _adm
     await service.set_status(session, machine_id, service.REVOKED)
     # Closes the open stream now; a stream authenticated just before the commit cannot register after.
     hub.revoke(machine_id)
-    return await machines.get_machine(session, machine_id, hub.online_ids())
+    return await machines.get_machine(session, machine_id, await hub.online())
 
 
 @router.post(
@@ -115,4 +115,4 @@ async def revoke_machine(machine_id: str, session: SessionDep, hub: HubDep, _adm
 )
 async def approve_machine(machine_id: str, session: SessionDep, hub: HubDep, _admin: AdminDep) -> MachineOut:
     await service.set_status(session, machine_id, service.ACTIVE)
-    return await machines.get_machine(session, machine_id, hub.online_ids())
+    return await machines.get_machine(session, machine_id, await hub.online())

@@ -12,9 +12,9 @@ router = APIRouter(prefix="/machines", tags=["machines"])
 
 @router.get("", response_model=list[MachineOut])
 async def list_machines(session: SessionDep, hub: HubDep) -> list[MachineOut]:
-    return await service.list_machines(session, hub.online_ids())
+    return await service.list_machines(session, await hub.online())
 
 
 @router.get("/{machine_id}", response_model=MachineOut, responses={404: {"description": "unknown machine"}})
 async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> MachineOut:
-    return await service.get_machine(session, machine_id, hub.online_ids())
+    return await service.get_machine(session, machine_id, await hub.online())

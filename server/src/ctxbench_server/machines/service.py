@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Container
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -102,7 +102,7 @@ async def touch(session: AsyncSession, machine_id: str) -> None:
     await session.commit()
 
 
-def _out(m: Machine, online: Iterable[str]) -> MachineOut:
+def _out(m: Machine, online: Container[str]) -> MachineOut:
     return MachineOut(
         id=m.id,
         name=m.name,
@@ -118,14 +118,14 @@ def _out(m: Machine, online: Iterable[str]) -> MachineOut:
     )
 
 
-async def list_machines(session: AsyncSession, online: set[str]) -> list[MachineOut]:
+async def list_machines(session: AsyncSession, online: Container[str]) -> list[MachineOut]:
     rows = await session.scalars(
         select(Machine).options(selectinload(Machine.kernels)).order_by(Machine.name)
     )
     return [_out(m, online) for m in rows]
 
 
-async def get_machine(session: AsyncSession, machine_id: str, online: set[str]) -> MachineOut:
+async def get_machine(session: AsyncSession, machine_id: str, online: Container[str]) -> MachineOut:
     m = await session.get(Machine, machine_id, options=[selectinload(Machine.kernels)])
     if m is None:
         raise NotFound(f"machine {machine_id!r} not found")

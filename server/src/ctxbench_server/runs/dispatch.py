@@ -1,10 +1,15 @@
 """Dispatch: push StartRun to a connected, idle agent the moment there is work; cancel, retry, and fail
-runs whose agent stays away. Nothing polls the agents; one timer task looks for lost ones."""
+runs whose agent stays away. Nothing polls the agents; one timer task looks for lost ones.
+
+With several server processes (PostgreSQL, cluster.py) only the process holding a machine's stream talks
+to its agent: another one that queues, cancels or retries a run of it commits, then tells the machine's
+news (NOTIFY ctxbench_machine) and the holder reconciles: stops a cancelled run, starts the next one."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Container
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -40,6 +45,7 @@ class Dispatcher:
         self.sessionmaker = sessionmaker
         self.rest_sessionmaker = rest_sessionmaker or sessionmaker
         self.events = events or RunEvents(self.rest_sessionmaker)
+        self._reconciling: set[asyncio.Task[None]] = set()
 
     async def kick(self, machine_id: str, *, from_rest: bool = False) -> None:
         """Starts the machine's oldest queued run if its agent is connected and has no running run."""
@@ -47,14 +53,20 @@ class Dispatcher:
         async with self.hub.locks[machine_id]:
             conn = self.hub.get(machine_id)
             if conn is None:
+                self._tell_holder(machine_id)
                 return
             async with sessionmaker() as session:
                 if await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
 
     async def on_hello(self, conn: AgentConnection, current_run_id: str) -> None:
-        """After Welcome: resume a run the agent lost (restart), else start the next queued one."""
+        """After Welcome: resume a run the agent lost (restart), else start the next queued one. With
+        several server processes, this one first becomes the machine's only one (AgentHub.claim)."""
         async with self.hub.locks[conn.machine_id]:
+            if not await self.hub.claim(conn):
+                return
+            sent_here = conn.current_run_id  # a StartRun already sent on this stream (a kick just before)
+            conn.current_run_id = current_run_id or sent_here
             async with self.sessionmaker() as session:
                 running = await self._running(session, conn.machine_id)
                 if current_run_id and (running is None or running.id != current_run_id):
@@ -64,7 +76,7 @@ class Dispatcher:
                         conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=current_run_id)))
                 if running is None:
                     await self._start_next(session, conn)
-                elif running.id != current_run_id:
+                elif running.id not in (current_run_id, sent_here):
                     sent = await self._send_start(session, conn, running)
                     log.info(
                         "re-dispatched run %s to %s: %d unfinished items", running.id, conn.machine_id, sent
@@ -76,6 +88,7 @@ class Dispatcher:
         wound that run down), so its unfinished items go out again. One such heartbeat is not enough:
         it may overtake the run's last result on the agent's side."""
         if current_run_id:
+            conn.current_run_id = current_run_id  # an idle one keeps the last: reconcile checks it
             conn.idle_during = None
             return
         async with self.hub.locks[conn.machine_id]:
@@ -118,7 +131,9 @@ class Dispatcher:
                 await session.commit()
                 self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
-                if was_running and conn is not None:
+                if conn is None:
+                    self._tell_holder(machine_id)  # it stops the run and starts the next
+                elif was_running:
                     conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
                 if conn is not None and await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
@@ -151,9 +166,49 @@ class Dispatcher:
                 log.info("run %s retried: %d items queued again", run_id, len(unfinished))
                 self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
-                if conn is not None and await self._running(session, machine_id) is None:
+                if conn is None:
+                    self._tell_holder(machine_id)
+                elif await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
                 return run
+
+    def _tell_holder(self, machine_id: str) -> None:
+        """The machine's stream is not on this process: the process holding it (if any) reconciles."""
+        if self.hub.cluster is not None:
+            self.hub.cluster.publish_machine(machine_id)
+
+    def reconcile_soon(self, machine_id: str) -> None:
+        """Another process told this machine's news (cluster): reconcile it here if its stream is here."""
+        if self.hub.get(machine_id) is None:
+            return
+        task = asyncio.create_task(self.reconcile(machine_id), name=f"reconcile-{machine_id}")
+        self._reconciling.add(task)
+        task.add_done_callback(self._reconciling.discard)
+
+    def resync(self) -> None:
+        """Reconciles every machine whose stream is here (news told while the cluster connection was
+        down were lost)."""
+        for machine_id in self.hub.online_ids():
+            self.reconcile_soon(machine_id)
+
+    async def reconcile(self, machine_id: str) -> None:
+        """Brings the agent in line with the database: a run it runs that was cancelled meanwhile is
+        stopped, and the next queued run starts when none is running."""
+        try:
+            async with self.hub.locks[machine_id]:
+                conn = self.hub.get(machine_id)
+                if conn is None:
+                    return
+                async with self.sessionmaker() as session:
+                    if conn.current_run_id:
+                        current = await session.get(Run, conn.current_run_id)
+                        if current is None or current.status == RunStatus.CANCELLED:
+                            run_id, conn.current_run_id = conn.current_run_id, ""
+                            conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
+                    if await self._running(session, machine_id) is None:
+                        await self._start_next(session, conn)
+        except Exception:  # the next news, the agent's next heartbeat or a reconnect tries again
+            log.exception("reconciling machine %s failed", machine_id)
 
     async def watch_lost(self, grace_s: float) -> None:
         """The one timer: fails `running` runs whose machine has been offline for longer than grace_s."""
@@ -173,12 +228,14 @@ class Dispatcher:
                 .join(Machine, Machine.id == Run.machine_id)
                 .where(Run.status == RunStatus.RUNNING, Machine.last_seen < cutoff)
             )
-            candidates = [(rid, mid) for rid, mid in await session.execute(q) if not self.hub.is_online(mid)]
+            rows = list(await session.execute(q))
+            online: Container[str] = await self.hub.online() if rows else set()
+            candidates = [(rid, mid) for rid, mid in rows if mid not in online]
         for run_id, machine_id in candidates:
             async with self.hub.locks[machine_id]:
-                if self.hub.is_online(machine_id):
-                    continue  # it came back meanwhile: on_hello re-sent the unfinished items
                 async with self.sessionmaker() as session:
+                    if machine_id in await self.hub.online():
+                        continue  # it came back meanwhile (to any server process): it resumed the run
                     run = await load_run(session, run_id)
                     if run.status != RunStatus.RUNNING:
                         continue
@@ -240,4 +297,5 @@ class Dispatcher:
                 )
             )
         conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=items)))
+        conn.current_run_id = run.id
         return len(items)

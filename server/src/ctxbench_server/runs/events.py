@@ -7,6 +7,9 @@ the next one. A stream joining late gets the feed's current state (the Run, ever
 stream whose browser reads too slowly to keep MAX_QUEUED chunks is dropped (its response ends; the
 browser's EventSource reconnects and starts from the current state), so it never holds up the others.
 
+With several server processes (PostgreSQL, cluster.py), `notify` also tells the others (NOTIFY
+ctxbench_run, after the change was committed): each re-reads the run once for its own streams.
+
 Budgets: at most max_per_client streams per client (its credential, else its address) and max_total in
 all (docs/operations.md "Budgets"); a stream counts until its response ends.
 """
@@ -18,7 +21,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -26,6 +29,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from ctxbench_server.kit.errors import CtxbenchError, NotFound
 from ctxbench_server.models import FINISHED_RUN, Result
 from ctxbench_server.runs import service
+
+if TYPE_CHECKING:
+    from ctxbench_server.cluster import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -137,10 +143,24 @@ class RunEvents:
         self._per_client: Counter[str] = Counter()
         self.open_streams = 0
         self.reads = 0  # database reads of all feeds (tests and the storm figure count them)
+        self.cluster: Cluster | None = None  # the other server processes (PostgreSQL only; set by main)
 
     def notify(self, run_id: str) -> None:
+        """The run changed (committed): its streams here re-read it, and so do those of the other server
+        processes."""
+        self.changed(run_id)
+        if self.cluster is not None:
+            self.cluster.publish_run(run_id)
+
+    def changed(self, run_id: str) -> None:
+        """The run changed: its feed on this process (if any) re-reads it once."""
         feed = self._feeds.get(run_id)
         if feed is not None:
+            feed.changed.set()
+
+    def resync(self) -> None:
+        """Every feed re-reads (changes told while the cluster connection was down were lost)."""
+        for feed in self._feeds.values():
             feed.changed.set()
 
     async def subscribe(self, run_id: str, client: str) -> Subscriber:

@@ -23,7 +23,7 @@ async def create_share(
 ) -> ShareCreated:
     """Computes the comparison the view describes now and freezes it: its result ids and its answer.
     `url`: absolute under CTXBENCH_PUBLIC_URL when set, else relative to this server."""
-    share = await service.create(session, body.view, hub.online_ids())
+    share = await service.create(session, body.view, await hub.online())
     public_url = request.app.state.settings.public_url or ""
     return ShareCreated(slug=share.slug, url=f"{public_url}/s/{share.slug}")
 

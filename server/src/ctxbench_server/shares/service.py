@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 import string
+from collections.abc import Container
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,7 +25,7 @@ def new_slug() -> str:
     return "".join(secrets.choice(BASE62) for _ in range(SLUG_LENGTH))
 
 
-async def create(session: AsyncSession, view: ShareView, online: set[str]) -> Share:
+async def create(session: AsyncSession, view: ShareView, online: Container[str]) -> Share:
     q = compare_service.CompareQuery(
         machines=compare_service.split_list(view.machines),
         kernels=compare_service.split_list(view.kernels),

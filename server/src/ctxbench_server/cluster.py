@@ -1,0 +1,396 @@
+"""Several server processes on one PostgreSQL: what each must tell the others, through PostgreSQL itself.
+
+Every process keeps one connection of its own (asyncpg, outside the pools) that LISTENs on three channels
+(payload: JSON `{"from": <process id>, "ids": [...]}`, ids coalesced, under PostgreSQL's 8000 bytes):
+
+- `ctxbench_run`: runs whose state or results changed (sent after the commit): each process's event
+  streams of those runs re-read them once (runs/events.py);
+- `ctxbench_machine`: machines with news for their agent (a run posted, cancelled or retried on a process
+  that does not hold the agent's stream): the process that holds it reconciles (runs/dispatch.py);
+- `ctxbench_release`: machines whose agent connected to another process, or that were revoked: a
+  process holding an older stream of one closes it.
+
+The same connection holds a session advisory lock per machine whose stream this process holds: a machine
+is served by one process at a time (a newer stream elsewhere asks the holder to let go, then takes the
+lock), "online" is read from pg_locks, and a process that dies lets go of all its machines at once.
+
+Every transaction begun under a machine's lock (AgentHub.locks) also takes `pg_advisory_xact_lock` of
+that machine first, so a cancel on one process and a result stored on another never interleave.
+
+NOTIFYs sent while the connection is down are lost: after it reconnects the process takes its machines'
+locks again and resyncs (every followed run is re-read, every held machine reconciled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import hashlib
+import json
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Container, Iterable
+from typing import Any
+
+import asyncpg
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Session, SessionTransaction
+
+log = logging.getLogger(__name__)
+
+RUN_CHANNEL = "ctxbench_run"
+MACHINE_CHANNEL = "ctxbench_machine"
+RELEASE_CHANNEL = "ctxbench_release"
+CHANNELS = (RUN_CHANNEL, MACHINE_CHANNEL, RELEASE_CHANNEL)
+APPLICATION_NAME = "ctxbench-cluster"  # the listener's name in pg_stat_activity
+MAX_PAYLOAD = 7000  # bytes of one NOTIFY (PostgreSQL's limit is 8000)
+CLAIM_WAIT_S = 5.0  # how long a new stream waits for another process to let its machine go
+PING_S = 5.0  # the listener checks its connection this often (a dead one is replaced)
+RECONNECT_MAX_S = 5.0
+START_WAIT_S = 30.0  # a server that cannot listen within this at start does not start
+
+# The machine whose lock (AgentHub.locks) the running task holds: transactions it begins take the
+# machine's advisory lock too (see _lock_machine_in_transaction).
+locked_machine: contextvars.ContextVar[str | None] = contextvars.ContextVar("locked_machine", default=None)
+
+
+def advisory_key(kind: str, machine_id: str) -> int:
+    """A signed 64-bit advisory lock key for (kind, machine id)."""
+    digest = hashlib.sha256(f"ctxbench:{kind}:{machine_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def presence_key(machine_id: str) -> int:
+    return advisory_key("presence", machine_id)
+
+
+def _lock_machine_in_transaction(session: Session, _tx: SessionTransaction, connection: Connection) -> None:
+    machine_id = locked_machine.get()
+    if machine_id is not None and connection.dialect.name == "postgresql":
+        connection.execute(
+            text("SELECT pg_advisory_xact_lock(:k)"), {"k": advisory_key("machine", machine_id)}
+        )
+
+
+def lock_machines_across_processes() -> None:
+    """Installs the session hook (once per process): on PostgreSQL, a transaction begun while the task
+    holds a machine's lock first waits for that machine's transaction-level advisory lock."""
+    if not event.contains(Session, "after_begin", _lock_machine_in_transaction):
+        event.listen(Session, "after_begin", _lock_machine_in_transaction)
+
+
+class Online(Container[str]):
+    """Machines with a stream on this process or on any other (their presence lock is held)."""
+
+    def __init__(self, local: Iterable[str], keys: set[int]) -> None:
+        self.local = set(local)
+        self.keys = keys
+
+    def __contains__(self, machine_id: object) -> bool:
+        return isinstance(machine_id, str) and (
+            machine_id in self.local or presence_key(machine_id) in self.keys
+        )
+
+
+# Advisory locks held in this database by any session: the presence keys among them.
+PRESENCE_KEYS = (
+    "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
+
+def _signed(hi: int, lo: int) -> int:
+    """pg_locks shows a bigint advisory key as classid (high half) and objid (low half)."""
+    u = (hi << 32) | lo
+    return u - (1 << 64) if u >= 1 << 63 else u
+
+
+class Cluster:
+    """This process's listener connection: publishes and receives the three channels, holds presence."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        _, kwargs = engine.dialect.create_connect_args(engine.url)
+        for key in ("prepared_statement_cache_size", "prepared_statement_name_func", "async_creator_fn"):
+            kwargs.pop(key, None)
+        self._connect_kwargs: dict[str, Any] = dict(kwargs)
+        self.instance = uuid.uuid4().hex[:12]
+        # What receiving does (set by main: events, dispatch, hub); each takes one id.
+        self.on_run: Callable[[str], None] = lambda _id: None
+        self.on_machine: Callable[[str], None] = lambda _id: None
+        self.on_release: Callable[[str], None] = lambda _id: None
+        self.on_resync: Callable[[], None] = lambda: None
+        self._conn: asyncpg.Connection | None = None
+        self._generation = 0  # connections so far: a lock taken on an earlier one died with it
+        self._use = asyncio.Lock()  # one operation at a time on the connection
+        self._connected = asyncio.Event()
+        self._lost = asyncio.Event()
+        self._pending: dict[str, dict[str, None]] = {ch: {} for ch in CHANNELS}
+        self._wake = asyncio.Event()
+        self._held: Counter[str] = Counter()  # machine -> local streams that claimed it
+        self._tasks: list[asyncio.Task[None]] = []
+        self._unlocking: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self.reconnects = 0
+        self._keys: set[int] = set()  # presence keys held anywhere, as last read
+        self._keys_read: asyncio.Future[set[int]] | None = None
+
+    # -- life cycle
+
+    async def start(self) -> None:
+        """Connects (the first time within START_WAIT_S) and starts listening and publishing."""
+        lock_machines_across_processes()
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="cluster-listen"),
+            asyncio.create_task(self._publish(), name="cluster-publish"),
+        ]
+        try:
+            await asyncio.wait_for(self._connected.wait(), START_WAIT_S)
+        except TimeoutError:
+            await self.close()
+            raise OSError(f"no PostgreSQL listener connection within {START_WAIT_S:.0f} s") from None
+
+    async def close(self) -> None:
+        self._closed = True
+        tasks = [*self._tasks, *self._unlocking]  # locks end with the connection anyway
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._conn.close(), 2)
+            self._conn = None
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while not self._closed:
+            try:
+                conn = await asyncpg.connect(
+                    **self._connect_kwargs, server_settings={"application_name": APPLICATION_NAME}
+                )
+            except Exception as e:  # whatever the cause, the next try may work
+                log.warning("cluster: cannot connect to PostgreSQL (%s); retrying in %.1f s", e, delay)
+                await asyncio.sleep(delay)
+                delay = min(RECONNECT_MAX_S, delay * 2)
+                continue
+            delay = 0.1
+            self._lost.clear()
+            conn.add_termination_listener(lambda _c: self._lost.set())
+            try:
+                for channel in CHANNELS:
+                    await conn.add_listener(channel, self._received)
+                self._generation += 1
+                self._conn = conn
+                if self._generation > 1:
+                    self.reconnects += 1
+                    log.warning("cluster: listener connection back; resyncing")
+                await self._retake_presence()
+                self._connected.set()
+                self._wake.set()  # what was published meanwhile goes out now
+                self.on_resync()
+                await self._watch(conn)
+            except Exception as e:  # a dead connection, or anything else: a new connection starts afresh
+                log.warning("cluster: listener connection failed: %r", e)
+            finally:
+                self._connected.clear()
+                self._conn = None
+                with contextlib.suppress(Exception):
+                    conn.terminate()
+            if not self._closed:
+                log.warning("cluster: listener connection lost; reconnecting")
+                await asyncio.sleep(delay)
+
+    async def _watch(self, conn: asyncpg.Connection) -> None:
+        """Returns when the connection is gone (closed by the server, or a ping unanswered)."""
+        while not self._closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._lost.wait(), PING_S)
+            if self._lost.is_set() or conn.is_closed():
+                return
+            async with self._use:
+                await asyncio.wait_for(conn.fetchval("SELECT 1"), PING_S)
+
+    # -- publishing
+
+    def publish_run(self, run_id: str) -> None:
+        self._queue(RUN_CHANNEL, run_id)
+
+    def publish_machine(self, machine_id: str) -> None:
+        self._queue(MACHINE_CHANNEL, machine_id)
+
+    def publish_release(self, machine_id: str) -> None:
+        self._queue(RELEASE_CHANNEL, machine_id)
+
+    def _queue(self, channel: str, id_: str) -> None:
+        self._pending[channel][id_] = None
+        self._wake.set()
+
+    async def _publish(self) -> None:
+        while not self._closed:
+            await self._wake.wait()
+            self._wake.clear()
+            await self._connected.wait()
+            for channel in CHANNELS:
+                ids = list(self._pending[channel])
+                if not ids:
+                    continue
+                self._pending[channel] = {}
+                try:
+                    for payload in self._payloads(ids):
+                        async with self._use:
+                            conn = self._conn
+                            if conn is None:
+                                raise asyncpg.InterfaceError("no listener connection")
+                            await conn.execute("SELECT pg_notify($1, $2)", channel, payload)
+                except Exception as e:  # the connection died (it is replaced), or the database refused
+                    log.warning("cluster: could not notify %s (%r); sending again on reconnect", channel, e)
+                    for id_ in ids:  # at most a few repeats: receivers re-read, which is idempotent
+                        self._pending[channel][id_] = None
+
+    def _payloads(self, ids: list[str]) -> Iterable[str]:
+        chunk: list[str] = []
+        size = 0
+        for id_ in ids:
+            n = len(json.dumps(id_).encode()) + 1
+            if chunk and size + n > MAX_PAYLOAD - 64:
+                yield json.dumps({"from": self.instance, "ids": chunk})
+                chunk, size = [], 0
+            chunk.append(id_)
+            size += n
+        if chunk:
+            yield json.dumps({"from": self.instance, "ids": chunk})
+
+    # -- receiving
+
+    def _received(self, _conn: object, _pid: int, channel: str, payload: str) -> None:
+        try:
+            msg = json.loads(payload)
+            sender, ids = str(msg["from"]), [str(i) for i in msg["ids"]]
+        except (ValueError, KeyError, TypeError):
+            log.warning("cluster: ignoring a malformed notification on %s", channel)
+            return
+        own = sender == self.instance
+        handler = {
+            RUN_CHANNEL: self.on_run,
+            MACHINE_CHANNEL: self.on_machine,
+            RELEASE_CHANNEL: self.on_release,
+        }
+        if own and channel != MACHINE_CHANNEL:
+            return  # this process told its own streams already, and never asks itself to let go
+        for id_ in ids:
+            try:
+                handler[channel](id_)
+            except Exception:
+                log.exception("cluster: handling %s %s failed", channel, id_)
+
+    # -- presence: which process holds a machine's stream
+
+    async def claim(self, machine_id: str) -> bool:
+        """Takes the machine's presence for one local stream; asks another process holding it to let go
+        and waits up to CLAIM_WAIT_S. False if it could not (the caller refuses the stream)."""
+        if self._held[machine_id] > 0:
+            self._held[machine_id] += 1
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CLAIM_WAIT_S
+        asked = False
+        while True:
+            if self._held[machine_id] > 0:  # another local stream of it got it meanwhile
+                self._held[machine_id] += 1
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._connected.wait(), max(0.0, deadline - loop.time()))
+            if await self._try_lock(machine_id):
+                if self._held[machine_id] > 0:  # another local claim got it meanwhile: one lock is enough
+                    self._schedule_unlock(machine_id)
+                self._held[machine_id] += 1
+                return True
+            if not asked:
+                self.publish_release(machine_id)
+                asked = True
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+
+    def release(self, machine_id: str) -> None:
+        """A local stream that claimed the machine ended; the last one gives its presence back."""
+        if self._held[machine_id] <= 0:
+            return
+        self._held[machine_id] -= 1
+        if self._held[machine_id] == 0:
+            del self._held[machine_id]
+            self._schedule_unlock(machine_id)
+
+    def _schedule_unlock(self, machine_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._unlock(machine_id, self._generation))
+        self._unlocking.add(task)
+        task.add_done_callback(self._unlocking.discard)
+
+    def holds(self, machine_id: str) -> bool:
+        return self._held[machine_id] > 0
+
+    async def online(self, local: Iterable[str]) -> Online:
+        """Machines online on any process: `local` (this one's streams) and those whose presence lock is
+        held. Read on the listener connection (no pool connection, no statement in the request's
+        session); requests arriving while a read is under way share it. While the connection is down,
+        the last read."""
+        if self._keys_read is None:
+            self._keys_read = asyncio.ensure_future(self._read_keys())
+        read = self._keys_read
+        try:
+            self._keys = await asyncio.shield(read)
+        except Exception as e:
+            log.warning("cluster: could not read who is online (%r); using the last answer", e)
+        finally:
+            if self._keys_read is read and read.done():
+                self._keys_read = None
+        return Online(local, self._keys)
+
+    async def _read_keys(self) -> set[int]:
+        async with self._use:
+            conn = self._conn
+            if conn is None:
+                return self._keys
+            rows = await asyncio.wait_for(conn.fetch(PRESENCE_KEYS), PING_S)
+        return {_signed(hi, lo) for hi, lo in rows}
+
+    async def _try_lock(self, machine_id: str) -> bool:
+        async with self._use:
+            conn = self._conn
+            if conn is None:
+                return False
+            try:
+                got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", presence_key(machine_id))
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+                log.warning("cluster: could not take machine %s's presence: %s", machine_id, e)
+                return False
+            return bool(got)
+
+    async def _unlock(self, machine_id: str, generation: int) -> None:
+        async with self._use:
+            conn = self._conn
+            if conn is None or generation != self._generation:
+                return  # the lock died with its connection
+            # Even when a local stream claimed it again meanwhile: that claim locked once more (the
+            # session's count is 2), so this unlock leaves it held.
+            with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                await conn.fetchval("SELECT pg_advisory_unlock($1)", presence_key(machine_id))
+
+    async def _retake_presence(self) -> None:
+        """After a reconnect: this process's machines again; one another process took meanwhile is let go."""
+        conn = self._conn
+        assert conn is not None
+        for machine_id in list(self._held):
+            async with self._use:
+                got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", presence_key(machine_id))
+            if not got:
+                log.warning(
+                    "cluster: machine %s is held by another process now; closing its stream here", machine_id
+                )
+                del self._held[machine_id]  # its streams' release() then unlocks nothing
+                self.on_release(machine_id)
