@@ -62,6 +62,9 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
+    # A person's title and free-text note (PATCH /runs/{id}; migration 0007); None: none given.
+    name: Mapped[str | None] = mapped_column(String(200), default=None)
+    note: Mapped[str | None] = mapped_column(String(4000), default=None)
 
     items: Mapped[list[RunItem]] = relationship(
         back_populates="run", lazy="raise", order_by="RunItem.index", cascade="all, delete-orphan"
@@ -88,3 +91,15 @@ class RunItem(Base):
     attempt: Mapped[int] = mapped_column(Integer, default=1)
 
     run: Mapped[Run] = relationship(back_populates="items", lazy="raise")
+
+
+class Batch(Base):
+    """A batch's title and note (PATCH /batches/{id}; migration 0007). A batch itself is the runs that
+    share a batch_id; this row exists only once someone names or notes it, and goes with its last run."""
+
+    __tablename__ = "batches"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200), default=None)
+    note: Mapped[str | None] = mapped_column(String(4000), default=None)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -356,6 +356,8 @@ def run_out(run: Run, light: Progress | None = None, kernels: list[str] | None =
         id=run.id,
         machine_id=run.machine_id,
         batch_id=run.batch_id,
+        name=run.name,
+        note=run.note,
         status=run.status,
         profile=run.profile,
         created_at=run.created_at,
