@@ -33,11 +33,16 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
               <tr key={run.id} data-testid="run-row">
                 <td>
                   <Link to={runPath(run.id)} data-testid="run-link">
-                    {runTitle(run, machines.get(run.machine_id)?.name)}
+                    {run.name || runTitle(run, machines.get(run.machine_id)?.name)}
                   </Link>
                   <div className="muted small">
                     <code>{run.id.slice(0, 8)}</code>
                   </div>
+                  {run.note && (
+                    <div className="muted small runs-note" data-testid="run-row-note" title={run.note}>
+                      {run.note}
+                    </div>
+                  )}
                 </td>
                 <td>
                   <StatusBadge status={run.status} />
