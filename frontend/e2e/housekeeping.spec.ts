@@ -215,6 +215,29 @@ test('on a phone the kernel column stays in view while a wide table scrolls, and
   await noSidewaysScroll(page);
 });
 
+test('a read-only session sees titles and notes but no edit or delete controls', async ({ browser, request }) => {
+  const machine = await localMachine(request);
+  const [run] = (await (await request.get(`/api/v1/runs?machine_id=${machine.id}&status=succeeded&limit=1&items=false`)).json()) as RunJson[];
+  expect((await request.patch(`/api/v1/runs/${run!.id}`, { data: { note: 'read me' } })).status()).toBe(200);
+  const token = ((await (await request.post('/api/v1/tokens', { data: { name: 'pw-reader', scope: 'read' } })).json()) as { token: string }).token;
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  try {
+    expect((await context.request.post('/api/v1/session', { data: { token } })).status()).toBe(200);
+    const page = await context.newPage();
+    await page.goto(`/runs/${run!.id}`);
+    await expect(page.getByTestId('run-note')).toHaveText('read me');
+    await expect(page.getByTestId('result-row').first()).toBeVisible();
+    await expect(page.getByTestId('edit-run-title')).toHaveCount(0);
+    await expect(page.getByTestId('delete-run')).toHaveCount(0);
+    await page.goto(`/machines/${machine.id}`);
+    await expect(page.getByTestId('machine-name')).toBeVisible();
+    await expect(page.getByTestId('rename-machine')).toHaveCount(0);
+    await expect(page.getByTestId('delete-machine')).toHaveCount(0);
+  } finally {
+    await context.close();
+  }
+});
+
 test('the first page says what to do next when nothing has run yet', async ({ page, request }) => {
   const machine = await localMachine(request);
   await page.goto('/');

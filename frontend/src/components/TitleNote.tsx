@@ -15,7 +15,9 @@ export function TitleNote({
   save,
   saving,
   error,
+  editable = true,
 }: {
+  editable?: boolean;
   name: string | null | undefined;
   note: string | null | undefined;
   placeholder: string;
@@ -44,9 +46,11 @@ export function TitleNote({
             {note}
           </p>
         ) : null}
-        <button type="button" className="link-button small" onClick={open} data-testid={`edit-${what}-title`}>
-          {name || note ? 'Edit title and note' : 'Add a title and note'}
-        </button>
+        {editable && (
+          <button type="button" className="link-button small" onClick={open} data-testid={`edit-${what}-title`}>
+            {name || note ? 'Edit title and note' : 'Add a title and note'}
+          </button>
+        )}
       </div>
     );
   }

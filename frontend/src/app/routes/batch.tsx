@@ -2,6 +2,7 @@ import { useMemo } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useCanWrite } from '@/features/auth/api/session';
 import { TitleNote } from '@/components/TitleNote';
 import { useMachines } from '@/features/machines/api/machines';
 import { useBatch, useBatchRuns, useDeleteBatch, usePatchBatch } from '@/features/runs/api/runs';
@@ -20,6 +21,7 @@ export function BatchPage() {
   const patch = usePatchBatch(batchId);
   const remove = useDeleteBatch(batchId);
   const navigate = useNavigate();
+  const canWrite = useCanWrite();
   useDocumentTitle(info.data?.name || (runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`));
   const machines = useMachines({ poll: true });
   const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
@@ -61,6 +63,7 @@ export function BatchPage() {
           save={(p, done) => patch.mutate(p, { onSuccess: done })}
           saving={patch.isPending}
           error={patch.error}
+          editable={canWrite}
         />
       )}
       <p className="lead">
@@ -96,17 +99,19 @@ export function BatchPage() {
           Run again on these machines…
         </Link>
       </p>
-      <div className="housekeeping">
-        <ConfirmDelete
-          label="Delete batch"
-          consequence={`Delete the ${sorted.length} ${sorted.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
-          onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
-          deleting={remove.isPending}
-          error={remove.error}
-          disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
-          testId="delete-batch"
-        />
-      </div>
+      {canWrite && (
+        <div className="housekeeping">
+          <ConfirmDelete
+            label="Delete batch"
+            consequence={`Delete the ${sorted.length} ${sorted.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            deleting={remove.isPending}
+            error={remove.error}
+            disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
+            testId="delete-batch"
+          />
+        </div>
+      )}
     </>
   );
 }

@@ -3,7 +3,7 @@ import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { OnlineBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
-import { useSession } from '@/features/auth/api/session';
+import { useCanWrite, useSession } from '@/features/auth/api/session';
 import { useDeleteMachine, useMachine } from '@/features/machines/api/machine';
 import { RenameMachine } from '@/features/machines/components/RenameMachine';
 import { groupFacts } from '@/features/machines/utils/fact-groups';
@@ -22,6 +22,7 @@ export function MachinePage() {
   const runs = useRuns({ machine: id, status: null });
   const remove = useDeleteMachine(id);
   const isAdmin = useSession().data?.scope === 'admin';
+  const canWrite = useCanWrite();
   const navigate = useNavigate();
   useDocumentTitle(machine.data?.name ?? 'Machine');
 
@@ -55,7 +56,7 @@ export function MachinePage() {
           <Link className="button" to={historyPath({ machine: m.id })}>
             History
           </Link>
-          <RenameMachine key={m.name} machine={m} />
+          {canWrite && <RenameMachine key={m.name} machine={m} />}
         </span>
       </div>
       <p className="lead">

@@ -1,6 +1,7 @@
 import { Link, useNavigate, useParams } from 'react-router';
 import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useCanWrite } from '@/features/auth/api/session';
 import { TitleNote } from '@/components/TitleNote';
 import { useNow } from '@/components/use-now';
 import { useMachines } from '@/features/machines/api/machines';
@@ -57,6 +58,7 @@ export function RunPage() {
   const patch = usePatchRun(id);
   const remove = useDeleteRun(id);
   const navigate = useNavigate();
+  const canWrite = useCanWrite();
   const made = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
   const title = run.data?.name || made;
   useDocumentTitle(title);
@@ -96,6 +98,7 @@ export function RunPage() {
         save={(p, done) => patch.mutate(p, { onSuccess: done })}
         saving={patch.isPending}
         error={patch.error}
+        editable={canWrite}
       />
       <RunSummary run={r} machine={machine} live={live} timing={timing} />
 
@@ -113,17 +116,19 @@ export function RunPage() {
       <h2>Items</h2>
       <RunItemsTable items={r.items} durations={timing.durations} />
 
-      <div className="housekeeping">
-        <ConfirmDelete
-          label="Delete run"
-          consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-          onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
-          deleting={remove.isPending}
-          error={remove.error}
-          disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
-          testId="delete-run"
-        />
-      </div>
+      {canWrite && (
+        <div className="housekeeping">
+          <ConfirmDelete
+            label="Delete run"
+            consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            deleting={remove.isPending}
+            error={remove.error}
+            disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
+            testId="delete-run"
+          />
+        </div>
+      )}
     </>
   );
 }
