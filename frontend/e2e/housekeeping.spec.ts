@@ -109,6 +109,13 @@ test('a batch gets a title and a note and is deleted with its runs', async ({ pa
   await expect(page.getByTestId('batch-note')).toHaveText('cron at 03:00');
   await page.reload();
   await expect(page.getByTestId('batch-title')).toHaveText('nightly getppid');
+  // The runs list and the run page name the batch by its title.
+  await page.goto('/runs');
+  await expect(page.getByTestId('run-batch').filter({ hasText: 'nightly getppid' })).toHaveCount(1);
+  await page.goto(`/runs/${runs[0]!.id}`);
+  await expect(page.getByTestId('batch-link')).toHaveText('nightly getppid');
+  await page.getByTestId('batch-link').click();
+  await expect(page.getByTestId('batch-title')).toHaveText('nightly getppid');
 
   await page.getByTestId('delete-batch').click();
   await page.getByRole('button', { name: 'Yes, delete batch' }).click();

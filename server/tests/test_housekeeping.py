@@ -213,6 +213,11 @@ async def test_batch_title_note_and_delete(make_agent: MakeAgent, http: httpx.As
     r = await http.patch(url, json={"name": "kernel 6.8 vs 6.12", "note": "same BIOS"})
     assert (r.status_code, r.json()["name"], r.json()["note"]) == (200, "kernel 6.8 vs 6.12", "same BIOS")
     assert (await http.get(url)).json()["name"] == "kernel 6.8 vs 6.12"
+    # every answer about its runs carries the batch's title: the list (light and full) and each run
+    for form in ("false", "true"):
+        listed = (await http.get(f"/api/v1/runs?batch_id={bid}&items={form}")).json()
+        assert [x["batch_name"] for x in listed] == ["kernel 6.8 vs 6.12"] * 2
+    assert (await get_run(http, batch["runs"][0]["id"]))["batch_name"] == "kernel 6.8 vs 6.12"
     assert loc(await http.patch(url, json={"name": "x" * 201})) == ["body", "name"]
     assert (await http.get("/api/v1/batches/no-such")).status_code == 404
     assert (await http.patch("/api/v1/batches/no-such", json={"name": "x"})).status_code == 404

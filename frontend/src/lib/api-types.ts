@@ -103,6 +103,8 @@ export interface Run {
   name?: string | null;
   /** A person's free-text note about it. */
   note?: string | null;
+  /** Its batch's title (PATCH /batches/{id}); null or absent: none. */
+  batch_name?: string | null;
   profile?: Profile | null;
   status: RunStatus;
   /** When it last entered the queue (creation, or a retry). */

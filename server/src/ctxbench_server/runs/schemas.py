@@ -128,6 +128,7 @@ class RunOut(BaseModel):
     batch_id: str
     name: str | None = Field(default=None, description="a person's title for it (PATCH); null: none")
     note: str | None = Field(default=None, description="a person's free-text note (PATCH); null: none")
+    batch_name: str | None = Field(default=None, description="its batch's title (PATCH /batches/{id})")
     status: str
     profile: str
     created_at: datetime

@@ -358,6 +358,7 @@ def run_out(run: Run, light: Progress | None = None, kernels: list[str] | None =
         batch_id=run.batch_id,
         name=run.name,
         note=run.note,
+        batch_name=run.batch_name,
         status=run.status,
         profile=run.profile,
         created_at=run.created_at,

@@ -105,8 +105,8 @@ export function RunSummary({ run, machine, live, timing }: { run: Run; machine: 
           <div>
             <dt>Batch</dt>
             <dd>
-              <Link to={batchPath(run.batch_id)} data-testid="batch-link">
-                <code>{run.batch_id.slice(0, 8)}</code>
+              <Link to={batchPath(run.batch_id)} data-testid="batch-link" title={run.batch_id}>
+                {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
               </Link>
             </dd>
           </div>

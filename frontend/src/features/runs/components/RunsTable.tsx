@@ -51,8 +51,8 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
                 <td>
                   {run.batch_id ? (
                     <>
-                      <Link to={batchPath(run.batch_id)} data-testid="run-batch">
-                        <code>{run.batch_id.slice(0, 8)}</code>
+                      <Link to={batchPath(run.batch_id)} data-testid="run-batch" title={run.batch_id}>
+                        {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
                       </Link>
                       {(batchSize.get(run.batch_id) ?? 0) > 1 && (
                         <span className="muted small"> ×{batchSize.get(run.batch_id)}</span>
