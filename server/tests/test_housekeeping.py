@@ -156,6 +156,11 @@ async def test_run_title_and_note(
     assert loc(await http.patch(url, json={"note": "x" * 4001})) == ["body", "note"]
     assert (await http.patch(url, json={"note": "é" * 4000})).status_code == 200
     assert loc(await http.patch(url, json={"note": "a\x00b"})) == ["body", "note"]
+    lone = b'{"note": "a\\ud800b"}'  # a lone surrogate: valid JSON, no storable text
+    assert loc(await http.patch(url, content=lone, headers={"content-type": "application/json"})) == [
+        "body",
+        "note",
+    ]
     assert loc(await http.patch(url, json={"name": 5})) == ["body", "name"]
     assert (await http.patch("/api/v1/runs/no-such", json={"name": "x"})).status_code == 404
     reader = await token(http, "read")

@@ -38,14 +38,17 @@ def column_length(attr: Any) -> int | None:
 
 
 def _one_line(v: str) -> str:
-    if any(unicodedata.category(c) == "Cc" for c in v):
-        raise ValueError("a name is one line: no control characters (newline, tab, NUL)")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in v):
+        raise ValueError("a name is one line: no control characters (newline, tab, NUL) nor lone surrogates")
     return v
 
 
 def _note(v: str) -> str:
-    if any(unicodedata.category(c) == "Cc" and c not in "\n\r\t" for c in v):
-        raise ValueError("no control characters other than newlines and tabs")
+    # A lone surrogate (JSON "\ud800") is no character PostgreSQL can store.
+    if any(
+        (unicodedata.category(c) == "Cc" and c not in "\n\r\t") or unicodedata.category(c) == "Cs" for c in v
+    ):
+        raise ValueError("no control characters other than newlines and tabs, nor lone surrogates")
     return v
 
 
