@@ -11,6 +11,8 @@ suite          every kernel with its default sweep through one agent: the wall t
 aa             three agents on this host: an A/A pair (host as it is, and beside a build) and one under
                a 50 % CPU quota; how many rows compare flags significant (scripts/bench_aa.py,
                docs/fidelity.md).
+noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
+               per-kernel default noise floors (scripts/bench_aa.py, docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
                loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
@@ -402,6 +404,7 @@ def main() -> int:
             "launches",
             "suite",
             "aa",
+            "noise",
             "compare",
             "significance",
             "load",
@@ -413,6 +416,7 @@ def main() -> int:
             "launches",
             "suite",
             "aa",
+            "noise",
             "compare",
             "significance",
             "load",
@@ -451,6 +455,10 @@ def main() -> int:
         from bench_aa import aa
 
         status |= aa(not a.no_write, write_section, machine_line)
+    if "noise" in a.sections:
+        from bench_aa import noise
+
+        status |= noise(not a.no_write, write_section, machine_line)
     return status
 
 

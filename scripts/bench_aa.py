@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +49,14 @@ POINTS: list[dict[str, Any]] = [
     {"kernel": "go.mutex"},
     {"kernel": "py.loop"},
     {"kernel": "py.generator"},
+    {"kernel": "syscall.open_close"},
+    {"kernel": "ctxswitch.futex", "params": {"placement": "same_core"}},
+    {"kernel": "sleep.usleep0"},
+    {"kernel": "storage.write", "params": {"target": "memory", "block_size": 4096}},
+    {"kernel": "ipc.unix_socket"},
+    {"kernel": "go.goroutine_create"},
+    {"kernel": "coroutine.create"},
+    {"kernel": "py.greenlet"},
 ]
 # Single-threaded kernels that never wait (their cpu_wall_ratio counter, kernels/README.md): a CPU quota
 # slows exactly these by its share.
@@ -60,8 +70,10 @@ CPU_BOUND = {
     "coroutine.switch",
     "py.loop",
     "py.generator",
+    "py.greenlet",
 }
 CGROUP = Path("/sys/fs/cgroup/cpu")
+FLOORS = ROOT / "server" / "src" / "ctxbench_server" / "compare" / "noise_floors.json"
 QUOTA_GROUP = "ctxbench-bench-q50"
 
 
@@ -107,6 +119,8 @@ def build_beside() -> Iterator[None]:
 
 def run_on(server: Server, machine_id: str) -> str:
     r = server.http.post("/runs", json={"machine_id": machine_id, "items": POINTS, "profile": "default"})
+    if r.status_code != 201:
+        print(f"bench: POST /runs answered {r.status_code}: {r.text[:2000]}", file=sys.stderr)
     r.raise_for_status()
     run_id = str(r.json()["id"])
 
@@ -145,6 +159,31 @@ def verdicts(rows: list[dict[str, Any]], other: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def screenshot(server: Server, path: str) -> None:
+    """The README's compare screenshot, redone from this real A/A comparison (docs/images/compare.png),
+    when Debian's Chromium and the frontend's node modules are here; skipped with a line otherwise."""
+    script = ROOT / "frontend" / "scripts" / "shoot.mjs"
+    if not Path("/usr/bin/chromium").exists() or not (ROOT / "frontend" / "node_modules").exists():
+        print(
+            "bench: no /usr/bin/chromium or frontend/node_modules: compare screenshot not redone",
+            file=sys.stderr,
+        )
+        return
+    out = ROOT / "docs" / "images" / "compare.png"
+    r = subprocess.run(
+        ["node", str(script), server.base_url, path, str(out), "compare-row"],
+        cwd=ROOT / "frontend",
+        env={**os.environ, "CTXBENCH_TOKEN": server.admin_token},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if r.returncode == 0:
+        print(f"bench: wrote {out.relative_to(ROOT)}")
+    else:
+        print(f"bench: compare screenshot failed: {r.stderr[-500:]}", file=sys.stderr)
 
 
 def _fmt(v: float | None) -> str:
@@ -205,6 +244,10 @@ def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_lin
                     with ctx:
                         runs = [run_on(server, a_id), run_on(server, b_id)]
                     v = verdicts(compare(server, [a_id, b_id], runs), b_id)
+                    if tag == "aa1" and write:
+                        screenshot(
+                            server, f"/compare?machines={a_id},{b_id}&baseline={a_id}&runs={','.join(runs)}"
+                        )
                 flagged = [x for x in v if x["significant"]]
                 summary.append(
                     f"| A/A, {label} | {load0} | {len(v)} | {len(flagged)} | "
@@ -244,4 +287,88 @@ def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_lin
     print(table)
     if write:
         write_section(ROOT / "docs" / "fidelity.md", "aa", table)
+    return 0
+
+
+def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[float, float]]:
+    """Each point's (median, CV of its samples) in one run."""
+    rows = compare(server, [machine_id], [run_id])
+    cells = [(r, r["cells"].get(machine_id) or {}) for r in rows]
+    return {
+        f"{r['kernel']} {r['params_key']}".strip(): (float(c["median"]), float(c.get("cv") or 0.0))
+        for r, c in cells
+        if c.get("median")
+    }
+
+
+def noise(
+    write: bool,
+    write_section: Callable[[Path, str, str], None],
+    machine_line: Callable[[], str],
+    runs: int = 6,
+) -> int:
+    """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
+    the other, as a user repeating a run would; per point the relative range of the run medians, the
+    quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
+    per-kernel default floors (DEFAULT_NOISE there) come from this table."""
+    from ctxbench_server.compare.significance import spread
+
+    per_point: dict[str, list[float]] = {}
+    cvs: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="ctxbench-noise-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        (tmp / "data").mkdir()
+        server = Server(tmp / "data")
+        try:
+            with pair(server, tmp, "noise") as (a_id, _b_id):
+                load0 = Path("/proc/loadavg").read_text().split()[0]
+                for _ in range(runs):
+                    for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
+                        per_point.setdefault(point, []).append(median)
+                        cvs.setdefault(point, []).append(cv)
+        finally:
+            server.stop()
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    out = [
+        f"Measured {now} on: {machine_line()}; load average before: {load0}.",
+        f"Command: `scripts/bench.py noise` (part of `make bench`): one agent, {runs} runs of the "
+        f"{len(POINTS)} A/A points one after the other, default profile; spread = (max - min) / median of "
+        "the run medians.",
+        "",
+        "| kernel point | runs | min | median | max | spread | CV within a run (median of runs) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for point, meds in sorted(per_point.items()):
+        s = spread(meds)
+        out.append(
+            f"| `{point}` | {len(meds)} | {min(meds):,.4g} | {statistics.median(meds):,.4g} | "
+            f"{max(meds):,.4g} | {'-' if s is None else f'{100 * s:.1f} %'} | "
+            f"{100 * statistics.median(cvs[point]):.1f} % |"
+        )
+    # Each kernel's default floor: the largest spread among its points (compare/significance.py).
+    floors: dict[str, float] = {}
+    for point, meds in per_point.items():
+        s = spread(meds)
+        if s is not None:
+            kernel = point.split(" ")[0]
+            floors[kernel] = round(max(floors.get(kernel, 0.0), s), 3)
+    table = "\n".join(out)
+    print(table)
+    if write:
+        write_section(ROOT / "docs" / "performance.md", "noise-floor", table)
+        FLOORS.write_text(
+            json.dumps(
+                {
+                    "measured": now,
+                    "host": machine_line(),
+                    "load_before": float(load0),
+                    "command": "scripts/bench.py noise",
+                    "runs": runs,
+                    "floors": dict(sorted(floors.items())),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+        print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
     return 0

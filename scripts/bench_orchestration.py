@@ -96,9 +96,14 @@ def local_stack(name: str) -> Iterator[tuple[Server, Agent, dict]]:
         server = Server(data)
         agent = Agent(server, Path(tmp) / "spool", name=name)
         try:
-            machine = wait_until(
-                "the agent online", lambda: next(iter(server.http.get("/machines").json()), None), 30
-            )
+
+            def ready() -> dict | None:
+                # Online, and its kernel catalog stored (the machine row comes first, its kernels after).
+                m = next((x for x in server.http.get("/machines").json() if x["online"]), None)
+                kernels = server.http.get("/kernels").json()
+                return m if m and any(m["id"] in k["machines"] for k in kernels) else None
+
+            machine = wait_until("the agent online with its kernels", ready, 30)
             yield server, agent, machine
         finally:
             agent.stop()
@@ -205,6 +210,8 @@ def suite(
         if launches is not None:
             body["launches"] = launches
         r = server.http.post("/runs", json=body)
+        if r.status_code != 201:
+            print(f"bench: POST /runs answered {r.status_code}: {r.text[:2000]}", file=sys.stderr)
         r.raise_for_status()
         run = r.json()
         run = wait_until(

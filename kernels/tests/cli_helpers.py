@@ -11,7 +11,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CPP_EXE = Path(os.environ.get("CTXBENCH_KERNELS_CPP", REPO / "build" / "kernels" / "ctxbench-kernels-cpp"))
+KERNELS = REPO / "build" / "kernels"
+CPP_EXE = Path(os.environ.get("CTXBENCH_KERNELS_CPP", KERNELS / "ctxbench-kernels-cpp"))
+GO_EXE = Path(os.environ.get("CTXBENCH_KERNELS_GO", KERNELS / "ctxbench-kernels-go"))
+PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", KERNELS / "ctxbench-kernels-py"))
+# The kernel contract (kernels/contract/README.md): the JSON Schema of --list and --run, the golden
+# parameter vectors, and the ids the planned rename will move.
+CONTRACT = REPO / "kernels" / "contract"
+SCHEMA = json.loads((CONTRACT / "kernel-cli.schema.json").read_text())
+VECTORS = json.loads((CONTRACT / "param-vectors.json").read_text())
+LEGACY_IDS = json.loads((CONTRACT / "legacy-ids.json").read_text())["renames"]
+
+
+def expand(x):
+    """A golden-vector value; {"repeat": S, "times": N} is S repeated N times."""
+    return x["repeat"] * x["times"] if isinstance(x, dict) else x
+
+
+def strict_json(text: str):
+    """json.loads that refuses NaN and Infinity (Python's json takes them; JSON has no such numbers)."""
+
+    def refuse(name: str):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 @dataclass

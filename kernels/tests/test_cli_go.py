@@ -1,4 +1,6 @@
-"""The Go kernel executable (build/kernels/ctxbench-kernels-go) speaks the kernel CLI of DESIGN 3.1.
+"""What only the Go kernel executable (build/kernels/ctxbench-kernels-go) does: its five kernels, their
+bounds and seeds, op accounting. The kernel CLI itself (schema, exit codes, defaults) is
+test_conformance.py's.
 
 Every test runs the built executable as the agent does (exec, no shell). No assertion depends on how fast
 the host is beyond wide sanity bounds; op accounting (iterations a multiple of the ops one benchmark
@@ -9,16 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-GO_EXE = Path(os.environ.get("CTXBENCH_KERNELS_GO", REPO / "build" / "kernels" / "ctxbench-kernels-go"))
+from cli_helpers import GO_EXE
 
 IDS = ["go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"]
 FAMILIES = {
@@ -43,8 +41,6 @@ OWN_COUNTER = {
     "go.chan_pingpong": ("replies_per_op", 0.5),
     "go.mutex": ("increments_per_op", 1),
 }
-SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
-PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
 SEED_KEYS = {"seed", "value", "unit", "machine"}
 RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
 MIN_TIME = 0.01
@@ -69,10 +65,6 @@ def is_number(v) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 @pytest.fixture(scope="session")
 def specs() -> dict[str, dict]:
     if not GO_EXE.is_file():
@@ -85,15 +77,6 @@ def specs() -> dict[str, dict]:
     return {s["id"]: s for s in listed}
 
 
-def check_value(param: dict, value) -> None:
-    kind = param["type"]
-    if kind == "int":
-        assert is_int(value), (param["name"], value)
-        assert param["min"] <= value <= param["max"], (param["name"], value)
-    else:
-        assert kind == "choice" and value in param["choices"], (param["name"], value)
-
-
 # ---------------------------------------------------------------- --list
 
 
@@ -101,31 +84,11 @@ def test_list_names_the_five_kernels(specs):
     assert list(specs) == IDS
 
 
-def test_every_spec_matches_the_contract(specs):
+def test_families_and_units(specs):
     for kid, spec in specs.items():
-        assert set(spec) - {"seed_reference"} == SPEC_KEYS, kid
         assert spec["family"] == FAMILIES[kid]
         assert spec["unit"] == ("bytes/goroutine" if kid == "go.goroutine_memory" else "ns/op")
-        for key in ("title", "description"):
-            assert isinstance(spec[key], str) and spec[key].strip(), (kid, key)
-        names = [p["name"] for p in spec["params"]]
-        assert len(names) == len(set(names)), kid
-        for param in spec["params"]:
-            assert set(param) == PARAM_KEYS, (kid, param)
-            assert re.match(r"^[a-z][a-z0-9_]*$", param["name"])
-            assert isinstance(param["help"], str) and param["help"].strip()
-            assert param["type"] in ("int", "choice"), (kid, param)
-            if param["type"] == "int":
-                assert is_int(param["min"]) and is_int(param["max"]) and param["min"] <= param["max"]
-                assert param["sweep"], f"{kid}.{param['name']}: int params need a default sweep"
-                assert param["sweep"] == sorted(set(param["sweep"]))
-                assert param["choices"] == []
-            else:
-                assert param["min"] is None and param["max"] is None and param["sweep"] == []
-                assert param["choices"] and len(param["choices"]) == len(set(param["choices"]))
-            check_value(param, param["default"])
-            for value in param["sweep"]:
-                check_value(param, value)
+        assert {p["type"] for p in spec["params"]} <= {"int", "choice"}, kid
 
 
 def test_goroutine_bounds_and_sweeps(specs):
@@ -173,19 +136,9 @@ TINY = [
 def check_result(spec: dict, result: dict, repetitions: int) -> None:
     assert set(result) == RESULT_KEYS
     assert result["kernel"] == spec["id"]
-    assert result["unit"] == spec["unit"]
-    assert set(result["params"]) == {p["name"] for p in spec["params"]}
-    for param in spec["params"]:
-        check_value(param, result["params"][param["name"]])
-    samples, iterations = result["samples"], result["iterations"]
-    assert len(samples) == repetitions and len(iterations) == repetitions
-    for s in samples:
+    assert len(result["samples"]) == len(result["iterations"]) == repetitions
+    for s in result["samples"]:
         assert is_number(s) and 0 < s < 1e10, s
-    for i in iterations:
-        assert is_int(i) and i > 0
-    assert isinstance(result["counters"], dict)
-    for name, value in result["counters"].items():
-        assert re.match(r"^[a-z][a-z0-9_]*$", name) and is_number(value), (name, value)
     harness = result["harness"]
     assert set(harness) == {"name", "version", "min_time_s"}
     assert harness["name"] == "go-testing" and re.match(r"^go\d+\.\d+", harness["version"])
@@ -212,14 +165,6 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params, per_iter
         assert result["counters"][name] == value, result["counters"]
 
 
-def test_defaults_fill_params_and_five_repetitions(specs):
-    res = run("--run", "go.goroutine_create", "--min-time", str(MIN_TIME))
-    assert res.code == 0, res.stderr
-    result = res.json()
-    check_result(specs["go.goroutine_create"], result, 5)
-    assert result["params"] == {p["name"]: p["default"] for p in specs["go.goroutine_create"]["params"]}
-
-
 def test_counters_count_the_op(specs):
     res = run("--run", "go.goroutine_create", "--param", "batch=10", "--min-time", str(MIN_TIME))
     assert res.code == 0, res.stderr
@@ -242,38 +187,3 @@ def test_goroutine_memory_reports_per_goroutine_parts(specs):
     counters = result["counters"]
     assert counters["stack_bytes_per_goroutine"] > 0
     assert {"heap_bytes_per_goroutine", "stack_starting_size_bytes"} <= set(counters)
-
-
-# ---------------------------------------------------------------- bad arguments
-
-
-@pytest.mark.parametrize(
-    ("argv", "names"),
-    [
-        (["--run", "go.nope"], "go.nope"),
-        (["--run", "go.mutex", "--param", "threads=2"], "threads"),
-        (["--run", "go.mutex", "--param", "goroutines=two"], "goroutines"),
-        (["--run", "go.mutex", "--param", "goroutines=1.5"], "goroutines"),
-        (["--run", "go.mutex", "--param", "goroutines=0"], "goroutines"),
-        (["--run", "go.gosched", "--param", "goroutines=16385"], "goroutines"),
-        (["--run", "go.chan_pingpong", "--param", "goroutines=30001"], "goroutines"),
-        (["--run", "go.goroutine_memory", "--param", "goroutines=100001"], "goroutines"),
-        (["--run", "go.mutex", "--param", "procs=1025"], "procs"),
-        (["--run", "go.chan_pingpong", "--param", "topology=ring"], "topology"),
-        (["--run", "go.mutex", "--param", "goroutines"], "goroutines"),
-        (["--run", "go.mutex", "--repetitions", "0"], "--repetitions"),
-        (["--run", "go.mutex", "--repetitions", "many"], "--repetitions"),
-        (["--run", "go.mutex", "--min-time", "0"], "--min-time"),
-        (["--run", "go.mutex", "--min-time", "-1"], "--min-time"),
-        (["--run", "go.mutex", "--min-time", "soon"], "--min-time"),
-        (["--run", "go.mutex", "--warp"], "--warp"),
-        (["--run"], "--run"),
-        ([], "--list"),
-    ],
-)
-def test_bad_arguments_exit_2_with_one_line(specs, argv, names):
-    res = run(*argv)
-    assert res.code == 2, (argv, res.stderr)
-    assert res.stdout == ""
-    assert res.stderr.endswith("\n") and res.stderr.count("\n") == 1, res.stderr
-    assert names in res.stderr, res.stderr

@@ -1,4 +1,6 @@
-"""The Python kernel executable (build/kernels/ctxbench-kernels-py) speaks the kernel CLI of DESIGN 3.1.
+"""What only the Python kernel executable (build/kernels/ctxbench-kernels-py) does: its kernels and seeds,
+the pyperf mapping, exit 3 without greenlet or pyperf. The kernel CLI itself (schema, exit codes,
+defaults) is test_conformance.py's.
 
 Every test runs the built executable as the agent does (exec, no shell). No assertion depends on how fast
 the host is beyond wide sanity bounds. The exit-3 tests use a real interpreter that lacks the package:
@@ -13,17 +15,11 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", REPO / "build" / "kernels" / "ctxbench-kernels-py"))
+from cli_helpers import PY_EXE
 
 IDS = ["py.loop", "py.generator", "py.yield_from", "py.greenlet", "py.asyncio"]
-SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
-PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
-SEED_KEYS = {"seed", "value", "unit", "machine"}
 RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
 # The counter each kernel derives from what it counted itself; it must show one such event per op.
 OWN_COUNTER = {
@@ -77,25 +73,14 @@ def test_list_has_exactly_the_python_kernels(specs):
     assert list(specs) == IDS
 
 
-def test_every_spec_matches_the_contract(specs):
+def test_every_spec_says_what_one_op_is(specs):
     for kid, spec in specs.items():
-        assert SPEC_KEYS <= set(spec), kid
         assert spec["family"] == "py" and spec["unit"] == "ns/op"
-        for key in ("title", "description"):
-            assert isinstance(spec[key], str) and spec[key].strip(), (kid, key)
         assert "op" in spec["description"], "the description says what one op is"
-        for param in spec["params"]:
-            assert set(param) == PARAM_KEYS, (kid, param)
-            assert param["type"] in ("int", "float", "choice", "bool", "string")
-            assert isinstance(param["help"], str) and param["help"].strip()
         seed = spec.get("seed_reference")
         if seed is not None:
-            assert SEED_KEYS <= set(seed), kid
-            assert seed["seed"] == "000" and seed["unit"] == "ns/op"
-            assert is_number(seed["value"]) and seed["value"] > 0
+            assert seed["seed"] == "000", kid
             assert "G2030" in seed["machine"], "seed 000's Python figures come from its Pentium G2030"
-            assert set(seed.get("params", {})) <= {p["name"] for p in spec["params"]}
-            assert all(isinstance(v, str) for v in seed.get("params", {}).values())
 
 
 def test_yield_from_depth_is_a_sweepable_int(specs):
@@ -173,46 +158,15 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params):
 
 
 def test_repetitions_map_onto_pyperf_values(specs):
-    # 7 is prime: one process cannot share it, so 7 processes of one value each.
-    res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", "7")
-    assert res.code == 0, res.stderr
-    result = json.loads(res.stdout)
-    check_result(specs["py.generator"], result, {}, 7, 0.005)
-    assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == (7, 1)
-
-
-# ---------------------------------------------------------------- bad arguments → exit 2
-
-
-@pytest.mark.parametrize(
-    ("argv", "named"),
-    [
-        ([], "--list"),
-        (["--bogus"], "--bogus"),
-        (["--run", "py.nope"], "py.nope"),
-        (["--run"], "--run"),
-        (["--run", "py.loop", "--param", "threads=4"], "threads"),
-        (["--run", "py.loop", "--param", "form"], "NAME=VALUE"),
-        (["--run", "py.loop", "--param", "form=until"], "form"),
-        (["--run", "py.yield_from", "--param", "depth=abc"], "depth"),
-        (["--run", "py.yield_from", "--param", "depth=1.5"], "depth"),
-        (["--run", "py.yield_from", "--param", "depth=0"], "depth"),
-        (["--run", "py.yield_from", "--param", "depth=65"], "depth"),
-        (["--run", "py.loop", "--repetitions", "0"], "--repetitions"),
-        (["--run", "py.loop", "--repetitions", "five"], "--repetitions"),
-        (["--run", "py.loop", "--min-time", "0"], "--min-time"),
-        (["--run", "py.loop", "--min-time", "-1"], "--min-time"),
-        (["--run", "py.loop", "--min-time", "soon"], "--min-time"),
-        (["--list", "--run", "py.loop"], "--list"),
-    ],
-)
-def test_bad_arguments_exit_2_with_one_line(argv, named):
-    res = run(*argv)
-    assert res.code == 2, (argv, res.stderr)
-    assert res.stdout == ""
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and res.stderr.endswith("\n"), res.stderr
-    assert named in lines[0], lines[0]
+    # Each worker takes at least 2 values: 6 -> 3 processes of 2; 7 is prime, so one process of 7.
+    for repetitions, plan in ((6, (3, 2)), (7, (1, 7))):
+        res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", str(repetitions))
+        assert res.code == 0, res.stderr
+        result = json.loads(res.stdout)
+        check_result(specs["py.generator"], result, {}, repetitions, 0.005)
+        assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == plan
+        # loops calibrated once for all workers: every value timed the same count, each ~min time or more
+        assert len(set(result["iterations"])) == 1
 
 
 # ---------------------------------------------------------------- cannot run here → exit 3

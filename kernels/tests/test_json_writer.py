@@ -12,7 +12,7 @@ JSON_TEST = REPO / "build" / "cmake" / "kernels-cpp" / "json_test"
 
 def test_json_writer_unit_checks():
     if not JSON_TEST.is_file():
-        pytest.skip(f"{JSON_TEST} not built (make kernels builds it)")
+        pytest.fail(f"{JSON_TEST} is missing: run `make kernels` first")
     proc = subprocess.run([str(JSON_TEST)], capture_output=True, text=True, check=False, timeout=30)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "ok"

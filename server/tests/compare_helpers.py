@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.compare import latest
+from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.kit import stats
 from ctxbench_server.models import Kernel, Machine, Result, Run, RunItem
 
@@ -53,6 +55,15 @@ class Seeder:
         self.sm = sessionmaker
         self.clock = T0
         self.items = 0
+        # Ids from the test's own name: the bootstrap is seeded by result id, so a test sees the same
+        # intervals on every run (random ids made borderline assertions flaky), and ids never repeat
+        # across tests (compare caches by result id for the whole process).
+        self.namespace = os.environ.get("PYTEST_CURRENT_TEST", str(uuid.uuid4())).rsplit(" ", 1)[0]
+        self.ids = 0
+
+    def new_id(self) -> str:
+        self.ids += 1
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ctxbench-test:{self.namespace}/{self.ids}"))
 
     def tick(self) -> datetime:
         self.clock += timedelta(seconds=1)
@@ -70,7 +81,7 @@ class Seeder:
         return mid
 
     async def run(self, mid: str, batch: str | None = None, facts: dict[str, Any] | None = None) -> str:
-        rid = str(uuid.uuid4())
+        rid = self.new_id()
         async with self.sm() as s:
             s.add(
                 Run(
@@ -99,12 +110,10 @@ class Seeder:
     ) -> str:
         params = params or {}
         key = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
-        res_id = str(uuid.uuid4())
+        res_id = self.new_id()
         async with self.sm() as s:
             self.items += 1
-            item = RunItem(
-                id=str(uuid.uuid4()), run_id=run_id, index=self.items, kernel_id=kernel, params=params
-            )
+            item = RunItem(id=self.new_id(), run_id=run_id, index=self.items, kernel_id=kernel, params=params)
             s.add(item)
             await s.flush()  # no relationship orders the two inserts
             r = Result(
@@ -136,3 +145,23 @@ def spread(center: float, n: int = 10, width: float = 0.02) -> list[float]:
     if n == 1:
         return [center]
     return [center * (1 - width + 2 * width * i / (n - 1)) for i in range(n)]
+
+
+def assert_declared(body: dict[str, Any]) -> None:
+    """The answer is what OpenAPI says: the route renders its JSON by hand (cells pre-serialised), so
+    FastAPI never checks it against `CompareOut`; every answer these tests get is checked here instead.
+    Validating and dumping again must give the same document: a field missing, mistyped or not declared
+    (dropped by the dump) fails."""
+    again = CompareOut.model_validate(body).model_dump(mode="json", exclude_unset=True)
+    assert _differences(again, body) == []
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k}: {'undeclared' if k not in a else 'missing'}" for k in a.keys() ^ b.keys()]
+        return out + [d for k in a.keys() & b.keys() for d in _differences(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {b!r} is read as {a!r}"]

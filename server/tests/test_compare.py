@@ -13,7 +13,7 @@ from sqlalchemy import event
 from ctxbench_server.compare import service, significance
 from ctxbench_server.main import CtxbenchServer
 
-from .compare_helpers import FACTS, Seeder, spread
+from .compare_helpers import FACTS, Seeder, assert_declared, spread
 
 
 @pytest.fixture
@@ -26,7 +26,10 @@ async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
 async def get(http: httpx.AsyncClient, status: int = 200, **q: str) -> Any:
     r = await http.get("/api/v1/compare", params=q)
     assert r.status_code == status, r.text
-    return r.json()
+    body = r.json()
+    if status == 200:
+        assert_declared(body)
+    return body
 
 
 def row(body: dict[str, Any], kernel: str, params_key: str = "") -> dict[str, Any]:
@@ -76,7 +79,11 @@ async def test_batch_restricts_and_names_machines(http: httpx.AsyncClient, seed:
     await get(http, 422, machines="a,b", batch="nope")
 
 
-async def test_ratio_statistics(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_ratio_statistics(
+    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rule at the fallback floor (5 %), whatever floors `make bench` measured (noise_floors.json).
+    monkeypatch.setattr(significance, "DEFAULT_NOISE", {})
     a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
     ra, rb, rc = await seed.run(a), await seed.run(b), await seed.run(c)
     same = spread(100, width=0.05)

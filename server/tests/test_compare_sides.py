@@ -11,7 +11,7 @@ import pytest
 
 from ctxbench_server.main import CtxbenchServer
 
-from .compare_helpers import FACTS, Seeder, spread
+from .compare_helpers import FACTS, Seeder, assert_declared, spread
 
 
 @pytest.fixture
@@ -48,6 +48,8 @@ def sides(**named: list[str]) -> str:
 async def compare(http: httpx.AsyncClient, status: int = 200, **q: str) -> Any:
     r = await http.get("/api/v1/compare", params=q)
     assert r.status_code == status, r.text
+    if status == 200:
+        assert_declared(r.json())
     return r.json()
 
 

@@ -4,20 +4,18 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/process"
 )
 
 // ListTimeout bounds one executable's `--list`.
@@ -97,30 +95,19 @@ func Load(ctx context.Context, dir string, log *slog.Logger) (*Catalog, error) {
 }
 
 func listExecutable(ctx context.Context, path string) ([]*agentv1.KernelSpec, error) {
-	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--list")
-	cmd.Env = KernelEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	var stdout, stderr limitedBuffer
-	stdout.limit, stderr.limit = maxListOutput, 64<<10
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // strays left in its group
-	}
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("timed out after %s", ListTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", err, lastLine(stderr.String()))
-	}
-	if stdout.over {
+	res := process.Run(ctx, process.Spec{
+		Path: path, Args: []string{"--list"}, Env: KernelEnv(),
+		Timeout: ListTimeout, Grace: 0, MaxStdout: maxListOutput, StderrTail: 64 << 10,
+	})
+	switch {
+	case res.Interrupted:
+		return nil, ctx.Err()
+	case res.StartErr != nil || res.TimedOut || res.ExitCode != 0:
+		return nil, fmt.Errorf("%s: %s", res.Describe(ListTimeout), process.LastLine(res.StderrTail))
+	case res.StdoutOver:
 		return nil, fmt.Errorf("--list output exceeds %d bytes", maxListOutput)
 	}
-	return ParseList(stdout.Bytes())
+	return ParseList(res.Stdout)
 }
 
 // KernelEnv is the environment kernel executables run with: the agent's, less its secrets.
@@ -275,31 +262,4 @@ func (ls *listedSeed) spec(params []*agentv1.ParamSpec) (*agentv1.SeedReference,
 		}
 	}
 	return ref, nil
-}
-
-// limitedBuffer keeps the first limit bytes written and notes that more came. (Not an embedded
-// bytes.Buffer: io.Copy would use its ReadFrom and bypass the limit.)
-type limitedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); room < len(p) {
-		b.over = true
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
-func (b *limitedBuffer) String() string { return b.buf.String() }
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

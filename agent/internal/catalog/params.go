@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
@@ -96,18 +97,71 @@ func CanonicalJSON(raw json.RawMessage, t agentv1.ParamType) (string, error) {
 	return "", fmt.Errorf("unsupported JSON value %s", raw)
 }
 
+// MaxString is the longest string parameter value, in characters (kernels/contract/README.md).
+const MaxString = 4096
+
+// isDecimalInt reports whether s is a wire int: an optional '-' and ASCII digits, nothing else (no '+',
+// spaces, underscores or base prefix; kernels/contract/README.md "Parameter values").
+func isDecimalInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimalFloat reports whether s is a wire float: -?(digits[.digits]|.digits)([eE][+-]?digits)?,
+// nothing else (no '+', spaces, underscores, hex, inf or nan).
+func isDecimalFloat(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	i, n := 0, len(s)
+	digits := func() int {
+		start := i
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	mantissa := digits()
+	if i < n && s[i] == '.' {
+		i++
+		mantissa += digits()
+	}
+	if mantissa == 0 {
+		return false
+	}
+	if i < n && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < n && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == n
+}
+
 // canonicalString parses a wire string of type t and returns its canonical form.
 func canonicalString(s string, t agentv1.ParamType) (string, error) {
 	switch t {
 	case agentv1.ParamType_PARAM_TYPE_INT:
-		i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil {
+		if !isDecimalInt(s) {
 			return "", fmt.Errorf("%q is not an integer", s)
+		}
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("%q is out of the 64-bit integer range", s)
 		}
 		return FormatInt(i), nil
 	case agentv1.ParamType_PARAM_TYPE_FLOAT:
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		f, err := strconv.ParseFloat(s, 64)
+		if !isDecimalFloat(s) || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", fmt.Errorf("%q is not a finite number", s)
 		}
 		return FormatFloat(f), nil
@@ -143,7 +197,14 @@ func CheckValue(p *agentv1.ParamSpec, value string) (string, error) {
 			}
 		}
 		return "", fmt.Errorf("%q is not one of %s", v, strings.Join(p.GetChoices(), ", "))
-	case agentv1.ParamType_PARAM_TYPE_BOOL, agentv1.ParamType_PARAM_TYPE_STRING:
+	case agentv1.ParamType_PARAM_TYPE_STRING:
+		if n := utf8.RuneCountInString(v); n > MaxString {
+			return "", fmt.Errorf("string of %d characters is longer than %d", n, MaxString)
+		}
+		if strings.ContainsRune(v, 0) {
+			return "", fmt.Errorf("string contains a NUL character")
+		}
+	case agentv1.ParamType_PARAM_TYPE_BOOL:
 	default:
 		return "", fmt.Errorf("parameter has no valid type")
 	}

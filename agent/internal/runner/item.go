@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/process"
 )
 
 // prepare checks an item before its first launch. It returns nil when the item needs no launch: it
@@ -98,7 +99,7 @@ type attemptSpec struct {
 
 // attempt runs the kernel once (one launch) and classifies the outcome (ids are filled in by the caller).
 // stopping says the agent is shutting down, in which case there is no result to report.
-func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agentv1.ResultReport, res execResult, stopping bool) {
+func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agentv1.ResultReport, res process.Result, stopping bool) {
 	workDir := ""
 	if len(r.opts.ScratchDirs) > 0 {
 		workDir = r.opts.ScratchDirs[0]
@@ -109,41 +110,41 @@ func (r *Runner) attempt(ctx, runCtx context.Context, a attemptSpec) (rep *agent
 	}
 	rep = &agentv1.ResultReport{
 		Params:     a.params,
-		StartedAt:  timestamppb.New(res.started),
-		FinishedAt: timestamppb.New(res.end),
-		ExitCode:   int32(res.exitCode),
+		StartedAt:  timestamppb.New(res.Started),
+		FinishedAt: timestamppb.New(res.End),
+		ExitCode:   int32(res.ExitCode),
 		Status:     agentv1.ResultStatus_RESULT_STATUS_FAILED,
 	}
-	line := lastLine(res.stderrTail)
+	line := process.LastLine(res.StderrTail)
 	switch {
-	case res.startErr != nil:
-		rep.Error = fmt.Sprintf("start kernel executable %s: %v", a.spec.GetExecutable(), res.startErr)
-	case res.interrupted:
+	case res.StartErr != nil:
+		rep.Error = fmt.Sprintf("start kernel executable %s: %v", a.spec.GetExecutable(), res.StartErr)
+	case res.Interrupted:
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_CANCELLED
 		rep.Error = "run cancelled while the kernel ran; kernel stopped"
-	case res.timedOut:
+	case res.TimedOut:
 		rep.Error = fmt.Sprintf("kernel timed out after %s and was killed", a.timeout)
-	case res.signal != 0:
-		rep.Error = "kernel " + describeExit(res) + withLine(line)
-	case res.exitCode == 0 && res.stdoutOver:
+	case res.Signal != 0:
+		rep.Error = "kernel " + res.Describe(a.timeout) + withLine(line)
+	case res.ExitCode == 0 && res.StdoutOver:
 		rep.Error = fmt.Sprintf("kernel printed more than %d bytes on stdout", maxStdout)
-	case res.exitCode == 0:
-		if err := fillFromOutput(rep, a.spec, a.params, res.stdout); err != nil {
+	case res.ExitCode == 0:
+		if err := fillFromOutput(rep, a.spec, a.params, res.Stdout); err != nil {
 			rep.Error = err.Error()
 		}
-	case res.exitCode == 2:
+	case res.ExitCode == 2:
 		rep.Error = "kernel refused its arguments (exit 2)" + withLine(line)
-	case res.exitCode == 3:
+	case res.ExitCode == 3:
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_UNSUPPORTED
 		rep.Error = line
 		if rep.Error == "" {
 			rep.Error = "kernel cannot run on this host (exit 3)"
 		}
 	default:
-		rep.Error = "kernel failed with " + describeExit(res) + withLine(line)
+		rep.Error = "kernel failed with " + res.Describe(a.timeout) + withLine(line)
 	}
 	if rep.Status != agentv1.ResultStatus_RESULT_STATUS_OK {
-		rep.StderrTail = res.stderrTail
+		rep.StderrTail = res.StderrTail
 	}
 	return rep, res, false
 }

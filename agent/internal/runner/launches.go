@@ -151,9 +151,9 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 		r.finish(ir.log, ir.index, got)
 		return true
 	}
-	wall := res.end.Sub(res.started)
-	load := m.end(start, wall, res.cpu)
-	l := &agentv1.Launch{Index: uint32(n), WallS: wall.Seconds(), CpuS: res.cpu.Seconds(),
+	wall := res.End.Sub(res.Started)
+	load := m.end(start, wall, res.CPU)
+	l := &agentv1.Launch{Index: uint32(n), WallS: wall.Seconds(), CpuS: res.CPU.Seconds(),
 		OtherBusyFrac: load.otherBusyFrac, StealFrac: load.stealFrac, ThrottledS: load.throttledS,
 		Remeasured: remeasure, Samples: uint32(len(got.GetSamples()))}
 	why := r.disturbed(load, got.GetCounters())

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
@@ -120,12 +119,4 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 		r.Harness = &agentv1.Harness{Name: out.Harness.Name, Version: out.Harness.Version, MinTimeS: out.Harness.MinTimeS}
 	}
 	return nil
-}
-
-// describeExit says how a kernel process ended, for an error line.
-func describeExit(res execResult) string {
-	if res.signal != 0 {
-		return fmt.Sprintf("killed by signal %s", strings.ToUpper(sigName(res.signal)))
-	}
-	return fmt.Sprintf("exit status %d", res.exitCode)
 }

@@ -60,24 +60,6 @@ func TestFillFromOutputRejects(t *testing.T) {
 	}
 }
 
-func TestTailAndLimitBuffers(t *testing.T) {
-	tb := tailBuf{limit: 8}
-	_, _ = tb.Write([]byte("0123456789"))
-	_, _ = tb.Write([]byte("ab"))
-	if tb.String() != "456789ab" {
-		t.Errorf("tail = %q", tb.String())
-	}
-	lb := limitedBuf{limit: 4}
-	_, _ = lb.Write([]byte("abc"))
-	_, _ = lb.Write([]byte("def"))
-	if string(lb.buf) != "abcd" || !lb.over {
-		t.Errorf("limited = %q over=%v", lb.buf, lb.over)
-	}
-	if got := lastLine("one\ntwo\n\n"); got != "two" {
-		t.Errorf("lastLine = %q", got)
-	}
-}
-
 func TestPlanSharesRepetitionsOverLaunches(t *testing.T) {
 	r := New(Options{})
 	for _, c := range []struct {
@@ -142,8 +124,8 @@ func TestTooManySamplesFail(t *testing.T) {
 func TestExecKernelRecordsItsSpan(t *testing.T) {
 	for _, path := range []string{"/bin/true", "/nonexistent/kernel"} {
 		res := execKernel(context.Background(), path, "", nil, 10*time.Second, time.Second)
-		if res.end.IsZero() || res.end.Before(res.started) {
-			t.Errorf("%s: started %v, end %v: the end time is missing", path, res.started, res.end)
+		if res.End.IsZero() || res.End.Before(res.Started) {
+			t.Errorf("%s: started %v, end %v: the end time is missing", path, res.Started, res.End)
 		}
 	}
 }

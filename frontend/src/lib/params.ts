@@ -4,6 +4,13 @@ import type { ParamSpec, ParamValue } from './api-types';
 
 export type FormValue = string | boolean;
 
+// The wire forms of kernels/contract/README.md "Parameter values". A form trims surrounding whitespace
+// from int, float and bool fields and reads an empty one as "the kernel's default"; after that it
+// applies the wire rules exactly (the golden vectors in kernels/contract/param-vectors.json check it).
+const WIRE_INT = /^-?[0-9]+$/;
+const WIRE_FLOAT = /^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+export const MAX_STRING = 4096;
+
 export type Coerced =
   | { ok: true; value: ParamValue | undefined } // undefined: left empty, the kernel's default applies
   | { ok: false; error: string };
@@ -34,7 +41,7 @@ function rangeError(spec: ParamSpec, n: number): string | null {
 export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
   if (spec.type === 'bool') {
     if (typeof raw === 'boolean') return { ok: true, value: raw };
-    const v = raw.trim().toLowerCase();
+    const v = raw.trim();
     if (v === 'true') return { ok: true, value: true };
     if (v === 'false') return { ok: true, value: false };
     if (v === '') return { ok: true, value: undefined };
@@ -45,8 +52,8 @@ export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
     case 'int': {
       const v = text.trim();
       if (v === '') return { ok: true, value: undefined };
-      if (!/^[+-]?\d+$/.test(v)) return { ok: false, error: `${spec.name} must be a whole number` };
-      const n = Number(v);
+      if (!WIRE_INT.test(v)) return { ok: false, error: `${spec.name} must be a whole number` };
+      const n = Number(v) || 0; // "-0" is 0
       if (!Number.isSafeInteger(n)) return { ok: false, error: `${spec.name} is too large` };
       const err = rangeError(spec, n);
       return err ? { ok: false, error: err } : { ok: true, value: n };
@@ -55,7 +62,7 @@ export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
       const v = text.trim();
       if (v === '') return { ok: true, value: undefined };
       const n = Number(v);
-      if (!Number.isFinite(n)) return { ok: false, error: `${spec.name} must be a number` };
+      if (!WIRE_FLOAT.test(v) || !Number.isFinite(n)) return { ok: false, error: `${spec.name} must be a number` };
       const err = rangeError(spec, n);
       return err ? { ok: false, error: err } : { ok: true, value: n };
     }
@@ -67,8 +74,14 @@ export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
       }
       return { ok: true, value: text };
     }
+    case 'string':
+      if ([...text].length > MAX_STRING) {
+        return { ok: false, error: `${spec.name} must be at most ${MAX_STRING} characters` };
+      }
+      if (text.includes('\0')) return { ok: false, error: `${spec.name} must not contain a NUL character` };
+      return { ok: true, value: text };
     default:
-      // 'string' and any type this explorer does not know yet: sent verbatim for the server to judge.
+      // A type this explorer does not know yet: sent verbatim for the server to judge.
       return { ok: true, value: text };
   }
 }

@@ -85,26 +85,42 @@ bool MakeUcontext(UcontextPool& pool, size_t i, char* stack, ucontext_t* link, v
   return true;
 }
 
-void UcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
+// coroutine.switch's ucontext ring (SwitchRing in coroutine.h): the pool, its stacks and contexts.
+struct UcontextRing {
+  explicit UcontextRing(int64_t n) : n(n), stacks(n) {
+    pool.ctxs.resize(static_cast<size_t>(n));
+    if (!stacks.Allocate()) {
+      error = "unsupported: cannot allocate the coroutine stacks";
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (!MakeUcontext(pool, static_cast<size_t>(i), stacks[static_cast<size_t>(i)], nullptr,
+                        reinterpret_cast<void (*)()>(UcontextLooper), static_cast<int>(i), true)) {
+        error = "getcontext failed";
+        return;
+      }
+  }
+  int64_t n;
   UcontextPool pool;
-  pool.ctxs.resize(static_cast<size_t>(n));
-  Stacks stacks(n);
-  if (!stacks.Allocate()) return state.SkipWithError("unsupported: cannot allocate the coroutine stacks");
-  g_pool = &pool;
-  for (int64_t i = 0; i < n; ++i)
-    if (!MakeUcontext(pool, static_cast<size_t>(i), stacks[static_cast<size_t>(i)], nullptr,
-                      reinterpret_cast<void (*)()>(UcontextLooper), static_cast<int>(i), true))
-      return state.SkipWithError("getcontext failed");
-  int64_t resumes = 0;
+  Stacks stacks;
   size_t next = 0;
+  const char* error = nullptr;
+};
+
+void UcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
+  UcontextRing& ring = SwitchRing<UcontextRing>(n);
+  if (ring.error != nullptr) return state.SkipWithError(ring.error);
+  g_pool = &ring.pool;
+  const int64_t yields0 = ring.pool.yields;
+  int64_t resumes = 0;
   for (auto _ : state) {
     ++resumes;
-    swapcontext(&pool.main_ctx, &pool.ctxs[next]);  // there, and back when the coroutine swaps
-    if (++next == pool.ctxs.size()) next = 0;
+    swapcontext(&ring.pool.main_ctx, &ring.pool.ctxs[ring.next]);  // there, and back when the coroutine swaps
+    if (++ring.next == ring.pool.ctxs.size()) ring.next = 0;
   }
   g_pool = nullptr;
   counts->resumes = resumes;
-  counts->yields = pool.yields;
+  counts->yields = ring.pool.yields - yields0;
 }
 
 void UcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
@@ -155,20 +171,29 @@ struct Task {
   co_return;  // to final_suspend: back to the resumer, frame kept until destroy()
 }
 
-void Cxx20Switch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
-  int64_t yields = 0, resumes = 0;
-  std::vector<std::coroutine_handle<Task::promise_type>> tasks;
-  tasks.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) tasks.push_back(Looper(&yields).handle);
+// coroutine.switch's C++20 ring (SwitchRing in coroutine.h): suspended frames, never destroyed.
+struct Cxx20Ring {
+  explicit Cxx20Ring(int64_t n) : n(n) {
+    tasks.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) tasks.push_back(Looper(&yields).handle);
+  }
+  int64_t n;
+  int64_t yields = 0;
   size_t next = 0;
+  std::vector<std::coroutine_handle<Task::promise_type>> tasks;
+};
+
+void Cxx20Switch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
+  Cxx20Ring& ring = SwitchRing<Cxx20Ring>(n);
+  const int64_t yields0 = ring.yields;
+  int64_t resumes = 0;
   for (auto _ : state) {
     ++resumes;
-    tasks[next].resume();
-    if (++next == tasks.size()) next = 0;
+    ring.tasks[ring.next].resume();
+    if (++ring.next == ring.tasks.size()) ring.next = 0;
   }
-  for (auto h : tasks) h.destroy();
   counts->resumes = resumes;
-  counts->yields = yields;
+  counts->yields = ring.yields - yields0;
 }
 
 void Cxx20Create(benchmark::State& state, int64_t n, CoroutineCounts* counts) {

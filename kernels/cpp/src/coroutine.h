@@ -24,6 +24,20 @@ using SwitchLoop = void (*)(benchmark::State& state, int64_t n, CoroutineCounts*
 // leaves) and destroyed. One benchmark iteration is one coroutine (KeepRunningBatch(n)).
 using CreateLoop = void (*)(benchmark::State& state, int64_t n, CoroutineCounts* counts);
 
+// coroutine.switch's ring of `n` suspended coroutines, built on the body's first call and reused by the
+// next ones: Google Benchmark calls the body once per calibration trial and once per repetition, and
+// building 30000 stacks (and tearing them down) each time cost seconds per kernel launch, far more than
+// the timing. A kernel process runs one parameter set, so one ring serves it; the ring keeps its
+// round-robin position between calls, so every switch still lands on the stack least recently used.
+// Never freed: the process exits after its kernel, and tearing stackful coroutines down costs an unwind
+// each.
+template <typename Ring>
+Ring& SwitchRing(int64_t n) {
+  static Ring* ring = nullptr;
+  if (ring == nullptr || ring->n != n) ring = new Ring(n);  // another n: never within one kernel process
+  return *ring;
+}
+
 #ifdef CTXBENCH_HAVE_BOOST_CONTEXT
 void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts);
 void FcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts);

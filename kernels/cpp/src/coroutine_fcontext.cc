@@ -14,29 +14,44 @@ namespace ctxbench {
 
 namespace ctx = boost::context;
 
-void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
-  int64_t yields = 0, resumes = 0;
-  std::vector<ctx::fiber> fibers;
-  fibers.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    fibers.emplace_back(std::allocator_arg, ctx::fixedsize_stack(kCoroutineStackBytes),
-                        [&yields](ctx::fiber&& back) {
-                          for (;;) {
-                            ++yields;
-                            back = std::move(back).resume();  // yield: jump back to main
-                          }
-                          return std::move(back);
-                        });
+namespace {
+
+// The ring outlives one call of the body (see SwitchRing in coroutine.h): built on the first call, kept
+// for the process, never unwound (a process exits after its one kernel; unwinding 30000 fibers costs
+// an exception each).
+struct FiberRing {
+  explicit FiberRing(int64_t n) : n(n) {
+    fibers.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      fibers.emplace_back(std::allocator_arg, ctx::fixedsize_stack(kCoroutineStackBytes),
+                          [this](ctx::fiber&& back) {
+                            for (;;) {
+                              ++yields;
+                              back = std::move(back).resume();  // yield: jump back to main
+                            }
+                            return std::move(back);
+                          });
+    }
   }
+  int64_t n;
+  int64_t yields = 0;
   size_t next = 0;
+  std::vector<ctx::fiber> fibers;
+};
+
+}  // namespace
+
+void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
+  FiberRing& ring = SwitchRing<FiberRing>(n);
+  const int64_t yields0 = ring.yields;
+  int64_t resumes = 0;
   for (auto _ : state) {
     ++resumes;
-    fibers[next] = std::move(fibers[next]).resume();  // main -> coroutine -> main: 2 switches
-    if (++next == fibers.size()) next = 0;
+    ring.fibers[ring.next] = std::move(ring.fibers[ring.next]).resume();  // main -> coroutine -> main: 2 switches
+    if (++ring.next == ring.fibers.size()) ring.next = 0;
   }
-  fibers.clear();  // suspended fibers are unwound (forced_unwind thrown inside each), outside the timing
   counts->resumes = resumes;
-  counts->yields = yields;
+  counts->yields = ring.yields - yields0;
 }
 
 void FcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts) {

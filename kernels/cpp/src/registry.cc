@@ -1,9 +1,11 @@
 #include "registry.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
+#include <system_error>
 
 #include "json.h"
 
@@ -20,9 +22,25 @@ const char* ParamTypeName(ParamType type) {
   return "?";
 }
 
+// Python's repr of a float, byte for byte (the server writes canonical strings with it): the shortest
+// round-tripping digits, in exponent form below 1e-4 and from 1e16 on, else positional with ".0" when
+// integral. (FormatDouble's plain shortest form writes 1e+05 where repr writes 100000.0.)
+static std::string CanonicalDouble(double value) {
+  if (!std::isfinite(value)) throw std::invalid_argument("non-finite parameter value");
+  double abs = std::fabs(value);
+  bool exponent = abs != 0 && (abs < 1e-4 || abs >= 1e16);
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, value,
+                           exponent ? std::chars_format::scientific : std::chars_format::fixed);
+  if (res.ec != std::errc()) throw std::runtime_error("cannot format number");
+  std::string s(buf, res.ptr);
+  if (!exponent && s.find('.') == std::string::npos) s += ".0";
+  return s;
+}
+
 std::string CanonicalString(const ParamValue& value) {
   if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
-  if (auto* d = std::get_if<double>(&value)) return FormatDouble(*d);
+  if (auto* d = std::get_if<double>(&value)) return CanonicalDouble(*d);
   if (auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   return std::get<std::string>(value);
 }
@@ -41,6 +59,35 @@ std::string RangeText(const ParamSpec& spec) {
 
 bool InRange(const ParamSpec& spec, double v) {
   return (!spec.min || v >= *spec.min) && (!spec.max || v <= *spec.max);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A wire float (kernels/contract/README.md): -?(digits[.digits]|.digits)([eE][+-]?digits)?, nothing
+// else; strtod alone also takes spaces, '+', hex, "inf" and "nan".
+bool IsDecimalFloat(const std::string& s) {
+  size_t i = (!s.empty() && s[0] == '-') ? 1 : 0, n = s.size(), mantissa = 0;
+  while (i < n && IsDigit(s[i])) ++i, ++mantissa;
+  if (i < n && s[i] == '.') {
+    ++i;
+    while (i < n && IsDigit(s[i])) ++i, ++mantissa;
+  }
+  if (mantissa == 0) return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t exp_digits = 0;
+    while (i < n && IsDigit(s[i])) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == n;
+}
+
+// Characters (UTF-8 code points) in s: bytes that do not continue a sequence.
+size_t CodePoints(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 }  // namespace
@@ -67,9 +114,9 @@ std::optional<ParamValue> ParamSpec::Parse(const std::string& text, std::string*
     case ParamType::kFloat: {
       char* end = nullptr;
       errno = 0;
-      double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-      bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v) && errno != ERANGE &&
-                text.find_first_of(" \t\n") == std::string::npos && text.find_first_of("xXnNiI") == std::string::npos;
+      bool ok = IsDecimalFloat(text);
+      double v = ok ? std::strtod(text.c_str(), &end) : NAN;
+      ok = ok && end == text.c_str() + text.size() && std::isfinite(v) && errno != ERANGE;
       if (!ok) {
         *why = "parameter " + name + ": '" + text + "' is not a finite number";
         return std::nullopt;
@@ -94,6 +141,14 @@ std::optional<ParamValue> ParamSpec::Parse(const std::string& text, std::string*
       return std::nullopt;
     }
     case ParamType::kString:
+      if (CodePoints(text) > kMaxStringChars) {
+        *why = "parameter " + name + ": longer than " + std::to_string(kMaxStringChars) + " characters";
+        return std::nullopt;
+      }
+      if (text.find('\0') != std::string::npos) {
+        *why = "parameter " + name + " contains a NUL character";
+        return std::nullopt;
+      }
       return ParamValue(text);
   }
   *why = "parameter " + name + ": unknown type";

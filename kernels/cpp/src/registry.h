@@ -22,9 +22,12 @@ const char* ParamTypeName(ParamType type);
 // A typed parameter value: int64_t (int), double (float), bool (bool), std::string (choice, string).
 using ParamValue = std::variant<int64_t, double, bool, std::string>;
 
-// Canonical string form (architecture.md): ints decimal, floats shortest round-trip, bools
-// "true"/"false", choices and strings verbatim.
+// Canonical string form (kernels/contract/README.md "Parameter values"): ints decimal, floats as Python's
+// repr writes them, bools "true"/"false", choices and strings verbatim.
 std::string CanonicalString(const ParamValue& value);
+
+// The longest string parameter value, in characters (UTF-8 code points).
+constexpr size_t kMaxStringChars = 4096;
 
 struct ParamSpec {
   std::string name;

@@ -1,11 +1,16 @@
 """Runs one kernel under pyperf and turns pyperf's benchmark into the kernel JSON of DESIGN 3.1.
 
-pyperf's Runner is the manager here: it spawns one process to calibrate the loops per value (it doubles
-them until a value takes at least --min-time), then `processes` worker processes that each run one warmup
-value (discarded) and `values` timed values. We choose processes x values == --repetitions exactly
-(`plan`), so every sample is one pyperf value: seconds per op, reported in ns/op, with `iterations` the
-ops it timed (loops x ops per loop). Workers are this executable again, started as
+This process calibrates the loops per value itself (`calibrate`: doubling until a value is long enough to
+predict from, then one step to --min-time), so no calibration process is started; pyperf's Runner is then
+the manager of `processes` worker processes that each run one warmup value (discarded) and `values` timed
+values. We choose processes x values == --repetitions exactly (`plan`), so every sample is one pyperf
+value: seconds per op, reported in ns/op, with `iterations` the ops it timed (loops x ops per loop).
+Workers are this executable again, started as
 `<python> <exe> --pyperf-worker ID PARAMS TALLY_DIR <pyperf worker options>`.
+
+A launch of the agent is one `--run` of a few repetitions (the default profile: 2): its process-to-process
+variance comes from the agent's launches, so `plan` gives each worker at least 2 values instead of a
+process per value (a worker costs a Python start and a warmup value, ~0.3 s here).
 
 pyperf prints to stdout; while it runs, file descriptor 1 points at a capture file so that the kernel JSON
 is the only thing this process writes to stdout. Each value worker leaves a tally (ops it timed, events
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import resource
 import shutil
@@ -30,15 +36,44 @@ from ctxbench_kernels_py import tempdirs
 from ctxbench_kernels_py.spec import Kernel, SelfCheckError, Tally, Unsupported
 
 WORKER_FLAG = "--pyperf-worker"
-# More processes show more of the run-to-run variation (hash seeds, ASLR) but each costs a Python start.
+# More processes show more of the run-to-run variation (hash seeds, ASLR) but each costs a Python start
+# and a warmup value; the agent's launches already give that variation, so a worker takes >= 2 values.
 MAX_PROCESSES = 10
+MIN_VALUES_PER_PROCESS = 2
 WARMUPS = 1
+# calibrate(): a value this share of --min-time or longer predicts the loops for the rest.
+PREDICT_FROM = 0.1
+# The predicted count aims this far over --min-time: a value is a minimum, and the worker may run faster
+# than this (cold) process did.
+PREDICT_MARGIN = 1.2
 
 
 def plan(repetitions: int) -> tuple[int, int]:
-    """(processes, values per process): the most processes, up to MAX_PROCESSES, that divide repetitions."""
-    processes = max(p for p in range(1, min(repetitions, MAX_PROCESSES) + 1) if repetitions % p == 0)
+    """(processes, values per process): the most processes, up to MAX_PROCESSES, that divide repetitions
+    into at least MIN_VALUES_PER_PROCESS values each; one process when none does (1, 2, 3, 5, 7...)."""
+    fits = [
+        p
+        for p in range(1, min(repetitions, MAX_PROCESSES) + 1)
+        if repetitions % p == 0 and repetitions // p >= MIN_VALUES_PER_PROCESS
+    ]
+    processes = max(fits, default=1)
     return processes, repetitions // processes
+
+
+def calibrate(kernel: Kernel, params: dict[str, Any], min_time: float) -> int:
+    """Loops per value such that one value takes at least `min_time`: doubling from 1 as pyperf's
+    calibration does, until a value is long enough to predict from, then the predicted count (20 % over)
+    checked once more. The kernel's self-check runs here too (SelfCheckError)."""
+    tally = Tally()
+    loops = 1
+    while True:
+        seconds = kernel.bench(params, loops, tally)
+        if seconds >= min_time:
+            return loops
+        if seconds >= PREDICT_FROM * min_time:
+            loops = max(loops + 1, math.ceil(loops * min_time / seconds * PREDICT_MARGIN))
+        else:
+            loops *= 2
 
 
 def _import_pyperf() -> Any:
@@ -81,9 +116,11 @@ def run(kernel: Kernel, params: dict[str, Any], repetitions: int, min_time: floa
         ]
         if sys.flags.no_site:
             program_args.insert(0, "-S")
+        loops = calibrate(kernel, params, min_time)
         runner = pyperf.Runner(
             values=values,
             processes=processes,
+            loops=loops,
             warmups=WARMUPS,
             min_time=min_time,
             program_args=tuple(program_args),
@@ -123,7 +160,7 @@ def _result(
     bench: Any,
     tally_dir: Path,
 ) -> dict[str, Any]:
-    runs = [r for r in bench.get_runs() if r.values]  # the calibration run has warmups only
+    runs = [r for r in bench.get_runs() if r.values]
     samples = [value * 1e9 for r in runs for value in r.values]
     iterations = [r.get_total_loops() for r in runs for _ in r.values]
     if len(samples) != repetitions:

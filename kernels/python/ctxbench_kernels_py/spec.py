@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 _DECIMAL_INT = re.compile(r"-?[0-9]+")
+# float("...") alone also takes spaces, '+', underscores, "inf" and "nan" (kernels/contract/README.md).
+_DECIMAL_FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+MAX_STRING = 4096
 
 
 def is_decimal_int(text: str) -> bool:
@@ -74,10 +77,9 @@ class Param:
                 raise UsageError(f"{where}: {text!r} is not an integer")
             value = int(text, 10)
         elif self.type == "float":
-            try:
-                value = float(text)
-            except ValueError:
-                raise UsageError(f"{where}: {text!r} is not a number") from None
+            if _DECIMAL_FLOAT.fullmatch(text) is None:
+                raise UsageError(f"{where}: {text!r} is not a number")
+            value = float(text)
             if not math.isfinite(value):
                 raise UsageError(f"{where}: {text!r} is not a finite number")
         elif self.type == "bool":
@@ -90,6 +92,10 @@ class Param:
                 raise UsageError(f"{where}: {text!r} is not one of {', '.join(self.choices)}")
             value = text
         else:
+            if len(text) > MAX_STRING:
+                raise UsageError(f"{where}: {len(text)} characters, more than {MAX_STRING}")
+            if "\x00" in text:
+                raise UsageError(f"{where} contains a NUL character")
             value = text
         if self.min is not None and value < self.min:
             raise UsageError(f"{where}: {text} is below the minimum {self.min}")

@@ -29,12 +29,13 @@ const (
 	ExitUnsupported = 3
 )
 
-// Defaults and bounds of the run options.
+// Defaults and bounds of the run options, shared by every kernel executable
+// (kernels/contract/README.md "Defaults and limits").
 const (
 	DefaultRepetitions = 5
 	DefaultMinTime     = 0.2
-	MaxRepetitions     = 100000
-	MaxMinTime         = 3600.0
+	MaxRepetitions     = 1000
+	MaxMinTime         = 60.0
 )
 
 const program = "ctxbench-kernels-go"

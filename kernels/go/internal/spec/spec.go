@@ -7,7 +7,12 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
+
+// MaxString is the longest string parameter value, in characters (kernels/contract/README.md).
+const MaxString = 4096
 
 // Parameter types, as `--list` names them.
 const (
@@ -85,7 +90,7 @@ func (p Param) Parse(text string) (any, error) {
 	switch p.Type {
 	case TypeInt:
 		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
+		if !isDecimalInt(text) || err != nil {
 			return nil, fmt.Errorf("parameter %s: %q is not an integer", p.Name, text)
 		}
 		if lo, ok := p.Min.(int64); ok && n < lo {
@@ -97,7 +102,7 @@ func (p Param) Parse(text string) (any, error) {
 		return n, nil
 	case TypeFloat:
 		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if !isDecimalFloat(text) || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("parameter %s: %q is not a finite number", p.Name, text)
 		}
 		if lo, ok := p.Min.(float64); ok && f < lo {
@@ -123,6 +128,12 @@ func (p Param) Parse(text string) (any, error) {
 		}
 		return nil, fmt.Errorf("parameter %s: %q is not one of %v", p.Name, text, p.Choices)
 	case TypeString:
+		if n := utf8.RuneCountInString(text); n > MaxString {
+			return nil, fmt.Errorf("parameter %s: %d characters, more than %d", p.Name, n, MaxString)
+		}
+		if strings.ContainsRune(text, 0) {
+			return nil, fmt.Errorf("parameter %s contains a NUL character", p.Name)
+		}
 		return text, nil
 	}
 	return nil, fmt.Errorf("parameter %s has unknown type %q", p.Name, p.Type)
@@ -158,4 +169,51 @@ func (k Kernel) Resolve(given map[string]string) (Values, error) {
 		values[p.Name] = v
 	}
 	return values, nil
+}
+
+// isDecimalInt reports whether s is a wire int: an optional '-' and ASCII digits, nothing else
+// (kernels/contract/README.md "Parameter values"; strconv.ParseInt alone also takes a '+').
+func isDecimalInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimalFloat reports whether s is a wire float: -?(digits[.digits]|.digits)([eE][+-]?digits)?
+// (strconv.ParseFloat alone also takes '+', hex, "inf" and underscores).
+func isDecimalFloat(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	i, n := 0, len(s)
+	digits := func() int {
+		start := i
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	mantissa := digits()
+	if i < n && s[i] == '.' {
+		i++
+		mantissa += digits()
+	}
+	if mantissa == 0 {
+		return false
+	}
+	if i < n && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < n && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == n
 }

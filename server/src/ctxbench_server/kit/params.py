@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,10 @@ PARAM_TYPES = {
     pb.PARAM_TYPE_STRING: "string",
 }
 MAX_STRING = 4096
+# Wire ints and floats (kernels/contract/README.md "Parameter values"): int() and float() alone also take
+# spaces, '+', underscores, non-ASCII digits, "inf" and "nan".
+WIRE_INT = re.compile(r"-?[0-9]+")
+WIRE_FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # The params_key columns (results, latest_results): a longer key keeps its head and a digest of the whole.
 MAX_PARAMS_KEY = 1024
 
@@ -52,8 +57,12 @@ def parse_canonical(text: str, ptype: str) -> Any:
     """The typed value of a wire string. Raises ParamError."""
     try:
         if ptype == "int":
+            if not WIRE_INT.fullmatch(text):
+                raise ValueError
             return int(text)
         if ptype == "float":
+            if not WIRE_FLOAT.fullmatch(text):
+                raise ValueError
             f = float(text)
             if not math.isfinite(f):
                 raise ValueError

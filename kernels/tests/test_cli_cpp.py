@@ -1,4 +1,5 @@
-"""The C++ kernel executable speaks the kernel CLI of DESIGN 3.1 exactly.
+"""What only the C++ kernel executable does: its seeds, switch and op counts, exit 3 on hosts that cannot
+run a kernel, no orphans. The kernel CLI itself (schema, exit codes, defaults) is test_conformance.py's.
 
 No assertion here depends on how fast the host is, beyond very wide sanity bounds.
 """
@@ -6,93 +7,19 @@ No assertion here depends on how fast the host is, beyond very wide sanity bound
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import shutil
 import subprocess
 
 import pytest
 from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe
 
-SPEC_KEYS = {"id", "title", "family", "unit", "description", "params"}
-PARAM_KEYS = {"name", "type", "default", "min", "max", "sweep", "choices", "help"}
-SEED_KEYS = {"seed", "value", "unit", "machine"}
-RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
 PHASE1_IDS = {"call.function", "syscall.getppid", "ctxswitch.pipe"}
-ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 
 
-def is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def check_value(param: dict, value) -> None:
-    """`value` is a valid value of `param` (typed, in range, one of the choices)."""
-    kind = param["type"]
-    if kind == "int":
-        assert isinstance(value, int) and not isinstance(value, bool), (param["name"], value)
-    elif kind == "float":
-        assert is_number(value), (param["name"], value)
-    elif kind == "bool":
-        assert isinstance(value, bool), (param["name"], value)
-    elif kind == "choice":
-        assert value in param["choices"], (param["name"], value)
-    else:
-        assert kind == "string" and isinstance(value, str), (param["name"], value)
-    if kind in ("int", "float"):
-        assert param["min"] <= value <= param["max"], (param["name"], value)
-
-
-# ---------------------------------------------------------------- --list
-
-
-def test_list_is_a_json_array_of_specs(cpp_specs):
-    assert isinstance(cpp_specs, list) and cpp_specs
-    ids = [s["id"] for s in cpp_specs]
-    assert len(ids) == len(set(ids)), "duplicate kernel ids"
-    assert PHASE1_IDS <= set(ids)
-
-
-def test_every_spec_matches_the_contract(cpp_specs):
-    for spec in cpp_specs:
-        assert SPEC_KEYS <= set(spec), spec["id"]
-        assert ID_RE.match(spec["id"]), spec["id"]
-        assert spec["id"].split(".")[0] == spec["family"]
-        for key in ("title", "family", "unit", "description"):
-            assert isinstance(spec[key], str) and spec[key].strip(), (spec["id"], key)
-        assert spec["unit"] in ("ns/op", "MB/s")
-        names = [p["name"] for p in spec["params"]]
-        assert len(names) == len(set(names)), spec["id"]
-        for param in spec["params"]:
-            assert set(param) == PARAM_KEYS, (spec["id"], param)
-            assert re.match(r"^[a-z][a-z0-9_]*$", param["name"])
-            assert param["type"] in ("int", "float", "choice", "bool", "string")
-            assert isinstance(param["help"], str) and param["help"].strip()
-            assert isinstance(param["sweep"], list) and isinstance(param["choices"], list)
-            if param["type"] in ("int", "float"):
-                assert is_number(param["min"]) and is_number(param["max"]), (spec["id"], param)
-                assert param["min"] <= param["max"]
-                assert param["sweep"], f"{spec['id']}.{param['name']}: numeric params need a default sweep"
-                assert param["sweep"] == sorted(set(param["sweep"]))
-            else:
-                assert param["min"] is None and param["max"] is None
-            if param["type"] == "choice":
-                assert param["choices"] and len(param["choices"]) == len(set(param["choices"]))
-            else:
-                assert param["choices"] == []
-            check_value(param, param["default"])
-            for value in param["sweep"]:
-                check_value(param, value)
-        seed = spec.get("seed_reference")
-        if seed is not None:
-            assert SEED_KEYS <= set(seed), spec["id"]
-            assert re.match(r"^\d{3}$", seed["seed"])
-            assert is_number(seed["value"]) and seed["value"] > 0
-            assert seed["unit"] == spec["unit"]
-            assert isinstance(seed["machine"], str) and seed["machine"]
-            assert all(isinstance(v, str) for v in seed.get("params", {}).values())
-            assert set(seed.get("params", {})) <= set(names)
+def test_phase1_kernels_are_listed(cpp_specs):
+    assert PHASE1_IDS <= {s["id"] for s in cpp_specs}
+    assert {s["unit"] for s in cpp_specs} <= {"ns/op", "MB/s"}
 
 
 def test_phase1_seed_references(cpp_specs):
@@ -105,48 +32,10 @@ def test_phase1_seed_references(cpp_specs):
 # ---------------------------------------------------------------- --run
 
 
-def check_result(spec: dict, result: dict, repetitions: int, min_time: float) -> None:
-    assert RESULT_KEYS <= set(result)
-    assert result["kernel"] == spec["id"]
-    assert result["unit"] == spec["unit"]
-    assert set(result["params"]) == {p["name"] for p in spec["params"]}
-    for param in spec["params"]:
-        check_value(param, result["params"][param["name"]])
-    samples, iterations = result["samples"], result["iterations"]
-    assert len(samples) == repetitions and len(iterations) == repetitions
-    for s in samples:
-        # Wide sanity bound only: more than 0, less than 10 s per op.
-        assert is_number(s) and 0 < s < 1e10, s
-    for i in iterations:
-        assert isinstance(i, int) and not isinstance(i, bool) and i > 0
-    assert isinstance(result["counters"], dict)
-    for name, value in result["counters"].items():
-        assert re.match(r"^[a-z][a-z0-9_]*$", name) and is_number(value), (name, value)
-    assert result["harness"] == {"name": "google-benchmark", "version": "1.7.1", "min_time_s": min_time}
-
-
-def test_every_kernel_runs_and_prints_the_result_contract(cpp_specs):
-    for spec in cpp_specs:
-        res = run_exe("--run", spec["id"], "--min-time", "0.01", "--repetitions", "5")
-        assert res.code == 0, (spec["id"], res.stderr)
-        check_result(spec, res.json(), 5, 0.01)
-        assert res.stdout.count("\n") == 1, "stdout must hold the JSON document only"
-
-
-def test_defaults_are_five_repetitions(cpp_specs):
-    spec = next(s for s in cpp_specs if s["id"] == "syscall.getppid")
-    res = run_exe("--run", "syscall.getppid", "--min-time", "0.01")
+def test_harness_is_google_benchmark():
+    res = run_exe("--run", "syscall.getppid", "--min-time", "0.01", "--repetitions", "2")
     assert res.code == 0, res.stderr
-    check_result(spec, res.json(), 5, 0.01)
-
-
-def test_flag_equals_form_and_params_echo(cpp_specs):
-    spec = next(s for s in cpp_specs if s["id"] == "ctxswitch.pipe")
-    res = run_exe("--run=ctxswitch.pipe", "--param=placement=unpinned", "--repetitions=3", "--min-time=0.01")
-    assert res.code == 0, res.stderr
-    result = res.json()
-    check_result(spec, result, 3, 0.01)
-    assert result["params"] == {"placement": "unpinned", "mode": "process", "policy": "other"}
+    assert res.json()["harness"] == {"name": "google-benchmark", "version": "1.7.1", "min_time_s": 0.01}
 
 
 def test_call_and_syscall_make_no_context_switches():
@@ -185,56 +74,13 @@ def test_pipe_cross_core_uses_two_cpus():
     assert 0.5 <= counters["ctxsw_per_op"] <= 3, counters
 
 
-# ---------------------------------------------------------------- bad arguments: exit 2, one line
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        [],
-        ["--run", "no.such_kernel"],
-        ["--run", "call.function", "--param", "threads=4"],
-        ["--run", "ctxswitch.pipe", "--param", "placement=sideways"],
-        ["--run", "ctxswitch.pipe", "--param", "placement"],
-        ["--run", "ctxswitch.pipe", "--param", "placement=same_core", "--param", "placement=unpinned"],
-        ["--run", "call.function", "--repetitions", "0"],
-        ["--run", "call.function", "--repetitions", "-3"],
-        ["--run", "call.function", "--repetitions", "many"],
-        ["--run", "call.function", "--min-time", "0"],
-        ["--run", "call.function", "--min-time", "-1"],
-        ["--run", "call.function", "--min-time", "nan"],
-        ["--run", "call.function", "--min-time", "soon"],
-        ["--run", "call.function", "--frobnicate"],
-        ["--run"],
-        ["--run", "call.function", "--param"],
-        ["--run", "call.function", "--min-time"],
-        ["--list", "--run", "call.function"],
-        ["--list", "--repetitions", "3"],
-        ["--run", "call.function", "--param", "bad\nname=1"],
-    ],
-)
-def test_bad_arguments_exit_2_with_one_line(cpp_exe, args):
-    res = run_exe(*args)
-    assert res.code == 2, (args, res.code, res.stderr)
-    assert res.stdout == ""
-    assert res.stderr.endswith("\n") and res.stderr.count("\n") == 1, repr(res.stderr)
-
-
-def test_bad_argument_messages_name_the_problem(cpp_exe):
-    assert "no.such_kernel" in run_exe("--run", "no.such_kernel").stderr
-    assert "threads" in run_exe("--run", "call.function", "--param", "threads=4").stderr
-    assert "sideways" in run_exe("--run", "ctxswitch.pipe", "--param", "placement=sideways").stderr
-    assert "--repetitions" in run_exe("--run", "call.function", "--repetitions", "0").stderr
-    assert "--min-time" in run_exe("--run", "call.function", "--min-time", "0").stderr
-
-
 # ---------------------------------------------------------------- cannot run here: exit 3, one line
 
 
 def test_cross_core_on_one_cpu_exits_3(cpp_exe):
     taskset = shutil.which("taskset")
     if taskset is None:
-        pytest.skip("taskset not installed")
+        pytest.fail("taskset not installed (util-linux: scripts/bootstrap.sh installs it)")
     cpu = str(min(os.sched_getaffinity(0)))
     res = run_exe("--run", "ctxswitch.pipe", "--param", "placement=cross_core", prefix=(taskset, "-c", cpu))
     assert res.code == 3, (res.code, res.stderr)
@@ -245,7 +91,7 @@ def test_cross_core_on_one_cpu_exits_3(cpp_exe):
 def test_same_core_under_one_cpu_still_runs(cpp_exe):
     taskset = shutil.which("taskset")
     if taskset is None:
-        pytest.skip("taskset not installed")
+        pytest.fail("taskset not installed (util-linux: scripts/bootstrap.sh installs it)")
     cpu = str(min(os.sched_getaffinity(0)))
     res = run_exe(
         "--run", "ctxswitch.pipe", "--min-time", "0.01", "--repetitions", "2", prefix=(taskset, "-c", cpu)
@@ -361,7 +207,7 @@ def test_switch_kernels_count_one_switch_per_op(cpp_exe, kernel, mode):
 def test_fifo_without_privilege_exits_3(cpp_exe):
     setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
     if not setpriv or not prlimit:
-        pytest.skip("setpriv/prlimit not installed")
+        pytest.fail("setpriv/prlimit not installed (util-linux: scripts/bootstrap.sh installs it)")
     drop = (setpriv, "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", prlimit, "--rtprio=0")
     res = run_exe("--run", "ctxswitch.futex", "--param", "policy=fifo", prefix=drop)
     if res.code == 0:
