@@ -165,6 +165,10 @@ export function apiPost<T>(path: string, body: unknown, init: ApiRequestInit = {
   return apiFetch<T>(path, { ...init, method: 'POST', body: JSON.stringify(body) });
 }
 
+export function apiPatch<T>(path: string, body: unknown, init: ApiRequestInit = {}): Promise<T> {
+  return apiFetch<T>(path, { ...init, method: 'PATCH', body: JSON.stringify(body) });
+}
+
 export function apiDelete<T>(path: string, init: ApiRequestInit = {}): Promise<T> {
   return apiFetch<T>(path, { ...init, method: 'DELETE' });
 }

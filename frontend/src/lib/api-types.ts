@@ -28,7 +28,12 @@ export interface MachineFacts {
 
 export interface Machine {
   id: string;
+  /** The display name when someone set one (PATCH /machines/{id}), else what the agent calls it. */
   name: string;
+  /** The name someone gave it; null or absent: none (the agent's own name is shown). */
+  display_name?: string | null;
+  /** What its agent calls it (--name, else the hostname). */
+  agent_name?: string;
   hostname: string;
   agent_version?: string;
   online: boolean;
@@ -94,6 +99,12 @@ export interface Run {
   machine_id: string;
   /** The batch this run belongs to (its own id when started alone); absent on older servers. */
   batch_id?: string | null;
+  /** A person's title for it (PATCH /runs/{id}); null or absent: none (the page makes one up). */
+  name?: string | null;
+  /** A person's free-text note about it. */
+  note?: string | null;
+  /** Its batch's title (PATCH /batches/{id}); null or absent: none. */
+  batch_name?: string | null;
   profile?: Profile | null;
   status: RunStatus;
   /** When it last entered the queue (creation, or a retry). */
@@ -104,6 +115,8 @@ export interface Run {
   error: string | null;
   repetitions: number | null;
   min_time_s: number | null;
+  /** Kernel processes per item; null on runs from before launches (one). */
+  launches?: number | null;
   /** Every item; empty in the light list (`GET /runs?items=false`), where `progress` and `kernels` still count them. */
   items: RunItem[];
   progress: { total: number; done: number; failed: number; running?: number };
@@ -136,6 +149,26 @@ export interface RunSettings {
 export interface RunRequest extends RunSettings {
   machine_id?: string;
   machine_ids?: string[];
+}
+
+/** PATCH /runs/{id} and /batches/{id}: the fields given change; null or "" clears one. */
+export interface TitleNotePatch {
+  name?: string | null;
+  note?: string | null;
+}
+
+/** Budgets of the server's columns (a longer value is a 422 naming the field). */
+export const MAX_TITLE = 200;
+export const MAX_NOTE = 4000;
+export const MAX_MACHINE_NAME = 255;
+
+/** GET /batches/{id}: a batch's title and note, its runs and machines. */
+export interface BatchInfo {
+  id: string;
+  name: string | null;
+  note: string | null;
+  run_ids: string[];
+  machine_ids: string[];
 }
 
 /** POST /runs with `machine_ids` answers with the batch and its runs. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { response, row } from '@/features/compare/utils/fixture';
-import { compareToCsv, compareToJson, exportName } from './export';
+import type { Result, Run } from './api-types';
+import { compareToCsv, compareToJson, exportName, runToCsv, runToJson } from './export';
 
 describe('compareToCsv', () => {
   const data = response([row('ctxswitch.pipe', { placement: 'same_core', msg: 'a,"b"' }, 1000, 2000)]);
@@ -38,5 +39,37 @@ describe('compareToJson', () => {
   });
   it('names files by date', () => {
     expect(exportName('csv', new Date('2026-11-22T03:04:05Z'))).toBe('ctxbench-compare-2026-11-22-03-04-05.csv');
+  });
+});
+
+describe('runToCsv', () => {
+  const run = {
+    id: 'run-1',
+    name: 'after, "tuning"',
+    machine_id: 'm-1',
+    items: [
+      { id: 'i0', index: 0, kernel: 'a', params: {}, state: 'succeeded', error: null, result_id: 'r0' },
+      { id: 'i1', index: 1, kernel: 'b', params: { threads: 2 }, state: 'succeeded', error: null, result_id: 'r1' },
+    ],
+  } as unknown as Run;
+  const res = (id: string, item: string, kernel: string, params: Record<string, number>) =>
+    ({ id, item_id: item, kernel, params, unit: 'ns/op', n: 6, median: 5, mean: 5, stddev: 0, cv: 0, min: 5, max: 5, ci_low: 4, ci_high: 6, samples: [5], counters: {} }) as Result;
+
+  it('has one line per result in item order, quoted where needed, with each duration', () => {
+    const lines = runToCsv(run, [res('r1', 'i1', 'b', { threads: 2 }), res('r0', 'i0', 'a', {})], new Map([['i1', 2.5]]))
+      .trimEnd()
+      .split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^run_id,run_name,machine_id,item,kernel,params,unit,n,median,/);
+    expect(lines[1]).toMatch(/^run-1,"after, ""tuning""",m-1,1,a,,ns\/op,6,5,/);
+    expect(lines[2]).toContain(',2,b,threads=2,ns/op,');
+    expect(lines[2]).toContain(',2.5,r1,');
+  });
+
+  it('keeps the run and its samples as JSON', () => {
+    const parsed = JSON.parse(runToJson(run, [res('r0', 'i0', 'a', {})])) as { run: Run; results: Result[] };
+    expect(parsed.run.id).toBe('run-1');
+    expect(parsed.results[0]!.samples).toEqual([5]);
+    expect(exportName('json', new Date('2026-11-22T03:04:05Z'), 'run-run-1')).toBe('ctxbench-run-run-1-2026-11-22-03-04-05.json');
   });
 });

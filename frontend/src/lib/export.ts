@@ -1,5 +1,5 @@
 // Client-side export of a comparison: the table as CSV or JSON (a Blob download), a chart as PNG.
-import type { CompareResponse } from './api-types';
+import type { CompareResponse, Result, Run } from './api-types';
 
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -45,10 +45,42 @@ export function compareToJson(data: CompareResponse, view: Record<string, unknow
   return JSON.stringify({ view, compare: data }, null, 2) + '\n';
 }
 
-/** A file name for an export: "ctxbench-compare-<date>.<ext>". */
-export function exportName(ext: string, now: Date = new Date()): string {
+/** A file name for an export: "ctxbench-compare-<date>.<ext>" (`what`: "compare", "run-<id8>", …). */
+export function exportName(ext: string, now: Date = new Date(), what = 'compare'): string {
   const d = now.toISOString().slice(0, 19).replace(/[:T]/g, '-');
-  return `ctxbench-compare-${d}.${ext}`;
+  return `ctxbench-${what}-${d}.${ext}`;
+}
+
+/**
+ * A run's results as CSV: one line per measured item, in item order, with its statistics and what it
+ * took (the wall time of its launches, from `durations`).
+ */
+export function runToCsv(run: Run, results: readonly Result[], durations: ReadonlyMap<string, number> = new Map()): string {
+  const header = [
+    'run_id', 'run_name', 'machine_id', 'item', 'kernel', 'params', 'unit', 'n', 'median', 'mean', 'stddev', 'cv', 'min',
+    'max', 'ci_low', 'ci_high', 'ci_method', 'noisy', 'duration_s', 'result_id', 'created_at',
+  ];
+  const index = new Map(run.items.map((it) => [it.id, it.index]));
+  const sorted = [...results].sort((a, b) => (index.get(a.item_id) ?? 0) - (index.get(b.item_id) ?? 0));
+  const lines = [header.join(',')];
+  for (const r of sorted) {
+    const params = Object.entries(r.params).map(([k, v]) => `${k}=${String(v)}`).join('&');
+    lines.push(
+      [
+        run.id, run.name, run.machine_id, (index.get(r.item_id) ?? -1) + 1, r.kernel, params, r.unit, r.n, r.median, r.mean,
+        r.stddev, r.cv, r.min, r.max, r.ci_low, r.ci_high, r.ci_method, r.noisy ?? false, durations.get(r.item_id), r.id,
+        r.created_at,
+      ]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A run as JSON: the run (its request, items, facts) and its results with their samples, unchanged. */
+export function runToJson(run: Run, results: readonly Result[]): string {
+  return JSON.stringify({ run, results }, null, 2) + '\n';
 }
 
 /** Saves text (or a Blob) as a file in the browser. */

@@ -21,6 +21,7 @@ from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.limits.router import router as limits_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
 from ctxbench_server.shares.router import router as shares_router
 
@@ -39,6 +40,7 @@ api.include_router(session_router)
 api.include_router(machines_router, dependencies=readers)
 api.include_router(kernels_router, dependencies=readers)
 api.include_router(runs_router, dependencies=readers)
+api.include_router(batches_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
 api.include_router(history_router, dependencies=readers)
 api.include_router(limits_router, dependencies=readers)

@@ -39,9 +39,20 @@ def _short_input(err: Any) -> Any:
     if not isinstance(err, dict) or "input" not in err:
         return err
     value = err["input"]
-    if isinstance(value, dict | list | tuple) or len(repr(value)) > 200:
+    if isinstance(value, dict | list | tuple) or len(repr(value)) > 200 or not _utf8(value):
         return {k: v for k, v in err.items() if k != "input"}
     return err
+
+
+def _utf8(value: Any) -> bool:
+    """A lone surrogate (JSON "\\ud800") parses into a str that no UTF-8 answer can carry."""
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

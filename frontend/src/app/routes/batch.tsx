@@ -1,11 +1,14 @@
 import { useMemo } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useCanWrite } from '@/features/auth/api/session';
+import { TitleNote } from '@/components/TitleNote';
 import { useMachines } from '@/features/machines/api/machines';
-import { useBatchRuns } from '@/features/runs/api/runs';
+import { useBatch, useBatchRuns, useDeleteBatch, usePatchBatch } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
 import { batchTitle } from '@/features/runs/utils/run-title';
-import { runKernels } from '@/lib/api-types';
+import { isTerminal, runKernels } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
@@ -14,7 +17,12 @@ import { useDocumentTitle } from './title';
 export function BatchPage() {
   const { batchId = '' } = useParams();
   const runs = useBatchRuns(batchId);
-  useDocumentTitle(runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`);
+  const info = useBatch(batchId);
+  const patch = usePatchBatch(batchId);
+  const remove = useDeleteBatch(batchId);
+  const navigate = useNavigate();
+  const canWrite = useCanWrite();
+  useDocumentTitle(info.data?.name || (runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`));
   const machines = useMachines({ poll: true });
   const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
 
@@ -35,14 +43,29 @@ export function BatchPage() {
     (byId.get(a.machine_id)?.name ?? a.machine_id).localeCompare(byId.get(b.machine_id)?.name ?? b.machine_id),
   );
   const kernels = runKernels(first);
+  const made = batchTitle(sorted);
+  const unfinished = sorted.filter((r) => !isTerminal(r.status)).length;
   return (
     <>
       <h1 className="run-title">
-        {batchTitle(sorted)}
+        <span data-testid="batch-title">{info.data?.name || made}</span>
         <span className="run-id-line">
+          {info.data?.name ? <span className="muted small">{made} · </span> : null}
           batch <code className="run-id" data-testid="batch-id">{batchId}</code>
         </span>
       </h1>
+      {info.data && (
+        <TitleNote
+          name={info.data.name}
+          note={info.data.note}
+          placeholder={made}
+          what="batch"
+          save={(p, done) => patch.mutate(p, { onSuccess: done })}
+          saving={patch.isPending}
+          error={patch.error}
+          editable={canWrite}
+        />
+      )}
       <p className="lead">
         The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}
         {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} {first.progress.total === 1 ? 'item' : 'items'} each from {kernels.length}{' '}
@@ -76,6 +99,19 @@ export function BatchPage() {
           Run again on these machines…
         </Link>
       </p>
+      {canWrite && (
+        <div className="housekeeping">
+          <ConfirmDelete
+            label="Delete batch"
+            consequence={`Delete the ${sorted.length} ${sorted.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            deleting={remove.isPending}
+            error={remove.error}
+            disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
+            testId="delete-batch"
+          />
+        </div>
+      )}
     </>
   );
 }

@@ -1,8 +1,11 @@
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { OnlineBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
-import { useMachine } from '@/features/machines/api/machine';
+import { useCanWrite, useSession } from '@/features/auth/api/session';
+import { useDeleteMachine, useMachine } from '@/features/machines/api/machine';
+import { RenameMachine } from '@/features/machines/components/RenameMachine';
 import { groupFacts } from '@/features/machines/utils/fact-groups';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
@@ -17,6 +20,10 @@ export function MachinePage() {
   const { id = '' } = useParams();
   const machine = useMachine(id);
   const runs = useRuns({ machine: id, status: null });
+  const remove = useDeleteMachine(id);
+  const isAdmin = useSession().data?.scope === 'admin';
+  const canWrite = useCanWrite();
+  const navigate = useNavigate();
   useDocumentTitle(machine.data?.name ?? 'Machine');
 
   if (machine.isPending) return <Loading what="the machine" />;
@@ -25,7 +32,7 @@ export function MachinePage() {
       return (
         <EmptyState title="Machine not found">
           <p>
-            No machine <code>{id}</code> has connected to this server. See the <Link to="/machines">machines</Link>.
+            No machine <code>{id}</code> is on this server (it may have been deleted). See the <Link to="/machines">machines</Link>.
           </p>
         </EmptyState>
       );
@@ -33,10 +40,11 @@ export function MachinePage() {
     return <ErrorMessage title="Could not load the machine:" error={machine.error} />;
   }
   const m = machine.data;
+  const busy = (runs.data ?? []).filter((r) => r.status === 'queued' || r.status === 'running').length;
   return (
     <>
       <div className="page-head">
-        <h1>{m.name}</h1>
+        <h1 data-testid="machine-name">{m.name}</h1>
         <OnlineBadge online={m.online} />
         <span className="run-actions">
           <Link className="button button-primary" to={newRunPath({ machines: [m.id] })}>
@@ -48,9 +56,11 @@ export function MachinePage() {
           <Link className="button" to={historyPath({ machine: m.id })}>
             History
           </Link>
+          {canWrite && <RenameMachine key={m.name} machine={m} />}
         </span>
       </div>
       <p className="lead">
+        {m.display_name && m.agent_name && m.agent_name !== m.display_name ? <>its agent calls it {m.agent_name} · </> : null}
         {m.hostname} · <code className="small">{m.id}</code> · last seen <RelativeTime value={m.last_seen} /> · first seen{' '}
         <DateTime value={m.first_seen} /> · {m.kernels.length} kernels{m.agent_version ? ` · agent ${m.agent_version}` : ''}
       </p>
@@ -74,6 +84,27 @@ export function MachinePage() {
       {runs.isPending && <Loading what="runs" />}
       {runs.isError && <ErrorMessage title="Could not load runs:" error={runs.error} />}
       {runs.data && (runs.data.length === 0 ? <p className="muted">No runs on this machine yet.</p> : <RunsTable runs={runs.data} machines={new Map([[m.id, m]])} />)}
+      {isAdmin && (
+        <div className="housekeeping">
+          <ConfirmDelete
+            label="Delete machine"
+            consequence={`Delete ${m.name} with all its runs and results? Its agent must enroll again to come back, as a new machine. This cannot be undone.`}
+            typeToConfirm={m.name}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/machines', { replace: true }) })}
+            deleting={remove.isPending}
+            error={remove.error}
+            disabledReason={
+              m.online
+                ? 'Its agent is connected: stop the agent, or revoke the machine on Add hosts, first.'
+                : busy > 0
+                  ? `Cancel its ${busy} queued or running ${busy === 1 ? 'run' : 'runs'} first.`
+                  : null
+            }
+            testId="delete-machine"
+          />
+          <span className="muted small">Admins only: the machine, its runs and results go; shared comparisons keep their frozen numbers.</span>
+        </div>
+      )}
     </>
   );
 }

@@ -1,15 +1,48 @@
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { useCanWrite } from '@/features/auth/api/session';
+import { TitleNote } from '@/components/TitleNote';
+import { useNow } from '@/components/use-now';
 import { useMachines } from '@/features/machines/api/machines';
 import { useRunEvents } from '@/features/runs/api/run-events';
-import { useRun, useRunResults } from '@/features/runs/api/runs';
+import { useDeleteRun, useLaunchOverheads, usePatchRun, useRun, useRunResults } from '@/features/runs/api/runs';
 import { ResultsTable } from '@/features/runs/components/ResultsTable';
 import { RunItemsTable } from '@/features/runs/components/RunItemsTable';
 import { RunSummary } from '@/features/runs/components/RunSummary';
 import { runTitle } from '@/features/runs/utils/run-title';
+import { runTiming } from '@/features/runs/utils/timing';
 import { ApiError } from '@/lib/api-client';
-import { isTerminal } from '@/lib/api-types';
+import { isTerminal, type Result, type Run } from '@/lib/api-types';
+import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useDocumentTitle } from './title';
+
+const NO_RESULTS: Result[] = [];
+
+/** The run's results as files, as Compare exports a comparison. */
+function RunExports({ run, results, durations }: { run: Run; results: Result[]; durations: ReadonlyMap<string, number> }) {
+  const what = `run-${run.id.slice(0, 8)}`;
+  return (
+    <span className="exports">
+      <button
+        type="button"
+        className="button button-small"
+        data-testid="run-export-csv"
+        onClick={() => downloadBlob(exportName('csv', new Date(), what), runToCsv(run, results, durations), 'text/csv')}
+      >
+        CSV
+      </button>
+      <button
+        type="button"
+        className="button button-small"
+        data-testid="run-export-json"
+        onClick={() => downloadBlob(exportName('json', new Date(), what), runToJson(run, results), 'application/json')}
+      >
+        JSON
+      </button>
+    </span>
+  );
+}
 
 export function RunPage() {
   const { id = '' } = useParams();
@@ -19,7 +52,15 @@ export function RunPage() {
   const results = useRunResults(id, { enabled: run.isSuccess, poll: live === 'polling' && !isTerminal(run.data?.status) });
   const machines = useMachines();
   const machine = machines.data?.find((m) => m.id === run.data?.machine_id);
-  const title = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
+  // The ETA uses launch costs learnt from this machine's earlier runs, as the New run estimate does.
+  const overheads = useLaunchOverheads(run.data && !isTerminal(run.data.status) ? run.data.machine_id : null);
+  const now = useNow(1000);
+  const patch = usePatchRun(id);
+  const remove = useDeleteRun(id);
+  const navigate = useNavigate();
+  const canWrite = useCanWrite();
+  const made = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
+  const title = run.data?.name || made;
   useDocumentTitle(title);
 
   if (run.isPending) return <Loading what="the run" />;
@@ -28,7 +69,7 @@ export function RunPage() {
       return (
         <EmptyState title="Run not found">
           <p>
-            There is no run <code>{id}</code> on this server. See the <Link to="/runs">recent runs</Link>.
+            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to="/runs">recent runs</Link>.
           </p>
         </EmptyState>
       );
@@ -38,26 +79,56 @@ export function RunPage() {
 
   const r = run.data;
   const ended = isTerminal(r.status);
+  const measured = results.data ?? NO_RESULTS;
+  const timing = runTiming(r, measured, overheads.data ?? new Map(), now);
   return (
     <>
       <h1 className="run-title">
-        {title}
+        <span data-testid="run-title">{title}</span>
         <span className="run-id-line">
+          {r.name ? <span className="muted small">{made} · </span> : null}
           run <code className="run-id" data-testid="run-id">{r.id}</code>
         </span>
       </h1>
-      <RunSummary run={r} machine={machine} live={live} />
+      <TitleNote
+        name={r.name}
+        note={r.note}
+        placeholder={made}
+        what="run"
+        save={(p, done) => patch.mutate(p, { onSuccess: done })}
+        saving={patch.isPending}
+        error={patch.error}
+        editable={canWrite}
+      />
+      <RunSummary run={r} machine={machine} live={live} timing={timing} />
 
-      <h2>Results</h2>
+      <div className="page-head">
+        <h2>Results</h2>
+        {measured.length > 0 && <RunExports run={r} results={measured} durations={timing.durations} />}
+      </div>
       {results.isError && <ErrorMessage title="Could not load results:" error={results.error} />}
-      {results.data && results.data.length > 0 && <ResultsTable results={results.data} items={r.items} />}
+      {measured.length > 0 && <ResultsTable results={measured} items={r.items} />}
       {results.data && results.data.length === 0 && (
         <p className="muted">{ended ? 'No item of this run measured anything.' : 'No results yet: they appear as items finish.'}</p>
       )}
       {results.isPending && <Loading what="results" />}
 
       <h2>Items</h2>
-      <RunItemsTable items={r.items} />
+      <RunItemsTable items={r.items} durations={timing.durations} />
+
+      {canWrite && (
+        <div className="housekeeping">
+          <ConfirmDelete
+            label="Delete run"
+            consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            deleting={remove.isPending}
+            error={remove.error}
+            disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
+            testId="delete-run"
+          />
+        </div>
+      )}
     </>
   );
 }

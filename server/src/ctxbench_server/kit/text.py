@@ -8,8 +8,10 @@ kept on PostgreSQL too, and reads back the same on both.
 
 from __future__ import annotations
 
-from typing import Any
+import unicodedata
+from typing import Annotated, Any
 
+from pydantic import AfterValidator, StringConstraints
 from sqlalchemy import String
 
 REPLACEMENT = "\ufffd"
@@ -28,3 +30,30 @@ def column_length(attr: Any) -> int | None:
     """The length of a mapped VARCHAR column (e.g. `Machine.name`); None for unbounded text."""
     t = attr.property.columns[0].type
     return t.length if isinstance(t, String) else None
+
+
+# ---------------------------------------------------------------- names and notes people type
+# Budgets match the columns (machines.display_name 255, runs/batches.name 200, note 4000 characters);
+# a longer value or a control character is a 422 naming the field, never a database error.
+
+
+def _one_line(v: str) -> str:
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in v):
+        raise ValueError("a name is one line: no control characters (newline, tab, NUL) nor lone surrogates")
+    return v
+
+
+def _note(v: str) -> str:
+    # A lone surrogate (JSON "\ud800") is no character PostgreSQL can store.
+    if any(
+        (unicodedata.category(c) == "Cc" and c not in "\n\r\t") or unicodedata.category(c) == "Cs" for c in v
+    ):
+        raise ValueError("no control characters other than newlines and tabs, nor lone surrogates")
+    return v
+
+
+MachineName = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=255), AfterValidator(_one_line)
+]
+Title = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), AfterValidator(_one_line)]
+Note = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_note)]

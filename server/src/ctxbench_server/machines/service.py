@@ -7,28 +7,32 @@ from collections.abc import Container
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.errors import NotFound
+from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.kit.params import spec_from_proto
 from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
-from ctxbench_server.models import Kernel, Machine, MachineKernel
+from ctxbench_server.models import Batch, Kernel, Machine, MachineKernel, Result, Run, RunStatus
 from ctxbench_server.models.base import utcnow
 
 log = logging.getLogger(__name__)
+# Who renamed or deleted what: one INFO line each, for whoever keeps the server's log.
+audit = logging.getLogger("ctxbench.audit")
 
 MAX_MACHINE_ID = 64
 MAX_KERNEL_ID = column_length(Kernel.id) or 200
 
 
 def describe(machine: Machine, name: str, hostname: str, agent_version: str) -> None:
-    """What the agent says about its host, as its columns hold it (see kit.text)."""
-    machine.name = storable(name or hostname or machine.id, column_length(Machine.name))
+    """What the agent says about its host, as its columns hold it (see kit.text). A display name someone
+    gave the machine stays its name."""
+    machine.agent_name = storable(name or hostname or machine.id, column_length(Machine.name))
+    machine.name = machine.display_name or machine.agent_name
     machine.hostname = storable(hostname, column_length(Machine.hostname))
     machine.agent_version = storable(agent_version, column_length(Machine.agent_version))
 
@@ -110,6 +114,8 @@ def _out(m: Machine, online: Container[str]) -> MachineOut:
         agent_version=m.agent_version,
         online=m.id in online,
         status=m.status,
+        display_name=m.display_name,
+        agent_name=m.agent_name or m.name,
         first_seen=m.first_seen,
         last_seen=m.last_seen,
         facts=m.facts,
@@ -126,13 +132,82 @@ async def list_machines(session: AsyncSession, online: Container[str]) -> list[M
 
 
 async def get_machine(session: AsyncSession, machine_id: str, online: Container[str]) -> MachineOut:
-    m = await session.get(Machine, machine_id, options=[selectinload(Machine.kernels)])
+    m = await session.get(
+        Machine, machine_id, options=[selectinload(Machine.kernels)], populate_existing=True
+    )
     if m is None:
         raise NotFound(f"machine {machine_id!r} not found")
     return _out(m, online)
+
+
+async def must_exist(session: AsyncSession, machine_id: str) -> None:
+    if await session.scalar(select(Machine.id).where(Machine.id == machine_id)) is None:
+        raise NotFound(f"machine {machine_id!r} not found")
 
 
 async def catalog(session: AsyncSession, machine_id: str) -> dict[str, dict[str, Any]]:
     """kernel id -> that machine's spec of it."""
     rows = await session.scalars(select(MachineKernel).where(MachineKernel.machine_id == machine_id))
     return {mk.kernel_id: mk.spec for mk in rows}
+
+
+async def rename(session: AsyncSession, machine_id: str, name: str | None, who: str) -> None:
+    """Sets the display name (None or "": the agent's own name again). The id never changes."""
+    m = await session.get(Machine, machine_id, populate_existing=True)
+    if m is None:
+        raise NotFound(f"machine {machine_id!r} not found")
+    if m.agent_name is None:  # a machine from before 0007: its name so far is the agent's
+        m.agent_name = m.name
+    old = m.name
+    m.display_name = name or None
+    m.name = m.display_name or m.agent_name
+    await session.commit()
+    audit.info("machine %s renamed from %r to %r by %s", machine_id, old, m.name, who)
+
+
+async def delete_machine(session: AsyncSession, machine_id: str, online: bool, who: str) -> None:
+    """Deletes the machine with its runs, results and catalog (the database cascades), and the names
+    of batches left without runs. Its credential goes with it: its agent must enroll again to come back.
+
+    Refused (409) while its agent is connected (it would come straight back; stop or revoke it first)
+    and while one of its runs is queued or running (cancel it first). The caller holds the machine's
+    lock, so no Hello or dispatch interleaves."""
+    m = await session.get(Machine, machine_id, populate_existing=True)
+    if m is None:
+        raise NotFound(f"machine {machine_id!r} not found")
+    if online:
+        raise Conflict(
+            f"machine {machine_id!r} is online: stop its agent or revoke the machine first "
+            "(a connected agent would come straight back)"
+        )
+    busy = await session.scalar(
+        select(func.count())
+        .select_from(Run)
+        .where(Run.machine_id == machine_id, Run.status.in_([RunStatus.QUEUED, RunStatus.RUNNING]))
+    )
+    if busy:
+        raise Conflict(f"machine {machine_id!r} has {busy} queued or running runs: cancel them first")
+    name = m.name
+    runs = await session.scalar(select(func.count()).select_from(Run).where(Run.machine_id == machine_id))
+    results = await session.scalar(
+        select(func.count()).select_from(Result).where(Result.machine_id == machine_id)
+    )
+    batch_ids = list(
+        await session.scalars(select(Run.batch_id).where(Run.machine_id == machine_id).distinct())
+    )
+    await session.execute(delete(Machine).where(Machine.id == machine_id))
+    await drop_empty_batches(session, batch_ids)
+    await session.commit()
+    audit.info(
+        "machine %s (%r) deleted by %s with %d runs and %d results", machine_id, name, who, runs, results
+    )
+
+
+async def drop_empty_batches(session: AsyncSession, batch_ids: list[str]) -> None:
+    """Deletes the names of these batches that have no run left. Does not commit."""
+    if not batch_ids:
+        return
+    left = set(await session.scalars(select(Run.batch_id).where(Run.batch_id.in_(batch_ids)).distinct()))
+    gone = [b for b in batch_ids if b not in left]
+    if gone:
+        await session.execute(delete(Batch).where(Batch.id.in_(gone)))

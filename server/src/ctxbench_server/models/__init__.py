@@ -7,7 +7,7 @@ from ctxbench_server.models.kernel import Kernel
 from ctxbench_server.models.latest import LatestResult
 from ctxbench_server.models.machine import Machine, MachineKernel
 from ctxbench_server.models.result import Result
-from ctxbench_server.models.run import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
+from ctxbench_server.models.run import FINISHED_RUN, Batch, ItemState, Run, RunItem, RunStatus
 from ctxbench_server.models.share import Share
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "ApiToken",
     "AuthSession",
     "Base",
+    "Batch",
     "ItemState",
     "JoinToken",
     "Kernel",

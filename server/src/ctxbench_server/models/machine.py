@@ -18,7 +18,13 @@ class Machine(Base):
     __tablename__ = "machines"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # What the explorer shows: the display name when someone set one, else what the agent calls itself.
     name: Mapped[str] = mapped_column(String(255), default="")
+    # A person's name for the host (PATCH /machines/{id}); None: the agent's own name. A Hello never
+    # overwrites it (migration 0007).
+    display_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    # What the agent calls its host (its --name, else the hostname), as of its last Hello (0007).
+    agent_name: Mapped[str | None] = mapped_column(String(255), default=None)
     hostname: Mapped[str] = mapped_column(String(255), default="")
     agent_version: Mapped[str] = mapped_column(String(64), default="")
     # SHA-256 (hex) of the machine credential handed out by Enroll; NULL for machines from before

@@ -4,8 +4,8 @@ import enum
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, select
+from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
 from ctxbench_server.models.base import Base, UTCDateTime, new_id, utcnow
 
@@ -27,6 +27,18 @@ class ItemState(enum.StrEnum):
 
 
 FINISHED_RUN = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class Batch(Base):
+    """A batch's title and note (PATCH /batches/{id}; migration 0007). A batch itself is the runs that
+    share a batch_id; this row exists only once someone names or notes it, and goes with its last run."""
+
+    __tablename__ = "batches"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200), default=None)
+    note: Mapped[str | None] = mapped_column(String(4000), default=None)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
 class Run(Base):
@@ -62,6 +74,13 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
+    # A person's title and free-text note (PATCH /runs/{id}; migration 0007); None: none given.
+    name: Mapped[str | None] = mapped_column(String(200), default=None)
+    note: Mapped[str | None] = mapped_column(String(4000), default=None)
+    # Its batch's title (batches.name), read with the run in the same statement: every answer carries it.
+    batch_name: Mapped[str | None] = column_property(
+        select(Batch.name).where(Batch.id == batch_id).correlate_except(Batch).scalar_subquery()
+    )
 
     items: Mapped[list[RunItem]] = relationship(
         back_populates="run", lazy="raise", order_by="RunItem.index", cascade="all, delete-orphan"

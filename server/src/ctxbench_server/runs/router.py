@@ -1,19 +1,21 @@
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from ctxbench_server.agents.deps import DispatcherDep
+from ctxbench_server.agents.deps import DispatcherDep, HubDep
 from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
-from ctxbench_server.runs import service
-from ctxbench_server.runs.schemas import BatchOut, ResultOut, RunCreate, RunOut
+from ctxbench_server.runs import edits, service
+from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
 
 router = APIRouter(prefix="/runs", tags=["runs"])
+batches_router = APIRouter(prefix="/batches", tags=["runs"])
 
 
 @router.post(
@@ -83,6 +85,34 @@ async def get_run(run_id: str, session: SessionDep) -> RunOut:
     return service.run_out(await service.load_run(session, run_id))
 
 
+@router.patch(
+    "/{run_id}",
+    response_model=RunOut,
+    responses={404: {"description": "unknown run"}, 422: {"description": "`name` or `note` too long"}},
+)
+async def patch_run(run_id: str, body: TitleNotePatch, session: SessionDep, who: WriteDep) -> RunOut:
+    """A title (`name`, one line, at most 200 characters) and a free-text `note` (at most 4000); fields
+    left out stay as they are, `null` or `""` clears one."""
+    await edits.patch_run(session, run_id, body, who.name)
+    return service.run_out(await service.load_run(session, run_id))
+
+
+@router.delete(
+    "/{run_id}",
+    status_code=204,
+    responses={
+        404: {"description": "unknown run"},
+        409: {"description": "queued or running: cancel it first"},
+    },
+)
+async def delete_run(run_id: str, session: SessionDep, hub: HubDep, who: WriteDep) -> Response:
+    """Deletes a finished run with its items and results; compare falls back to the newest result left."""
+    run = await service.load_run(session, run_id)
+    async with hub.locks[run.machine_id]:  # not while a retry queues it again
+        await edits.delete_run(session, run_id, who.name)
+    return Response(status_code=204)
+
+
 @router.post("/{run_id}/cancel", response_model=RunOut, responses={409: {"description": "already finished"}})
 async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep) -> RunOut:
     await dispatcher.cancel(run_id)
@@ -143,3 +173,40 @@ def client_key(request: Request, who: Principal | None) -> str:
     if who is not None:
         return f"{who.kind}:{who.token_id or who.name}"
     return f"addr:{request.client.host if request.client else '?'}"
+
+
+@batches_router.get(
+    "/{batch_id}", response_model=BatchInfo, responses={404: {"description": "no such batch"}}
+)
+async def get_batch(batch_id: str, session: SessionDep) -> BatchInfo:
+    """A batch (the runs posted together, or one run alone): its title, note, runs and machines."""
+    return await edits.batch_info(session, batch_id)
+
+
+@batches_router.patch(
+    "/{batch_id}",
+    response_model=BatchInfo,
+    responses={404: {"description": "no such batch"}, 422: {"description": "`name` or `note` too long"}},
+)
+async def patch_batch(batch_id: str, body: TitleNotePatch, session: SessionDep, who: WriteDep) -> BatchInfo:
+    """A title and a note for the batch, as PATCH /runs/{id} gives one run."""
+    await edits.patch_batch(session, batch_id, body, who.name)
+    return await edits.batch_info(session, batch_id)
+
+
+@batches_router.delete(
+    "/{batch_id}",
+    status_code=204,
+    responses={
+        404: {"description": "no such batch"},
+        409: {"description": "one of its runs is queued or running: cancel it first"},
+    },
+)
+async def delete_batch(batch_id: str, session: SessionDep, hub: HubDep, who: WriteDep) -> Response:
+    """Deletes every run of the batch with their results: all of them, or none when one is unfinished."""
+    info = await edits.batch_info(session, batch_id)
+    async with contextlib.AsyncExitStack() as stack:
+        for machine_id in sorted(info.machine_ids):  # one order everywhere: no deadlock
+            await stack.enter_async_context(hub.locks[machine_id])
+        await edits.delete_batch(session, batch_id, who.name)
+    return Response(status_code=204)

@@ -5,6 +5,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from ctxbench_server.kit.text import Note, Title
+
 MAX_ITEMS = 1000
 MAX_BATCH = 100
 # Budgets of one item (docs/operations.md "Budgets"): checked by the schema, before any expansion.
@@ -124,6 +126,9 @@ class RunOut(BaseModel):
     id: str
     machine_id: str
     batch_id: str
+    name: str | None = Field(default=None, description="a person's title for it (PATCH); null: none")
+    note: str | None = Field(default=None, description="a person's free-text note (PATCH); null: none")
+    batch_name: str | None = Field(default=None, description="its batch's title (PATCH /batches/{id})")
     status: str
     profile: str
     created_at: datetime
@@ -194,3 +199,22 @@ class ResultOut(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     created_at: datetime
+
+
+class TitleNotePatch(BaseModel):
+    """PATCH of a run or a batch: the fields given change, those left out stay; null or "" clears."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Title | None = Field(default=None, description="at most 200 characters on one line")
+    note: Note | None = Field(default=None, description="at most 4000 characters")
+
+
+class BatchInfo(BaseModel):
+    """GET /batches/{id}: a batch's title and note, and which runs it holds."""
+
+    id: str
+    name: str | None
+    note: str | None
+    run_ids: list[str]
+    machine_ids: list[str]

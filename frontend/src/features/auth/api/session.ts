@@ -16,6 +16,12 @@ export interface SessionCreated {
   expires_at: string;
 }
 
+/** Whether this browser may change things (scope write or admin): edit and delete controls show then. */
+export function useCanWrite(): boolean {
+  const scope = useSession().data?.scope;
+  return scope === 'write' || scope === 'admin';
+}
+
 export const sessionQuery = () =>
   queryOptions({
     queryKey: ['session'],

@@ -76,7 +76,7 @@ export function CompareTable({
       <table className="table compare-table" data-testid="compare-table">
         <thead>
           <tr>
-            <th scope="col">Kernel</th>
+            <th scope="col" className="col-kernel">Kernel</th>
             <th scope="col">Params</th>
             <th scope="col">Unit</th>
             {data.machines.map((m) => (
@@ -104,7 +104,7 @@ export function CompareTable({
             const warning = rowWarning(row, data.warnings);
             return (
               <tr key={key} data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={key === selected ? 'selected' : undefined}>
-                <td>
+                <td className="col-kernel">
                   <KernelLink id={row.kernel} />
                   {row.higher_is_better && <div className="muted small">higher is better</div>}
                   {warning && (

@@ -1,5 +1,5 @@
-import { useQuery } from '@tanstack/react-query';
-import { apiGet } from '@/lib/api-client';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { apiDelete, apiGet, apiPatch } from '@/lib/api-client';
 import type { Machine, Run } from '@/lib/api-types';
 import { MACHINES_POLL_MS } from './machines';
 
@@ -17,5 +17,30 @@ export function useRecentRuns() {
     queryKey: ['runs', 'list', 'recent'],
     queryFn: ({ signal }) => apiGet<Run[]>('/runs?limit=200&items=false', signal),
     refetchInterval: 5000,
+  });
+}
+
+/** Gives a machine a display name (null: the agent's own name again); its id stays. */
+export function useRenameMachine(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string | null) => apiPatch<Machine>(`/machines/${encodeURIComponent(id)}`, { name }),
+    onSuccess: (m) => {
+      client.setQueryData(['machines', id], m);
+      void client.invalidateQueries({ queryKey: ['machines'] });
+    },
+  });
+}
+
+/** Deletes a machine with all its runs and results (admin; 409 while it is online or busy). */
+export function useDeleteMachine(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiDelete<void>(`/machines/${encodeURIComponent(id)}`),
+    onSuccess: () => {
+      client.removeQueries({ queryKey: ['machines', id] });
+      void client.invalidateQueries({ queryKey: ['machines'] });
+      void client.invalidateQueries({ queryKey: ['runs'] });
+    },
   });
 }

@@ -1,20 +1,20 @@
+import { Link } from 'react-router';
 import { EmptyState } from '@/components/Feedback';
 
-/** What to do when no agent has connected yet. */
+/** What to do when no agent has connected yet: add a host, or start the local one. */
 export function NoMachines() {
   return (
     <EmptyState title="No machines yet">
+      <p>A machine appears here when a ctxbench agent connects to this server. Next:</p>
       <p>
-        A machine appears here when a ctxbench agent connects to this server. To measure this computer, start the
-        server together with a local agent:
+        <Link className="button button-primary" to="/hosts" data-testid="add-first-host">
+          Add a host
+        </Link>{' '}
+        <span className="muted">create a join token and run the one-line installer it gives on the host.</span>
       </p>
+      <p>To measure this computer instead, start the server together with a local agent:</p>
       <pre>make run</pre>
-      <p>To measure another host, copy the agent there and point it at this server's gRPC port with its token:</p>
-      <pre>ctxbench-agent --server HOST:50051 --token TOKEN</pre>
-      <p className="muted small">
-        The token is in the server's data directory (<code>data/agent-token</code> by default). The page refreshes
-        by itself.
-      </p>
+      <p className="muted small">The page refreshes by itself; then start a run from the machine&apos;s row.</p>
     </EmptyState>
   );
 }

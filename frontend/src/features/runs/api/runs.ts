@@ -1,6 +1,6 @@
 import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { ApiError, apiGet, apiPost } from '@/lib/api-client';
-import { isTerminal, type BatchCreated, type Result, type Run, type RunRequest } from '@/lib/api-types';
+import { ApiError, apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
+import { isTerminal, type BatchCreated, type BatchInfo, type Result, type Run, type RunRequest, type TitleNotePatch } from '@/lib/api-types';
 import { learnLaunchOverheads, type PastResult } from '@/lib/estimate';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
@@ -143,6 +143,60 @@ export function useLaunchOverheads(machineId: string | null) {
         ),
       );
       return learnLaunchOverheads(results.flat());
+    },
+  });
+}
+
+/** Gives a run a title and note; the answer is the run, stored as the run page's data. */
+export function usePatchRun(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (patch: TitleNotePatch) => apiPatch<Run>(`/runs/${encodeURIComponent(id)}`, patch),
+    onSuccess: (run) => storeRun(client, run),
+  });
+}
+
+/** Deletes a finished run with its results (the server refuses an unfinished one with 409). */
+export function useDeleteRun(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiDelete<void>(`/runs/${encodeURIComponent(id)}`),
+    onSuccess: () => {
+      client.removeQueries({ queryKey: ['runs', id] });
+      void client.invalidateQueries({ queryKey: ['runs', 'list'] });
+      void client.invalidateQueries({ queryKey: ['runs', 'batch'] });
+      void client.invalidateQueries({ queryKey: ['batches'] });
+    },
+  });
+}
+
+export const batchQuery = (id: string) =>
+  queryOptions({
+    queryKey: ['batches', id],
+    queryFn: ({ signal }) => apiGet<BatchInfo>(`/batches/${encodeURIComponent(id)}`, signal),
+  });
+
+/** A batch's title and note (and its runs' ids); a 404 when no run has this batch id. */
+export function useBatch(id: string) {
+  return useQuery({ ...batchQuery(id), retry: (n, e) => !stopOn4xx(e) && n < 2 });
+}
+
+export function usePatchBatch(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (patch: TitleNotePatch) => apiPatch<BatchInfo>(`/batches/${encodeURIComponent(id)}`, patch),
+    onSuccess: (info) => client.setQueryData(batchQuery(id).queryKey, info),
+  });
+}
+
+/** Deletes every run of a batch, or none (409) while one is unfinished. */
+export function useDeleteBatch(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiDelete<void>(`/batches/${encodeURIComponent(id)}`),
+    onSuccess: () => {
+      client.removeQueries({ queryKey: ['batches', id] });
+      void client.invalidateQueries({ queryKey: ['runs'] });
     },
   });
 }

@@ -58,7 +58,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
       <table className="table results">
         <thead>
           <tr>
-            <th scope="col">Kernel</th>
+            <th scope="col" className="col-kernel">Kernel</th>
             <th scope="col">Params</th>
             <th scope="col">Unit</th>
             <th scope="col" className="num">
@@ -93,7 +93,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
             const r = toResultRow(result, scales);
             return (
               <tr key={r.id} data-testid="result-row">
-                <td>
+                <td className="col-kernel">
                   <KernelLink id={r.kernel} /> <RerunMarks result={result} />
                 </td>
                 <td className="small params-cell">{r.params}</td>

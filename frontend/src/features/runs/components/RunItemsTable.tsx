@@ -1,9 +1,10 @@
 import { KernelLink } from '@/components/KernelLink';
 import { StatusBadge } from '@/components/StatusBadge';
 import type { RunItem } from '@/lib/api-types';
-import { formatParams } from '@/lib/format';
+import { formatDuration, formatParams } from '@/lib/format';
 
-export function RunItemsTable({ items }: { items: RunItem[] }) {
+/** The run's items, each with its state and, once it finished with a result, what it took. */
+export function RunItemsTable({ items, durations }: { items: RunItem[]; durations?: ReadonlyMap<string, number> }) {
   return (
     <div className="table-wrap">
       <table className="table">
@@ -12,9 +13,14 @@ export function RunItemsTable({ items }: { items: RunItem[] }) {
             <th scope="col" className="num">
               #
             </th>
-            <th scope="col">Kernel</th>
+            <th scope="col" className="col-kernel">
+              Kernel
+            </th>
             <th scope="col">Params</th>
             <th scope="col">State</th>
+            <th scope="col" className="num" title="The wall time of the item's kernel processes (launches)">
+              Took
+            </th>
             <th scope="col" className="num">
               Attempt
             </th>
@@ -24,20 +30,26 @@ export function RunItemsTable({ items }: { items: RunItem[] }) {
         <tbody>
           {[...items]
             .sort((a, b) => a.index - b.index)
-            .map((item) => (
-              <tr key={item.id} data-testid="run-item">
-                <td className="num">{item.index + 1}</td>
-                <td>
-                  <KernelLink id={item.kernel} />
-                </td>
-                <td className="small">{formatParams(item.params)}</td>
-                <td>
-                  <StatusBadge status={item.state} />
-                </td>
-                <td className="num">{item.attempt ?? 1}</td>
-                <td className="error-text">{item.error ?? ''}</td>
-              </tr>
-            ))}
+            .map((item) => {
+              const took = durations?.get(item.id);
+              return (
+                <tr key={item.id} data-testid="run-item">
+                  <td className="num">{item.index + 1}</td>
+                  <td className="col-kernel">
+                    <KernelLink id={item.kernel} />
+                  </td>
+                  <td className="small">{formatParams(item.params)}</td>
+                  <td>
+                    <StatusBadge status={item.state} />
+                  </td>
+                  <td className="num" data-testid="item-duration">
+                    {took !== undefined ? formatDuration(took) : <span className="muted">—</span>}
+                  </td>
+                  <td className="num">{item.attempt ?? 1}</td>
+                  <td className="error-text">{item.error ?? ''}</td>
+                </tr>
+              );
+            })}
         </tbody>
       </table>
     </div>

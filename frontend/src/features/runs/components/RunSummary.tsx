@@ -10,6 +10,8 @@ import { batchPath, newRunPath } from '@/lib/query-state';
 import type { LiveMode } from '../api/run-events';
 import { runsQuery } from '../api/runs';
 import { compareWithView } from '../utils/compare-with';
+import { formatEta, type RunTiming } from '../utils/timing';
+import { formatEstimate } from '@/lib/estimate';
 import { RunActions } from './RunActions';
 import { progressView } from '../utils/progress';
 
@@ -30,7 +32,46 @@ export function LiveIndicator({ mode }: { mode: LiveMode }) {
   );
 }
 
-export function RunSummary({ run, machine, live }: { run: Run; machine: Machine | undefined; live: LiveMode }) {
+/**
+ * How long: the estimate while queued; elapsed and the ETA while running; what it took once finished.
+ */
+function Timing({ run, timing }: { run: Run; timing: RunTiming }) {
+  if (run.status === 'queued') {
+    return (
+      <div>
+        <dt>Estimate</dt>
+        <dd data-testid="run-estimate">{formatEstimate(timing.estimate)}</dd>
+      </div>
+    );
+  }
+  if (run.status === 'running') {
+    return (
+      <>
+        <div>
+          <dt>Elapsed</dt>
+          <dd data-testid="run-elapsed">{formatDuration(timing.elapsed)}</dd>
+        </div>
+        <div>
+          <dt>ETA</dt>
+          <dd
+            data-testid="run-eta"
+            title="From the estimates of the items still to finish (launch costs learnt from this machine's earlier runs, else guessed), less what the run has spent on them, scaled by how the finished items compared with theirs"
+          >
+            {timing.eta !== null ? formatEta(timing.eta, timing.overdue) : '—'}
+          </dd>
+        </div>
+      </>
+    );
+  }
+  return (
+    <div>
+      <dt>Took</dt>
+      <dd data-testid="run-took">{formatDuration(timing.elapsed)}</dd>
+    </div>
+  );
+}
+
+export function RunSummary({ run, machine, live, timing }: { run: Run; machine: Machine | undefined; live: LiveMode; timing?: RunTiming }) {
   const took = secondsBetween(run.started_at, run.finished_at);
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
   const failed = run.items.filter((i) => i.state === 'failed').length;
@@ -64,12 +105,13 @@ export function RunSummary({ run, machine, live }: { run: Run; machine: Machine 
           <div>
             <dt>Batch</dt>
             <dd>
-              <Link to={batchPath(run.batch_id)} data-testid="batch-link">
-                <code>{run.batch_id.slice(0, 8)}</code>
+              <Link to={batchPath(run.batch_id)} data-testid="batch-link" title={run.batch_id}>
+                {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
               </Link>
             </dd>
           </div>
         )}
+        {timing && <Timing run={run} timing={timing} />}
         <div>
           <dt>Profile</dt>
           <dd data-testid="run-profile">{run.profile ?? 'default'}</dd>

@@ -33,11 +33,16 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
               <tr key={run.id} data-testid="run-row">
                 <td>
                   <Link to={runPath(run.id)} data-testid="run-link">
-                    {runTitle(run, machines.get(run.machine_id)?.name)}
+                    {run.name || runTitle(run, machines.get(run.machine_id)?.name)}
                   </Link>
                   <div className="muted small">
                     <code>{run.id.slice(0, 8)}</code>
                   </div>
+                  {run.note && (
+                    <div className="muted small runs-note" data-testid="run-row-note" title={run.note}>
+                      {run.note}
+                    </div>
+                  )}
                 </td>
                 <td>
                   <StatusBadge status={run.status} />
@@ -46,8 +51,8 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
                 <td>
                   {run.batch_id ? (
                     <>
-                      <Link to={batchPath(run.batch_id)} data-testid="run-batch">
-                        <code>{run.batch_id.slice(0, 8)}</code>
+                      <Link to={batchPath(run.batch_id)} data-testid="run-batch" title={run.batch_id}>
+                        {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
                       </Link>
                       {(batchSize.get(run.batch_id) ?? 0) > 1 && (
                         <span className="muted small"> ×{batchSize.get(run.batch_id)}</span>

@@ -1,0 +1,112 @@
+// How long a run takes, while it runs and after: elapsed, each finished item's duration, and an ETA
+// from the estimates of the items still to finish (the New run page's estimate, lib/estimate.ts, with
+// the launch costs learnt from this machine's earlier runs). Tested in timing.test.ts.
+import type { Profile, Result, Run } from '@/lib/api-types';
+import { estimateRun } from '@/lib/estimate';
+import { parseTimestamp, secondsBetween } from '@/lib/format';
+import { PROFILE_SETTINGS, type ProfileSettings } from '@/lib/sweep';
+
+/** The kernels' own min time when a run leaves it unset (the server's KERNEL_DEFAULT_MIN_TIME_S). */
+export const KERNEL_DEFAULT_MIN_TIME_S = 0.2;
+
+/**
+ * What one item cost: the wall time of all its launches (they are interleaved with the other items'
+ * launches, so its first start to its last end would count theirs too); without launches (older
+ * results), its start to its end. Null when the result says neither.
+ */
+export function itemDuration(result: Pick<Result, 'launches' | 'started_at' | 'finished_at'>): number | null {
+  const launches = result.launches ?? [];
+  if (launches.length > 0 && launches.every((l) => l.wall_s !== null && Number.isFinite(l.wall_s))) {
+    return launches.reduce((a, l) => a + (l.wall_s ?? 0), 0);
+  }
+  const s = secondsBetween(result.started_at, result.finished_at);
+  return s !== null && s >= 0 ? s : null;
+}
+
+/** The settings the run measures with: its own, else its profile's. */
+export function runSettings(run: Pick<Run, 'profile' | 'repetitions' | 'min_time_s' | 'launches'>): ProfileSettings {
+  const base = PROFILE_SETTINGS[(run.profile ?? 'default') as Profile] ?? PROFILE_SETTINGS.default;
+  return {
+    repetitions: run.repetitions ?? base.repetitions,
+    minTimeS: run.min_time_s ?? KERNEL_DEFAULT_MIN_TIME_S,
+    launches: run.launches ?? base.launches,
+  };
+}
+
+export interface RunTiming {
+  /** Seconds since it started (to its end once finished); null before it starts. */
+  elapsed: number | null;
+  /** Seconds still to go while it runs (0: it should be ending); null when not running. */
+  eta: number | null;
+  /** It runs longer than its items' estimates said: the ETA is "any moment" rather than a figure. */
+  overdue: boolean;
+  /** The whole run's estimate (all items), for a queued run. */
+  estimate: number;
+  /** item id → seconds, for the items that finished with a result. */
+  durations: Map<string, number>;
+}
+
+/**
+ * Elapsed, per-item durations and the ETA. The items still to finish are estimated as the New run page
+ * does; what the run has already spent on them (elapsed less the finished items' own time) comes off,
+ * and the estimate is scaled by how the finished items compared with theirs (within ½× to 3×).
+ */
+export function runTiming(
+  run: Pick<Run, 'status' | 'started_at' | 'finished_at' | 'items' | 'profile' | 'repetitions' | 'min_time_s' | 'launches'>,
+  results: readonly Result[],
+  overheads: ReadonlyMap<string, number>,
+  now: Date,
+): RunTiming {
+  const settings = runSettings(run);
+  const perKernel = new Map<string, number>();
+  const estimateOf = (kernel: string) => {
+    let s = perKernel.get(kernel);
+    if (s === undefined) {
+      s = estimateRun([{ kernel, items: 1 }], settings, overheads).seconds;
+      perKernel.set(kernel, s);
+    }
+    return s;
+  };
+  const byItem = new Map(results.map((r) => [r.item_id, r]));
+  const durations = new Map<string, number>();
+  let spent = 0; // on finished items
+  let actual = 0; // of finished items with a duration, and their estimates
+  let expected = 0;
+  let left = 0; // the estimates of the items still to finish
+  for (const item of run.items) {
+    const result = byItem.get(item.id);
+    const d = result ? itemDuration(result) : null;
+    if (item.state === 'queued' || item.state === 'running') {
+      left += estimateOf(item.kernel);
+    } else if (d !== null) {
+      durations.set(item.id, d);
+      spent += d;
+      actual += d;
+      expected += estimateOf(item.kernel);
+    } else {
+      spent += estimateOf(item.kernel); // failed or cancelled without a result: assume it took its estimate
+    }
+  }
+  const estimate = run.items.reduce((a, it) => a + estimateOf(it.kernel), 0);
+  const start = parseTimestamp(run.started_at);
+  const end = parseTimestamp(run.finished_at);
+  const elapsed = start ? Math.max(0, ((end ?? now).getTime() - start.getTime()) / 1000) : null;
+  if (run.status !== 'running' || elapsed === null) {
+    return { elapsed, eta: null, overdue: false, estimate, durations };
+  }
+  const scale = expected > 0 ? Math.min(3, Math.max(0.5, actual / expected)) : 1;
+  const onTheRest = Math.max(0, elapsed - spent);
+  const remaining = left * scale - onTheRest;
+  return { elapsed, eta: Math.max(0, remaining), overdue: left > 0 && remaining <= 0, estimate, durations };
+}
+
+/** "about 40 s left", "about 3 min left"; "any moment now" once overdue. */
+export function formatEta(eta: number, overdue: boolean): string {
+  if (overdue) return 'any moment now (longer than estimated)';
+  if (eta < 3) return 'a few seconds left';
+  if (eta < 55) return `about ${Math.max(5, Math.round(eta / 5) * 5)} s left`;
+  const minutes = Math.round(eta / 60);
+  if (minutes < 60) return `about ${minutes} min left`;
+  const h = Math.floor(minutes / 60);
+  return `about ${h} h ${minutes % 60} min left`;
+}
