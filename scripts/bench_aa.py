@@ -310,7 +310,7 @@ def noise(
     """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
     the other, as a user repeating a run would; per point the relative range of the run medians, the
     quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
-    per-kernel default floors (DEFAULT_NOISE there) come from this table."""
+    default floors (FLOORS there, from noise_floors.json) come from this table."""
     from ctxbench_server.compare.significance import spread
 
     per_point: dict[str, list[float]] = {}
@@ -321,6 +321,7 @@ def noise(
         server = Server(tmp / "data")
         try:
             with pair(server, tmp, "noise") as (a_id, _b_id):
+                family_of = {k["id"]: k["family"] for k in server.http.get("/kernels").json()}
                 load0 = Path("/proc/loadavg").read_text().split()[0]
                 for _ in range(runs):
                     for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
@@ -352,6 +353,16 @@ def noise(
         if s is not None:
             kernel = point.split(" ")[0]
             floors[kernel] = round(max(floors.get(kernel, 0.0), s), 3)
+    # A family's floor, for its kernels not measured here: the largest of its measured kernels'.
+    families: dict[str, float] = {}
+    for kernel, floor in floors.items():
+        fam = family_of.get(kernel, kernel.split(".")[0])
+        families[fam] = max(families.get(fam, 0.0), floor)
+    out += [
+        "",
+        "Default floors (compare/noise_floors.json): "
+        + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in sorted(floors.items())),
+    ]
     table = "\n".join(out)
     print(table)
     if write:
@@ -365,6 +376,7 @@ def noise(
                     "command": "scripts/bench.py noise",
                     "runs": runs,
                     "floors": dict(sorted(floors.items())),
+                    "families": dict(sorted(families.items())),
                 },
                 indent=2,
             )

@@ -83,7 +83,7 @@ async def test_ratio_statistics(
     http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The rule at the fallback floor (5 %), whatever floors `make bench` measured (noise_floors.json).
-    monkeypatch.setattr(significance, "DEFAULT_NOISE", {})
+    monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
     a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
     ra, rb, rc = await seed.run(a), await seed.run(b), await seed.run(c)
     same = spread(100, width=0.05)
@@ -245,8 +245,9 @@ def launched(
 
 
 async def test_significance_says_which_rule_and_learns_noise_from_runs(
-    http: httpx.AsyncClient, seed: Seeder
+    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
     a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
     # a's runs of the point are 4 % apart (medians 100, 104, 100), b's and c's under 1 %; b is 2 %
     # slower than a's latest (its CI excludes 1, but not a's 4 %), c 25 %

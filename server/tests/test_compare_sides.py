@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ctxbench_server.compare import significance
 from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, assert_declared, spread
@@ -89,7 +90,10 @@ async def test_before_and_after_on_one_machine(http: httpx.AsyncClient, seed: Se
     assert body["rows"][0]["ratios"]["before"]["ratio"] == pytest.approx(1 / 1.3, rel=0.01)
 
 
-async def test_one_run_a_side_uses_the_default_floor(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_one_run_a_side_uses_the_default_floor(
+    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
     before, after = await before_after(seed)
     body = await compare(http, sides=sides(a=before[:1], b=after[:1]))
     sig = row(body, "syscall.getppid")["ratios"]["b"]["significance"]

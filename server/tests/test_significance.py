@@ -9,6 +9,11 @@ other variances: server/benchmarks/significance.py (docs/architecture.md "Statis
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from ctxbench_server.compare import ratios, simulate
 from ctxbench_server.compare import significance as sig
 
@@ -52,7 +57,8 @@ def test_one_launch_results_still_compare() -> None:
     assert r["significance"]["rule"] == sig.RULE_TOO_FEW and r["significant"] is False
 
 
-def test_rule_order_and_noise_sources() -> None:
+def test_rule_order_and_noise_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sig, "FLOORS", sig.Floors({}, {}, sig.FALLBACK_NOISE))  # not the measured ones
     assert sig.rule(0.9, 1.1, 0.05, True) == sig.RULE_CI_INCLUDES_1
     assert sig.rule(1.01, 1.1, 0.05, True) == sig.RULE_WITHIN_NOISE
     assert sig.rule(1.06, 1.1, 0.05, True) == sig.RULE_SIGNIFICANT
@@ -63,3 +69,37 @@ def test_rule_order_and_noise_sources() -> None:
     assert sig.noise_for("k.x", "k", [0.2, None]) == (0.2, "runs")  # a learned spread over the default
     assert sig.noise_for("k.x", "k", [0.001, 0.02]) == (0.02, "runs")
     assert sig.noise_for("k.x", "k", [0.001, 0.002]) == (sig.MIN_NOISE, "runs")
+
+
+def test_measured_floors_ship_with_the_server_and_are_used() -> None:
+    """noise_floors.json (written by `make bench` section noise) loads, names real kernel ids and
+    families, keeps every floor at MIN_DEFAULT_NOISE or more, and decides default_noise."""
+    data = json.loads(sig.FLOORS_FILE.read_text())
+    assert {"measured", "host", "load_before", "command", "runs", "floors", "families"} <= set(data)
+    floors = sig.load_floors(sig.FLOORS_FILE)
+    assert floors == sig.FLOORS and floors.kernels and floors.families
+    assert all(v >= sig.MIN_DEFAULT_NOISE for v in [*floors.kernels.values(), *floors.families.values()])
+    assert all("." in k for k in floors.kernels) and all("." not in f for f in floors.families)
+    kernel, floor = next(iter(floors.kernels.items()))
+    assert sig.default_noise(kernel, "whatever") == floor
+
+
+def test_floor_lookup_kernel_then_family_then_median(tmp_path: Path) -> None:
+    absent = sig.load_floors(tmp_path / "absent.json")
+    assert absent == sig.Floors({}, {}, sig.FALLBACK_NOISE)
+    good = tmp_path / "floors.json"
+    good.write_text(json.dumps({"floors": {"a.x": 0.001, "a.y": 0.3, "b.z": 0.1}, "families": {"a": 0.3}}))
+    floors = sig.load_floors(good)
+    assert floors.kernels == {"a.x": sig.MIN_DEFAULT_NOISE, "a.y": 0.3, "b.z": 0.1}
+    assert floors.fallback == 0.1  # the median of the kernels' floors
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sig, "FLOORS", floors)
+        assert (
+            sig.default_noise("a.x", "a") == sig.MIN_DEFAULT_NOISE
+        )  # its own, though its family's is higher
+        assert sig.default_noise("a.new", "a") == 0.3  # its family's
+        assert sig.default_noise("c.new", "c") == 0.1  # neither: the median
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ValueError):
+        sig.load_floors(bad)

@@ -6,12 +6,16 @@ than the kernel's run-to-run noise on those machines: the CI must lie wholly out
 runs at different times still differ by more (host load, frequency, page layout from boot to boot), and
 the CI cannot see that. The noise is learned from the machines' own repeated runs of that kernel point
 when there are at least 2 (the relative range of their medians), else it is the default floor below
-(docs/architecture.md "Statistics" has the rule's simulated error rates and why the floor is 5 %).
+(docs/architecture.md "Statistics" has the rule's simulated error rates and how the floors were measured).
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Select, select
@@ -26,15 +30,40 @@ RULE_CI_INCLUDES_1 = "ci_includes_1"
 RULE_WITHIN_NOISE = "within_noise"
 RULE_TOO_FEW = "too_few_launches"
 
-# Default run-to-run noise, per kernel id or family, for machines without 2 runs of a point. Every
-# family is at FALLBACK_NOISE (5 %) for now: measuring it on the 2-CPU development VM
-# (server/benchmarks/noise_floor.py: 6 and 8 interleaved processes per point, 2026-11-23, figures in
-# docs/performance.md "noise-floor") gave the spread of whatever else ran on the host (sched.yield
-# varied 2000-fold between two processes), not the kernels' own, since that script does not re-measure
-# disturbed processes as the agent does. 5 % is the floor the simulated A/A and power figures are for
-# (docs/architecture.md "Statistics"); a family measured on a quiet host goes here with its source.
+# Default run-to-run noise, for machines without 2 runs of a point: measured by `make bench` section
+# `noise` (scripts/bench_aa.py: one agent runs the A/A points 6 times on a quiet host; a kernel's floor is
+# the largest spread of its points' run medians, a family's the largest of its measured kernels') and
+# written to noise_floors.json beside this file with the date, host and load it was measured at (the
+# figures: docs/performance.md "noise-floor"). Lookup: the kernel's floor, else its family's, else the
+# median of all measured kernels' floors (FALLBACK_NOISE without the file); never below MIN_DEFAULT_NOISE.
 FALLBACK_NOISE = 0.05
-DEFAULT_NOISE: dict[str, float] = {}
+MIN_DEFAULT_NOISE = 0.02
+FLOORS_FILE = Path(__file__).with_name("noise_floors.json")
+
+
+@dataclass(frozen=True)
+class Floors:
+    kernels: dict[str, float]
+    families: dict[str, float]
+    fallback: float
+
+
+def load_floors(path: Path) -> Floors:
+    """The measured floors (none without the file; a malformed file is an error: it ships with the server
+    and a test reads it)."""
+    if not path.exists():
+        return Floors({}, {}, FALLBACK_NOISE)
+    data = json.loads(path.read_text())
+
+    def clamp(d: dict[str, Any]) -> dict[str, float]:
+        return {str(k): max(float(v), MIN_DEFAULT_NOISE) for k, v in d.items()}
+
+    kernels, families = clamp(data["floors"]), clamp(data.get("families", {}))
+    fallback = statistics.median(kernels.values()) if kernels else FALLBACK_NOISE
+    return Floors(kernels, families, fallback)
+
+
+FLOORS = load_floors(FLOORS_FILE)
 # Learned noise never goes below this: two runs that agree by chance do not make a kernel exact
 # (frequency steps and timer granularity move every kernel here by about 1 %).
 MIN_NOISE = 0.01
@@ -47,7 +76,7 @@ MIN_SAMPLES_ONE_LAUNCH = 5
 
 
 def default_noise(kernel_id: str, family: str) -> float:
-    return DEFAULT_NOISE.get(kernel_id, DEFAULT_NOISE.get(family, FALLBACK_NOISE))
+    return FLOORS.kernels.get(kernel_id, FLOORS.families.get(family, FLOORS.fallback))
 
 
 def spread(medians: Sequence[float]) -> float | None:
