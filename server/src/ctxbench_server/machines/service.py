@@ -102,6 +102,14 @@ async def touch(session: AsyncSession, machine_id: str) -> None:
     await session.commit()
 
 
+async def touch_many(session: AsyncSession, machine_ids: Iterable[str]) -> None:
+    """last_seen = now for these machines, in one statement per 500."""
+    ids, now = sorted(machine_ids), utcnow()
+    for i in range(0, len(ids), 500):
+        await session.execute(update(Machine).where(Machine.id.in_(ids[i : i + 500])).values(last_seen=now))
+    await session.commit()
+
+
 def _out(m: Machine, online: Iterable[str]) -> MachineOut:
     return MachineOut(
         id=m.id,
@@ -136,3 +144,16 @@ async def catalog(session: AsyncSession, machine_id: str) -> dict[str, dict[str,
     """kernel id -> that machine's spec of it."""
     rows = await session.scalars(select(MachineKernel).where(MachineKernel.machine_id == machine_id))
     return {mk.kernel_id: mk.spec for mk in rows}
+
+
+async def catalogs(session: AsyncSession, machine_ids: Iterable[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """catalog() of many machines in one query: machine id -> kernel id -> spec (empty: no kernels)."""
+    ids = list(machine_ids)
+    out: dict[str, dict[str, dict[str, Any]]] = {mid: {} for mid in ids}
+    if ids:
+        q = select(MachineKernel.machine_id, MachineKernel.kernel_id, MachineKernel.spec).where(
+            MachineKernel.machine_id.in_(ids)
+        )
+        for mid, kid, spec in await session.execute(q):
+            out[mid][kid] = spec
+    return out
