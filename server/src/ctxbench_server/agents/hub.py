@@ -27,6 +27,8 @@ class AgentConnection:
         self.idle_during: str | None = None
         # Why the server ended the stream, when it was not the agent going away: (status, message).
         self.abort_with: tuple[grpc.StatusCode, str] | None = None
+        # Its Hello said it assembles a StartRun sent in parts (runs/starts.py).
+        self.start_run_parts = False
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:
