@@ -34,7 +34,7 @@ async def create_run(
     if its agent is idle (else it waits in that machine's queue)."""
     batch_id, run_ids = await service.create_runs(session, body, request.app.state.settings)
     await start_many(dispatcher, run_ids)
-    out = [service.run_out(run) for run in await service.load_runs(session, list(run_ids.values()))]
+    out = await service.runs_out(session, list(run_ids.values()))
     if body.machine_ids is None:
         return out[0]
     return BatchOut(batch_id=batch_id, runs=out)

@@ -334,16 +334,39 @@ async def create_runs(
     return batch_id, run_ids
 
 
-async def load_runs(session: AsyncSession, run_ids: list[str]) -> list[Run]:
-    """The runs with their items, in the order of run_ids, in two queries."""
-    q = (
-        select(Run)
-        .where(Run.id.in_(run_ids))
-        .options(selectinload(Run.items))
-        .execution_options(populate_existing=True)
-    )
+async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
+    """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
+    batch's 100 x 50 of them as ORM objects cost more than the rest of its POST)."""
+    q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
     by_id = {run.id: run for run in await session.scalars(q)}
-    return [by_id[rid] for rid in run_ids]
+    items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
+    rows = select(
+        RunItem.run_id,
+        RunItem.id,
+        RunItem.index.label("position"),  # (a Row's .index is tuple.index)
+        RunItem.kernel_id,
+        RunItem.params,
+        RunItem.state,
+        RunItem.error,
+        RunItem.result_id,
+        RunItem.timeout_s,
+        RunItem.attempt,
+    ).where(RunItem.run_id.in_(run_ids))
+    for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
+        items[it.run_id].append(
+            RunItemOut(
+                id=it.id,
+                index=it.position,
+                kernel=it.kernel_id,
+                params=it.params,
+                state=it.state,
+                error=it.error,
+                result_id=it.result_id,
+                timeout_s=it.timeout_s,
+                attempt=it.attempt,
+            )
+        )
+    return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
 
 
 async def load_run(session: AsyncSession, run_id: str) -> Run:
@@ -353,26 +376,33 @@ async def load_run(session: AsyncSession, run_id: str) -> Run:
     return run
 
 
-def run_out(run: Run, light: Progress | None = None, kernels: list[str] | None = None) -> RunOut:
-    """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL."""
-    items = (
-        [
-            RunItemOut(
-                id=it.id,
-                index=it.index,
-                kernel=it.kernel_id,
-                params=it.params,
-                state=it.state,
-                error=it.error,
-                result_id=it.result_id,
-                timeout_s=it.timeout_s,
-                attempt=it.attempt,
-            )
-            for it in sorted(run.items, key=lambda it: it.index)
-        ]
-        if light is None
-        else []
-    )
+def run_out(
+    run: Run,
+    light: Progress | None = None,
+    kernels: list[str] | None = None,
+    items: list[RunItemOut] | None = None,
+) -> RunOut:
+    """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL;
+    `items`: its items already read (run.items is then not touched)."""
+    if items is None:
+        items = (
+            [
+                RunItemOut(
+                    id=it.id,
+                    index=it.index,
+                    kernel=it.kernel_id,
+                    params=it.params,
+                    state=it.state,
+                    error=it.error,
+                    result_id=it.result_id,
+                    timeout_s=it.timeout_s,
+                    attempt=it.attempt,
+                )
+                for it in sorted(run.items, key=lambda it: it.index)
+            ]
+            if light is None
+            else []
+        )
     return RunOut(
         id=run.id,
         machine_id=run.machine_id,

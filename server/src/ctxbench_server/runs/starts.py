@@ -4,12 +4,12 @@ message), and the next run of many machines started in one transaction (a batch 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import selectinload
 
 from ctxbench_server.agents.hub import AgentConnection
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
@@ -28,27 +28,52 @@ log = logging.getLogger(__name__)
 MAX_START_RUN_BYTES = 3 * 1024 * 1024
 
 
-def run_items(run: Run, items: Iterable[RunItem], specs: Mapping[str, dict[str, Any]]) -> list[pb.RunItem]:
-    """The run's items still without a result, in order, as the agent gets them."""
-    return [
-        pb.RunItem(
-            item_id=it.id,
-            kernel_id=it.kernel_id,
-            params=to_wire(specs.get(it.kernel_id, {}), it.params),
-            repetitions=run.repetitions or 0,
-            min_time_s=run.min_time_s or 0.0,
-            timeout_s=it.timeout_s,
-            launches=run.launches or 1,  # runs stored before launches: one process, as then
+# (the machine's spec of the kernel, the typed params), both as JSON -> the params in wire form
+WireCache = dict[tuple[str, str], dict[str, str]]
+
+
+def run_items(
+    run: Run, items: Iterable[Any], specs: Mapping[str, dict[str, Any]], wire: WireCache | None = None
+) -> list[pb.RunItem]:
+    """The run's items still without a result, as the agent gets them. `items`: in their order (by
+    index), RunItems or rows with their id, kernel_id, params, timeout_s and result_id. `wire`: params already
+    put in wire form, by kernel and params (a batch's machines share most of them)."""
+    wire = {} if wire is None else wire
+    spec_keys: dict[str, str] = {}  # the wire form depends on the machine's spec of the kernel too
+    out = []
+    for it in items:
+        if it.result_id is not None:
+            continue
+        spec_key = spec_keys.get(it.kernel_id)
+        if spec_key is None:
+            spec_key = spec_keys[it.kernel_id] = json.dumps(specs.get(it.kernel_id), sort_keys=True)
+        key = (spec_key, json.dumps(it.params, sort_keys=True))
+        params = wire.get(key)
+        if params is None:
+            params = wire[key] = to_wire(specs.get(it.kernel_id, {}), it.params)
+        out.append(
+            pb.RunItem(
+                item_id=it.id,
+                kernel_id=it.kernel_id,
+                params=params,
+                repetitions=run.repetitions or 0,
+                min_time_s=run.min_time_s or 0.0,
+                timeout_s=it.timeout_s,
+                launches=run.launches or 1,  # runs stored before launches: one process, as then
+            )
         )
-        for it in sorted(items, key=lambda it: it.index)
-        if it.result_id is None
-    ]
+    return out
 
 
 def start_messages(run_id: str, items: Sequence[pb.RunItem]) -> list[pb.ConnectResponse]:
     """One StartRun when the items fit in MAX_START_RUN_BYTES (what every agent understands); else parts
     of at most that each: the first with `more`, the next ones `continued`, the last without `more`."""
     max_bytes = MAX_START_RUN_BYTES
+    whole = pb.ConnectResponse()
+    whole.start_run.run_id = run_id
+    whole.start_run.items.extend(items)
+    if whole.start_run.ByteSize() <= max_bytes:  # the usual case, sized in one call
+        return [whole]
     parts: list[list[pb.RunItem]] = [[]]
     size = 0
     for item in items:
@@ -120,12 +145,21 @@ async def start_many(dispatcher: Dispatcher, machine_ids: Iterable[str]) -> None
                 return
             runs = (
                 await session.scalars(
-                    select(Run)
-                    .where(Run.id.in_(first.values()))
-                    .options(selectinload(Run.items))
-                    .execution_options(populate_existing=True)
+                    select(Run).where(Run.id.in_(first.values())).execution_options(populate_existing=True)
                 )
             ).all()
+            # plain rows, not 100 x 50 ORM objects: only what StartRun carries
+            items: dict[str, list[Any]] = {run.id: [] for run in runs}
+            q = select(
+                RunItem.run_id,
+                RunItem.id,
+                RunItem.kernel_id,
+                RunItem.params,
+                RunItem.timeout_s,
+                RunItem.result_id,
+            ).where(RunItem.run_id.in_(items))
+            for row in await session.execute(q.order_by(RunItem.run_id, RunItem.index)):
+                items[row.run_id].append(row)
             facts: dict[str, Any] = dict(
                 (await session.execute(select(Machine.id, Machine.facts).where(Machine.id.in_(first)))).all()
             )
@@ -136,7 +170,10 @@ async def start_many(dispatcher: Dispatcher, machine_ids: Iterable[str]) -> None
                 run.started_at = now
                 run.facts = facts.get(run.machine_id)
             await session.commit()
+        wire: WireCache = {}
         for run in runs:
             dispatcher.events.notify(run.id)
-            sent = send_start(conns[run.machine_id], run, run_items(run, run.items, specs[run.machine_id]))
+            sent = send_start(
+                conns[run.machine_id], run, run_items(run, items[run.id], specs[run.machine_id], wire)
+            )
             log.info("dispatched run %s to %s: %d items", run.id, run.machine_id, sent)
