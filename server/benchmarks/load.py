@@ -120,7 +120,7 @@ async def on_server(body: Callable[[Server, Fleet], Awaitable[dict[str, Any]]]) 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
-        server = Server(data)
+        server = await asyncio.to_thread(Server, data)  # (it may create a PostgreSQL database: asyncio.run)
         fleet = Fleet(server)
         try:
             return await body(server, fleet)

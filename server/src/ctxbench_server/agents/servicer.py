@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 MISSED_HEARTBEATS = 3
 # Messages of one stream handled together: its reports and updates in one transaction.
 MAX_BATCH = 256
+# Streams storing a batch at once: the rest wait here, not in the agents' connection pool (5 + 10), which
+# 20 streams queued behind SQLite's one writer emptied (QueuePool timeout); their batches grow meanwhile.
+MAX_STORING = 4
 # Liveness is kept in memory (the hub: online while the stream is open); machines.last_seen of the
 # agents that spoke is written every LAST_SEEN_FLUSH_S, each machine at most every LAST_SEEN_EVERY
 # heartbeat intervals (a machines row holds its facts: rewriting 100 of them a second cost an idle
@@ -69,6 +72,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.dispatcher = dispatcher
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
+        self._storing = asyncio.Semaphore(MAX_STORING)
         self._spoke: set[str] = set()  # machines that sent a message since the last flush_last_seen
         self._written: dict[str, float] = {}  # machine -> when flush_last_seen last wrote it (monotonic)
 
@@ -328,7 +332,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             if any(m.WhichOneof("msg") == "result_report" for m in msgs)
             else None
         )
-        async with self.hub.locks[conn.machine_id]:
+        async with self.hub.locks[conn.machine_id], self._storing:
             try:
                 async with self.sessionmaker() as session:
                     done = await reports.record_batch(session, conn.machine_id, msgs, precomputed)
