@@ -45,7 +45,8 @@ async def refuse_unit_in_database(server: CtxbenchServer, unit: str) -> None:
                     f"WHEN NEW.unit = '{unit}' BEGIN SELECT RAISE(ABORT, 'secret internals'); END"
                 )
             )
-        else:
+        else:  # the wipe between tests truncates tables and keeps their constraints
+            await conn.execute(text("ALTER TABLE results DROP CONSTRAINT IF EXISTS refuse_unit"))
             await conn.execute(
                 text(f"ALTER TABLE results ADD CONSTRAINT refuse_unit CHECK (unit <> '{unit}')")
             )
