@@ -5,7 +5,8 @@ its SQLite database (or PostgreSQL with CTXBENCH_TEST_DATABASE_URL, as the tests
 
 connect   N agents enroll and connect at once: errors, time until all are welcomed.
 idle      N agents stay connected and heartbeat: the server's RSS and CPU over a window.
-ingest    A agents each get one run of M items and answer every item at once: results stored per second,
+ingest    A agents each get one run of M items and answer them (RUNNING, then the result, as an agent
+          does) at R results/s over all agents (0: all at once): results acknowledged per second,
           report -> ack latency p50/p99.
 batch     one POST /runs to B machines x M items: the POST's latency, then until every agent has its
           StartRun.
@@ -88,15 +89,22 @@ class Fleet:
             ts.GetCurrentTime()
             await a.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(sent_at=ts)))
 
-    async def connect_all(self, n: int) -> tuple[float, int]:
-        """Connects n new agents at once; (seconds until all answered, errors)."""
+    async def connect_all(self, n: int, wave: int = 0) -> tuple[float, int]:
+        """Connects n new agents at once (`wave`: so many at a time); (seconds until all answered, errors)."""
         start = time.perf_counter()
         agents = [self.new(i) for i in range(len(self.agents), len(self.agents) + n)]
-        got = await asyncio.gather(*(a.connect(wait_s=120) for a in agents), return_exceptions=True)
+        got: list[Any] = []
+        step = wave or n
+        for i in range(0, n, step):
+            got += await asyncio.gather(
+                *(a.connect(wait_s=120) for a in agents[i : i + step]), return_exceptions=True
+            )
         took = time.perf_counter() - start
         errors = 0
         for a, w in zip(agents, got, strict=True):
             if isinstance(w, BaseException):
+                if not errors:
+                    print(f"first connect error: {w!r}"[:2000], file=sys.stderr, flush=True)
                 errors += 1
             else:
                 self.beats.append(asyncio.create_task(self.heartbeat(a, max(1.0, w.heartbeat_interval_s))))
@@ -112,7 +120,7 @@ async def on_server(body: Callable[[Server, Fleet], Awaitable[dict[str, Any]]]) 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
-        server = Server(data)
+        server = await asyncio.to_thread(Server, data)  # (it may create a PostgreSQL database: asyncio.run)
         fleet = Fleet(server)
         try:
             return await body(server, fleet)
@@ -133,8 +141,9 @@ async def idle(n: int, window_s: float) -> dict[str, Any]:
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         pid = server.proc.pid
         _, base_rss = proc_stats(pid)
-        took, errors = await fleet.connect_all(n)
-        await asyncio.sleep(5)  # first heartbeats settle
+        # in waves of 200 (the connect scenario's size): this measures the streams held, not a storm
+        took, errors = await fleet.connect_all(n, wave=200)
+        await asyncio.sleep(15)  # the connects' own work and the first heartbeats settle
         cpu0, _ = proc_stats(pid)
         t0 = time.perf_counter()
         await asyncio.sleep(window_s)
@@ -154,15 +163,21 @@ async def idle(n: int, window_s: float) -> dict[str, Any]:
 
 
 def sweep_items(m: int) -> list[dict[str, Any]]:
-    """Up to 64 x 3 points of the fake catalog's syscall.getppid, as items."""
+    """m items over the 64 x 3 points of the fake catalog's syscall.getppid (repeated past 192)."""
     out = []
     for threads in range(1, 65):
         for placement in ("same_core", "cross_core", "unpinned"):
             out.append({"kernel": "syscall.getppid", "params": {"threads": threads, "placement": placement}})
-    return out[:m]
+    return [out[i % len(out)] for i in range(m)]
 
 
-async def ingest(agents: int, items: int) -> dict[str, Any]:
+TICK_S = 0.005  # a paced agent sends what is due this often
+
+
+async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
+    """Each agent answers its run's items as a real agent does (RunUpdate RUNNING, then the ResultReport),
+    all agents together at `rate` results/s (0: as fast as they can), and times each report to its ack."""
+
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         _, errors = await fleet.connect_all(agents)
         async with httpx.AsyncClient(
@@ -182,13 +197,41 @@ async def ingest(agents: int, items: int) -> dict[str, Any]:
         starts = [(a, (await a.expect("start_run", 30)).start_run) for a in fleet.agents]
         sent: dict[str, float] = {}
         latencies: list[float] = []
+        # Built before the clock starts: what is measured is the server, not this generator's protobufs.
+        messages = {
+            run.run_id: [
+                (
+                    pb.ConnectRequest(
+                        run_update=pb.RunUpdate(
+                            run_id=run.run_id, state=pb.ITEM_STATE_RUNNING, item_id=item.item_id, item_index=i
+                        )
+                    ),
+                    a.result(run.run_id, item),
+                )
+                for i, item in enumerate(run.items)
+            ]
+            for a, run in starts
+        }
+        per_agent = rate / len(starts) if rate > 0 else 0.0
 
-        async def answer(a: FakeAgent, run: pb.StartRun) -> None:
-            for i, item in enumerate(run.items):
-                await a.running(run.run_id, item.item_id, i)
-                req = a.result(run.run_id, item)
-                sent[req.result_report.result_id] = time.perf_counter()
-                await a.send(req)
+        async def send_all(a: FakeAgent, run: pb.StartRun, offset: float) -> None:
+            todo = messages[run.run_id]
+            await asyncio.sleep(offset)  # agents' ticks spread over one tick
+            begin = time.perf_counter()
+            done = 0
+            while done < len(todo):
+                due = len(todo)
+                if per_agent:
+                    due = min(due, int((time.perf_counter() - begin) * per_agent) + 1)
+                for running, req in todo[done:due]:
+                    await a.send(running)
+                    sent[req.result_report.result_id] = time.perf_counter()
+                    await a.send(req)
+                done = max(done, due)
+                if done < len(todo):
+                    await asyncio.sleep(TICK_S)
+
+        async def read_acks(a: FakeAgent, run: pb.StartRun) -> None:
             acks = 0
             while acks < len(run.items):
                 msg = await a.next(120)
@@ -197,12 +240,16 @@ async def ingest(agents: int, items: int) -> dict[str, Any]:
                     acks += 1
 
         t0 = time.perf_counter()
-        await asyncio.gather(*(answer(a, run) for a, run in starts))
+        await asyncio.gather(
+            *(send_all(a, run, TICK_S * i / len(starts)) for i, (a, run) in enumerate(starts)),
+            *(read_acks(a, run) for a, run in starts),
+        )
         wall = time.perf_counter() - t0
         n = len(latencies)
         return {
             "agents": agents,
             "items_per_run": items,
+            "offered_per_s": rate or "max",
             "errors": errors,
             "results": n,
             "results_per_s": round(n / wall, 1),
@@ -250,8 +297,9 @@ def main() -> None:
     ap.add_argument("--connect", type=int, default=200)
     ap.add_argument("--idle", type=int, default=1000)
     ap.add_argument("--window", type=float, default=30.0)
-    ap.add_argument("--ingest-agents", type=int, default=10)
-    ap.add_argument("--ingest-items", type=int, default=192)
+    ap.add_argument("--ingest-agents", type=int, default=20)
+    ap.add_argument("--ingest-items", type=int, default=1000)
+    ap.add_argument("--ingest-rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--batch-machines", type=int, default=100)
     ap.add_argument("--batch-items", type=int, default=50)
     ap.add_argument("--json", type=Path)
@@ -263,7 +311,7 @@ def main() -> None:
         elif s == "idle":
             out[s] = asyncio.run(idle(args.idle, args.window))
         elif s == "ingest":
-            out[s] = asyncio.run(ingest(args.ingest_agents, args.ingest_items))
+            out[s] = asyncio.run(ingest(args.ingest_agents, args.ingest_items, args.ingest_rate))
         elif s == "batch":
             out[s] = asyncio.run(batch(args.batch_machines, args.batch_items))
         else:

@@ -138,6 +138,7 @@ class FakeAgent:
         pending: Iterable[str] = (),
         credential: str | None = None,
         wait_s: float = 5.0,
+        start_run_parts: bool = False,
     ) -> pb.Welcome:
         await self.open(credential)
         await self.send(
@@ -163,6 +164,7 @@ class FakeAgent:
                     kernels=self.kernels,
                     pending_result_ids=list(pending),
                     current_run_id=current_run_id,
+                    start_run_parts=start_run_parts,
                 )
             )
         )

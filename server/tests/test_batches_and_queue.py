@@ -163,6 +163,37 @@ async def test_fifo_per_machine_across_runs_and_batches(
     assert (await get_run(http, single["id"]))["status"] == "succeeded"
 
 
+async def test_batch_starts_idle_machines_and_queues_the_rest(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    """One POST to idle, busy and offline machines: the idle ones start at once (their StartRun before
+    the response), the busy one queues behind its run, the offline one waits for its agent."""
+    idle = await agents(make_agent, 4)
+    (busy,) = await agents(make_agent, 1)
+    offline = make_agent()
+    await offline.connect()
+    await offline.close()
+    first = await post(http, {"machine_id": busy.agent_id, "items": [PIPE]})
+    busy_start = (await busy.expect("start_run")).start_run
+
+    machines = [a.agent_id for a in idle] + [busy.agent_id, offline.agent_id]
+    out = await post(http, {"machine_ids": machines, "items": [PIPE, {"kernel": "syscall.getppid"}]})
+    runs = out["runs"]
+    assert [r["status"] for r in runs] == ["running"] * 4 + ["queued", "queued"]
+    for agent, run in zip(idle, runs, strict=False):
+        start = (await agent.expect("start_run")).start_run
+        assert start.run_id == run["id"]
+        assert [it.item_id for it in start.items] == [it["id"] for it in run["items"]]
+        assert run["facts"] and run["started_at"]
+    await busy.expect_nothing(0.1)
+
+    await finish(busy, busy_start)
+    assert (await get_run(http, first["id"]))["status"] == "succeeded"
+    assert (await busy.expect("start_run")).start_run.run_id == runs[4]["id"]
+    await offline.connect()
+    assert (await offline.expect("start_run")).start_run.run_id == runs[5]["id"]
+
+
 # --- launches (CV reruns are gone) ----------------------------------------------------------------
 
 

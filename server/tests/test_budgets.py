@@ -14,10 +14,11 @@ import grpc
 import httpx
 import pytest
 
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.main import CtxbenchServer
-from ctxbench_server.runs import service as runs_service
+from ctxbench_server.runs import starts
 
-from .runs_helpers import PIPE, MakeAgent, agents, post
+from .runs_helpers import PIPE, MakeAgent, agents, get_run, post
 
 GETPPID = "syscall.getppid"
 
@@ -135,26 +136,59 @@ async def test_share_views_stay_small(make_agent: MakeAgent, http: httpx.AsyncCl
     await still_serving(http)
 
 
+BIG_DIR_ITEMS = [{"kernel": GETPPID, "params": {"dir": f"/tmp/{i:04d}" + "d" * 900}} for i in range(1000)]
+
+
 @pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 8 * 1024 * 1024}])
-async def test_a_run_too_big_for_one_agent_message_is_refused(
+async def test_a_run_too_big_for_one_agent_message_goes_in_parts(
     make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 1000 items with 1 KB dirs in 4 string params took 4.3 MB on the wire: the agent failed, reconnected
-    # and got it again forever. The fake catalog has one string param, so the budget is scaled down here
-    # (512 KiB instead of 3 MiB); the check is the same.
-    monkeypatch.setattr(runs_service, "MAX_START_RUN_BYTES", 512 * 1024)
-    (a,) = await agents(make_agent, 1)
-    # (900: with the other params a result's key stays within its 1024 characters)
-    items = [{"kernel": GETPPID, "params": {"dir": f"/tmp/{i:04d}" + "d" * 900}} for i in range(1000)]
-    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": items})
-    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "run_too_large"
-    assert "split it" in r.json()["detail"][0]["msg"]
-    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": items[:400]})
-    assert r.status_code == 201
-    start = (await a.expect("start_run")).start_run
-    assert start.run_id == r.json()["id"] and len(start.items) == 400
-    # The estimate is conservative: what was let through fits the budget on the real wire too.
-    assert start.ByteSize() < 512 * 1024
+    # and got it again forever. The fake catalog has one string param, so the message budget is scaled
+    # down here (256 KiB instead of 3 MiB); the splitting is the same.
+    monkeypatch.setattr(starts, "MAX_START_RUN_BYTES", 256 * 1024)
+    a = make_agent()
+    await a.connect(start_run_parts=True)
+    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": BIG_DIR_ITEMS})
+    assert r.status_code == 201, r.text
+    run = r.json()
+    parts = [(await a.expect("start_run")).start_run]
+    while parts[-1].more:
+        parts.append((await a.expect("start_run")).start_run)
+    assert len(parts) >= 4
+    assert [(p.run_id, p.continued) for p in parts] == [(run["id"], i > 0) for i in range(len(parts))]
+    assert all(p.ByteSize() <= 256 * 1024 + 1024 for p in parts)
+    sent = [it.item_id for p in parts for it in p.items]
+    assert sent == [it["id"] for it in run["items"]]  # every item once, in order
+
+
+@pytest.mark.parametrize(
+    "settings_overrides", [{"max_body_bytes": 8 * 1024 * 1024, "heartbeat_interval_s": 1}]
+)
+async def test_an_agent_without_parts_gets_a_big_run_a_part_at_a_time(
+    make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(starts, "MAX_START_RUN_BYTES", 64 * 1024)
+    (a,) = await agents(make_agent, 1)  # an agent from before StartRun parts: its Hello does not say so
+    r = await http.post("/api/v1/runs", json={"machine_id": a.agent_id, "items": BIG_DIR_ITEMS[:100]})
+    assert r.status_code == 201, r.text
+    run = r.json()
+    first = (await a.expect("start_run")).start_run
+    assert not first.more and not first.continued and 0 < len(first.items) < 100
+    assert first.ByteSize() <= 64 * 1024 + 1024
+    await a.expect_nothing(0.2)  # only that part: the agent would start the run with it
+    for item in first.items:
+        await a.send(a.result(run["id"], item))
+    for _ in first.items:
+        await a.expect("result_ack")
+    for _ in range(5):  # the run has run for over two heartbeat intervals, the agent busy with it
+        await a.send(pb.ConnectRequest(heartbeat=pb.Heartbeat(current_run_id=run["id"])))
+        await asyncio.sleep(0.5)
+    await a.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))
+    await a.send(pb.ConnectRequest(heartbeat=pb.Heartbeat()))  # idle twice, items still open
+    second = (await a.expect("start_run", 10)).start_run
+    assert second.items[0].item_id == run["items"][len(first.items)]["id"]
+    assert (await get_run(http, run["id"]))["status"] == "running"
 
 
 # --- agent streams ----------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ async def refuse_unit_in_database(server: CtxbenchServer, unit: str) -> None:
                     f"WHEN NEW.unit = '{unit}' BEGIN SELECT RAISE(ABORT, 'secret internals'); END"
                 )
             )
-        else:
+        else:  # the wipe between tests truncates tables and keeps their constraints
+            await conn.execute(text("ALTER TABLE results DROP CONSTRAINT IF EXISTS refuse_unit"))
             await conn.execute(
                 text(f"ALTER TABLE results ADD CONSTRAINT refuse_unit CHECK (unit <> '{unit}')")
             )
@@ -79,6 +80,69 @@ async def test_a_report_the_database_refuses_is_rejected_and_the_stream_goes_on(
     assert done["status"] == "succeeded"
     assert [it["state"] for it in done["items"]] == ["failed", "succeeded"]
     assert done["items"][0]["error"].startswith("report rejected: the database refused")
+
+
+async def test_reports_stored_together_are_answered_alone(
+    make_agent: MakeAgent, server: CtxbenchServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reports that arrive together are stored in one transaction, yet each gets its own answer: a
+    malformed one and one the database refuses are rejected alone, the others stored and acknowledged,
+    a report sent twice is stored once and acknowledged twice."""
+    from ctxbench_server.runs import reports
+
+    agent = make_agent()
+    await agent.connect()
+    await refuse_unit_in_database(server, "refused/op")
+    run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}] * 6)
+    items = (await agent.expect("start_run")).start_run.items
+
+    # Hold the first transaction until everything else has arrived: the rest then comes in one batch.
+    entered, release = asyncio.Event(), asyncio.Event()
+    sizes: list[int] = []
+    record_batch = reports.record_batch
+
+    async def held(*args: Any) -> reports.Recorded:
+        sizes.append(len(args[2]))
+        if len(sizes) == 1:
+            entered.set()
+            await release.wait()
+        return await record_batch(*args)
+
+    monkeypatch.setattr(reports, "record_batch", held)
+    await agent.running(run["id"], items[0].item_id)
+    await asyncio.wait_for(entered.wait(), 5)
+    ok = [agent.result(run["id"], items[i]) for i in (0, 3, 4, 5)]
+    malformed = agent.result(run["id"], items[1], samples=[1.0, float("nan")])
+    refused = agent.result(run["id"], items[2])
+    refused.result_report.unit = "refused/op"
+    sent = [ok[0], malformed, refused, ok[1], ok[1], ok[2], ok[3]]
+    for req in sent:
+        await agent.send(req)
+    await asyncio.sleep(0.5)
+    release.set()
+
+    answers = [await agent.next() for _ in sent]
+    got = [
+        (m.WhichOneof("msg"), m.result_ack.result_id if m.HasField("result_ack") else m.reject.result_id)
+        for m in answers
+    ]
+    assert got == [
+        ("result_ack", ok[0].result_report.result_id),
+        ("reject", malformed.result_report.result_id),
+        ("reject", refused.result_report.result_id),
+        ("result_ack", ok[1].result_report.result_id),
+        ("result_ack", ok[1].result_report.result_id),
+        ("result_ack", ok[2].result_report.result_id),
+        ("result_ack", ok[3].result_report.result_id),
+    ]
+    assert [m.reject.code for m in answers if m.HasField("reject")] == [INVALID_ARGUMENT, INVALID_ARGUMENT]
+    assert sizes[:2] == [1, len(sent)]  # the update alone (held), then every report in one batch
+    done = (await http.get(f"/api/v1/runs/{run['id']}")).json()
+    assert done["status"] == "succeeded"
+    assert [it["state"] for it in done["items"]] == ["succeeded", "failed", "failed"] + ["succeeded"] * 3
+    results = (await http.get(f"/api/v1/runs/{run['id']}/results", params={"history": "true"})).json()
+    assert sorted(r["id"] for r in results if r["n"]) == sorted(r.result_report.result_id for r in ok)
+    assert len(results) == 6  # the four measured (one of them sent twice) and two failed items
 
 
 @pytest.mark.parametrize(
@@ -168,7 +232,7 @@ async def test_unexpected_error_on_a_stream_is_a_generic_status(
 
     agent = make_agent()
     await agent.connect()
-    monkeypatch.setattr(reports, "record_update", boom)
+    monkeypatch.setattr(reports, "record_batch", boom)
     await agent.send(pb.ConnectRequest(run_update=pb.RunUpdate(run_id="r", state=pb.ITEM_STATE_ACCEPTED)))
     with pytest.raises(grpc.aio.AioRpcError) as e:
         while True:
@@ -188,12 +252,12 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
     await agent.connect()
     run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
     start = (await agent.expect("start_run")).start_run
-    record = reports.record_result
+    record = reports.record_batch
 
-    async def locked(*_: object) -> reports.Stored:
+    async def locked(*_: object) -> reports.Recorded:
         raise OperationalError("INSERT INTO results secret", {}, Exception("database is locked"))
 
-    monkeypatch.setattr(reports, "record_result", locked)
+    monkeypatch.setattr(reports, "record_batch", locked)
     req = agent.result(run["id"], start.items[0])
     await agent.send(req)
     reject = (await agent.expect("reject")).reject
@@ -202,7 +266,7 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
     assert "secret" not in reject.message and "locked" not in reject.message
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["items"][0]["state"] != "failed"
 
-    monkeypatch.setattr(reports, "record_result", record)
+    monkeypatch.setattr(reports, "record_batch", record)
     await agent.send(req)  # the same report again, on the same stream
     assert (await agent.expect("result_ack")).result_ack.result_id == req.result_report.result_id
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["status"] == "succeeded"

@@ -207,6 +207,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 		Kernels:          c.o.Kernels,
 		PendingResultIds: pending,
 		CurrentRunId:     c.o.Handler.CurrentRunID(),
+		StartRunParts:    true,
 	}
 	if err := stream.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_Hello{Hello: hello}}); err != nil {
 		return false, streamErr(stream, err)
@@ -247,6 +248,7 @@ func streamErr(stream agentv1.AgentService_ConnectClient, sendErr error) error {
 }
 
 func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
+	var parts startParts
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -254,8 +256,16 @@ func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
 		}
 		switch x := m.GetMsg().(type) {
 		case *agentv1.ConnectResponse_StartRun:
-			c.log.Info("StartRun received", "run", x.StartRun.GetRunId(), "items", len(x.StartRun.GetItems()))
-			c.o.Handler.StartRun(x.StartRun)
+			run, dropped := parts.add(x.StartRun)
+			if dropped {
+				c.log.Warn("StartRun part without its run's first part ignored; the server re-sends open items",
+					"run", x.StartRun.GetRunId())
+			}
+			if run == nil {
+				continue
+			}
+			c.log.Info("StartRun received", "run", run.GetRunId(), "items", len(run.GetItems()))
+			c.o.Handler.StartRun(run)
 		case *agentv1.ConnectResponse_CancelRun:
 			c.log.Info("CancelRun received", "run", x.CancelRun.GetRunId())
 			c.o.Handler.CancelRun(x.CancelRun)

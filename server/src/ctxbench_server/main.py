@@ -177,6 +177,7 @@ class CtxbenchServer:
         self.sign_in_url = f"{s.base_url(self.http_port)}/?login={login_code}"
         announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
+        self._seen_task = asyncio.create_task(self.agent_service.keep_last_seen())
 
     async def _join_cluster(self, events: RunEvents) -> None:
         """Several server processes may share this PostgreSQL: listen to what the others tell (cluster.py)."""
@@ -195,10 +196,12 @@ class CtxbenchServer:
         announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
 
     async def stop(self) -> None:
-        if hasattr(self, "_lost_task"):
-            self._lost_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._lost_task
+        for name in ("_lost_task", "_seen_task"):
+            task = getattr(self, name, None)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if hasattr(self, "dispatcher"):
             self.dispatcher.events.close()  # end SSE streams so HTTP can drain
         if hasattr(self, "http"):

@@ -42,6 +42,8 @@ class AgentConnection:
         # another server process stops (Dispatcher.reconcile).
         self.current_run_id = ""
         self.claimed = False  # holds the machine's presence in the cluster (AgentHub.claim)
+        # Its Hello said it assembles a StartRun sent in parts (runs/starts.py).
+        self.start_run_parts = False
 
     def send(self, msg: pb.ConnectResponse) -> None:
         if not self.closed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -27,6 +28,26 @@ log = logging.getLogger(__name__)
 # An agent silent for this many heartbeat intervals is taken for gone: its stream is closed so the
 # machine shows offline and its run is re-dispatched when it comes back.
 MISSED_HEARTBEATS = 3
+# Messages of one stream handled together: its reports and updates in one transaction.
+MAX_BATCH = 256
+# Streams storing a batch at once: the rest wait here, not in the agents' connection pool (5 + 10), which
+# 20 streams queued behind SQLite's one writer emptied (QueuePool timeout); their batches grow meanwhile.
+MAX_STORING = 4
+# Liveness is kept in memory (the hub: online while the stream is open); machines.last_seen of the
+# agents that spoke is written every LAST_SEEN_FLUSH_S, each machine at most every LAST_SEEN_EVERY
+# heartbeat intervals (a machines row holds its facts: rewriting 100 of them a second cost an idle
+# server 2 % CPU), and always when its stream ends.
+LAST_SEEN_FLUSH_S = 1.0
+LAST_SEEN_EVERY = 6
+
+
+class StreamState:
+    """What one stream's handler knows without asking the database."""
+
+    def __init__(self, may_run: bool) -> None:
+        # False while no StartRun went down this stream since its agent last finished or was told to
+        # cancel a run (and its Hello named none): its idle heartbeats then need no look at its runs.
+        self.may_run = may_run
 
 
 # Hello's strings that reach a column, bounded by its size (PostgreSQL refuses longer ones).
@@ -51,6 +72,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.dispatcher = dispatcher
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
+        self._storing = asyncio.Semaphore(MAX_STORING)
+        self._spoke: set[str] = set()  # machines that sent a message since the last flush_last_seen
+        self._written: dict[str, float] = {}  # machine -> when flush_last_seen last wrote it (monotonic)
 
     @staticmethod
     def _bearer(context: grpc.aio.ServicerContext) -> str:
@@ -162,6 +186,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             )
             return
         conn = AgentConnection(hello.agent_id, context.peer())
+        conn.start_run_parts = hello.start_run_parts
         self.hub.register(conn)
         log.info(
             "agent %s (%s, %s) connected from %s with %d kernels",
@@ -180,11 +205,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 )
             )
         )
-        reader = asyncio.create_task(self._read(request_iterator, conn))
+        state = StreamState(may_run=bool(hello.current_run_id))
+        reader = asyncio.create_task(self._read(request_iterator, conn, state))
         watchdog = asyncio.create_task(self._watch(conn))
         try:
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
+                kind = msg.WhichOneof("msg")
+                if kind == "start_run":
+                    state.may_run = True
+                elif kind == "cancel_run":
+                    state.may_run = False
                 yield msg
             if conn.abort_with is not None:
                 await context.abort(*conn.abort_with)
@@ -208,23 +239,49 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.warning("agent %s silent for %.0f s; closing its stream", conn.machine_id, silent)
                 conn.close()
 
-    async def _read(self, request_iterator: AsyncIterator[pb.ConnectRequest], conn: AgentConnection) -> None:
+    async def _pump(
+        self,
+        request_iterator: AsyncIterator[pb.ConnectRequest],
+        conn: AgentConnection,
+        inbox: asyncio.Queue[pb.ConnectRequest | None],
+    ) -> None:
+        """Reads the agent's messages into `inbox` (bounded: a full one stops reading, and gRPC's flow
+        control holds the agent back), then None. Liveness is kept in memory; keep_last_seen writes it."""
         try:
             async for req in request_iterator:
                 if conn.closed:
                     break
                 conn.last_message = time.monotonic()
-                try:
-                    await self._handle(conn, req)
-                except reports.Refused as e:
-                    log.warning(
-                        "agent %s: rejected %s (code %d): %s",
-                        conn.machine_id,
-                        req.WhichOneof("msg"),
-                        e.code,
-                        e.message,
-                    )
-                    await self._rejected(conn, e)
+                self._spoke.add(conn.machine_id)
+                await inbox.put(req)
+        finally:
+            with contextlib.suppress(asyncio.QueueFull):  # full: the handler sees the pump done instead
+                inbox.put_nowait(None)
+
+    async def _read(
+        self, request_iterator: AsyncIterator[pb.ConnectRequest], conn: AgentConnection, state: StreamState
+    ) -> None:
+        """Handles what the agent sends in batches: every message ready when the last batch is done
+        (at most MAX_BATCH) is handled at once, its reports and updates in one transaction."""
+        inbox: asyncio.Queue[pb.ConnectRequest | None] = asyncio.Queue(MAX_BATCH)
+        pump = asyncio.create_task(self._pump(request_iterator, conn, inbox))
+        try:
+            ended = False
+            while not ended and not conn.closed:
+                if pump.done() and inbox.empty():
+                    break
+                batch: list[pb.ConnectRequest] = []
+                req = await inbox.get()
+                while req is not None:
+                    batch.append(req)
+                    if len(batch) == MAX_BATCH or inbox.empty():
+                        break
+                    req = inbox.get_nowait()
+                ended = req is None
+                if batch and not conn.closed:
+                    await self._handle(conn, state, batch)
+            if pump.done():
+                pump.result()  # the read failed: raise why; else the agent ended its side
         except asyncio.CancelledError:
             raise
         except Exception:  # never a database's words to an agent: it reconnects with backoff
@@ -237,62 +294,151 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 "the server failed handling a message from this agent; reconnect",
             )
         finally:
+            pump.cancel()
+            if pump.done() and not pump.cancelled():
+                pump.exception()  # retrieved: a read that failed after the stream was closed is no news
             conn.close()
 
-    async def _rejected(self, conn: AgentConnection, e: reports.Refused) -> None:
-        conn.send(
-            pb.ConnectResponse(
-                reject=pb.Reject(
-                    result_id=e.result_id[:64], run_id=e.run_id[:64], code=e.code, message=e.message[:1024]
-                )
-            )
-        )
-        if e.run_id:
-            self.dispatcher.events.notify(e.run_id)
-        if e.run_finished:
-            log.info("run %s finished", e.run_id)
-            await self.dispatcher.kick(conn.machine_id)
-
-    async def _handle(self, conn: AgentConnection, req: pb.ConnectRequest) -> None:
-        kind = req.WhichOneof("msg")
-        if kind not in ("result_report", "run_update"):
-            async with self.sessionmaker() as session:
-                await machines.touch(session, conn.machine_id)
-            if kind == "heartbeat":
+    async def _handle(
+        self, conn: AgentConnection, state: StreamState, batch: list[pb.ConnectRequest]
+    ) -> None:
+        """In order: consecutive reports and updates are stored together; heartbeats between them."""
+        group: list[pb.ConnectRequest] = []
+        for req in batch:
+            kind = req.WhichOneof("msg")
+            if kind in ("result_report", "run_update"):
+                group.append(req)
+                continue
+            if group:
+                await self._store(conn, state, group)
+                group = []
+            if kind == "heartbeat" and (state.may_run or req.heartbeat.current_run_id):
                 await self.dispatcher.on_heartbeat(
                     conn, req.heartbeat.current_run_id, self.heartbeat_interval_s
                 )
             elif kind == "hello":
                 log.warning("agent %s: a second Hello on one stream is ignored", conn.machine_id)
-            return
-        # Under the machine's lock, like cancel, retry and dispatch: no change of a run is lost to
-        # another one made between this handler's read and its write.
-        finished = False
-        async with self.hub.locks[conn.machine_id], self.sessionmaker() as session:
-            await machines.touch(session, conn.machine_id)
-            if kind == "result_report":
-                r = req.result_report
-                run_id = r.run_id
-                try:
-                    stored = await reports.record_result(session, conn.machine_id, r)
-                except SQLAlchemyError as e:  # one report the database cannot take never ends the stream
-                    await session.rollback()
-                    log.warning(
-                        "agent %s: could not store result %s of run %s: %s",
+        if group:
+            await self._store(conn, state, group)
+
+    async def _store(self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest]) -> None:
+        """Reports and updates in one transaction, under the machine's lock (like cancel, retry and
+        dispatch: no change of a run is lost to another one made between a read and a write); then
+        each gets its answer: an Ack or a Reject per report. When the database fails the transaction,
+        each message is stored alone, so a report it cannot take is rejected alone."""
+        # Off the event loop, before the lock and a connection are taken: the batch's statistics.
+        precomputed = (
+            await asyncio.to_thread(reports.compute_stats, msgs)
+            if any(m.WhichOneof("msg") == "result_report" for m in msgs)
+            else None
+        )
+        async with self.hub.locks[conn.machine_id], self._storing:
+            try:
+                async with self.sessionmaker() as session:
+                    done = await reports.record_batch(session, conn.machine_id, msgs, precomputed)
+            except SQLAlchemyError as e:
+                if len(msgs) == 1:
+                    done = await self._store_failed(conn, msgs[0], e)
+                else:
+                    log.info(
+                        "agent %s: %d messages not stored together (%s); storing them one by one",
                         conn.machine_id,
-                        r.result_id,
-                        r.run_id,
-                        e,
-                        exc_info=not reports.refused_by_database(e),
+                        len(msgs),
+                        type(e).__name__,
                     )
-                    stored = await reports.storage_failed(session, conn.machine_id, r, e)
-                if stored.ack:
-                    conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=r.result_id)))
-                finished = stored.run_finished
-            else:
-                run_id = req.run_update.run_id
-                await reports.record_update(session, conn.machine_id, req.run_update)
-        self.dispatcher.events.notify(run_id)
-        if finished:
-            log.info("run %s finished", run_id)
+                    done = reports.Recorded([], [])
+                    for m in msgs:
+                        try:
+                            async with self.sessionmaker() as session:
+                                one = await reports.record_batch(session, conn.machine_id, [m], precomputed)
+                        except SQLAlchemyError as e1:
+                            one = await self._store_failed(conn, m, e1)
+                        done.outcomes += one.outcomes
+                        done.finished += one.finished
+        await self._answer(conn, state, msgs, done)
+
+    async def _answer(
+        self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest], done: reports.Recorded
+    ) -> None:
+        """Each report's Ack or Reject, in order; browsers told about each run once; the next run started
+        if one finished."""
+        run_ids: dict[str, None] = {}
+        for req, outcome in zip(msgs, done.outcomes, strict=True):
+            if isinstance(outcome, reports.Refused):
+                log.warning(
+                    "agent %s: rejected %s (code %d): %s",
+                    conn.machine_id,
+                    req.WhichOneof("msg"),
+                    outcome.code,
+                    outcome.message,
+                )
+                conn.send(
+                    pb.ConnectResponse(
+                        reject=pb.Reject(
+                            result_id=outcome.result_id[:64],
+                            run_id=outcome.run_id[:64],
+                            code=outcome.code,
+                            message=outcome.message[:1024],
+                        )
+                    )
+                )
+                if outcome.run_id:
+                    run_ids[outcome.run_id] = None
+                continue
+            if outcome is not None and outcome.ack:
+                conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=req.result_report.result_id)))
+            run_ids[req.result_report.run_id if outcome is not None else req.run_update.run_id] = None
+        for run_id in run_ids:
+            self.dispatcher.events.notify(run_id)
+        if done.finished:
+            for run_id in done.finished:
+                log.info("run %s finished", run_id)
+            state.may_run = False  # the next StartRun (kick's, if any) sets it again
             await self.dispatcher.kick(conn.machine_id)
+
+    async def _store_failed(
+        self, conn: AgentConnection, req: pb.ConnectRequest, e: SQLAlchemyError
+    ) -> reports.Recorded:
+        """One message the database failed to store: a report is acknowledged (it landed meanwhile) or
+        refused (reports.storage_failed); an update's failure ends the stream (the agent reconnects)."""
+        if req.WhichOneof("msg") != "result_report":
+            raise e
+        r = req.result_report
+        log.warning(
+            "agent %s: could not store result %s of run %s: %s",
+            conn.machine_id,
+            r.result_id,
+            r.run_id,
+            e,
+            exc_info=not reports.refused_by_database(e),
+        )
+        try:
+            async with self.sessionmaker() as session:
+                stored = await reports.storage_failed(session, conn.machine_id, r, e)
+        except reports.Refused as bad:
+            return reports.Recorded([bad], [r.run_id] if bad.run_finished else [])
+        return reports.Recorded([stored], [])
+
+    async def keep_last_seen(self, every_s: float = LAST_SEEN_FLUSH_S) -> None:
+        """Writes machines.last_seen of the agents that spoke since the last round, in one statement a
+        round (a message no longer costs a write of its own)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.flush_last_seen()
+            except Exception:  # the next round tries again
+                log.exception("could not record last_seen")
+
+    async def flush_last_seen(self) -> None:
+        now = time.monotonic()
+        every = LAST_SEEN_EVERY * self.heartbeat_interval_s
+        due = {mid for mid in self._spoke if now - self._written.get(mid, -every) >= every}
+        self._spoke -= due
+        if not due:
+            return
+        async with self.sessionmaker() as session:
+            await machines.touch_many(session, due)
+        for mid in due:
+            self._written[mid] = now
+        for mid in [m for m, t in self._written.items() if now - t > 2 * every]:
+            del self._written[mid]  # gone for a while: forgotten

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -103,6 +103,14 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
 
 async def touch(session: AsyncSession, machine_id: str) -> None:
     await session.execute(update(Machine).where(Machine.id == machine_id).values(last_seen=utcnow()))
+    await session.commit()
+
+
+async def touch_many(session: AsyncSession, machine_ids: Iterable[str]) -> None:
+    """last_seen = now for these machines, in one statement per 500."""
+    ids, now = sorted(machine_ids), utcnow()
+    for i in range(0, len(ids), 500):
+        await session.execute(update(Machine).where(Machine.id.in_(ids[i : i + 500])).values(last_seen=now))
     await session.commit()
 
 
@@ -211,3 +219,16 @@ async def drop_empty_batches(session: AsyncSession, batch_ids: list[str]) -> Non
     gone = [b for b in batch_ids if b not in left]
     if gone:
         await session.execute(delete(Batch).where(Batch.id.in_(gone)))
+
+
+async def catalogs(session: AsyncSession, machine_ids: Iterable[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """catalog() of many machines in one query: machine id -> kernel id -> spec (empty: no kernels)."""
+    ids = list(machine_ids)
+    out: dict[str, dict[str, dict[str, Any]]] = {mid: {} for mid in ids}
+    if ids:
+        q = select(MachineKernel.machine_id, MachineKernel.kernel_id, MachineKernel.spec).where(
+            MachineKernel.machine_id.in_(ids)
+        )
+        for mid, kid, spec in await session.execute(q):
+            out[mid][kid] = spec
+    return out

@@ -19,12 +19,12 @@ from sqlalchemy.orm import selectinload
 from ctxbench_server.agents.hub import AgentConnection, AgentHub
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit.errors import Conflict
-from ctxbench_server.kit.params import to_wire
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.service import load_run
+from ctxbench_server.runs.starts import run_items, send_start
 
 log = logging.getLogger(__name__)
 
@@ -281,21 +281,4 @@ class Dispatcher:
     async def _send_start(self, session: AsyncSession, conn: AgentConnection, run: Run) -> int:
         run = await session.get_one(Run, run.id, options=[selectinload(Run.items)], populate_existing=True)
         specs = await catalog(session, conn.machine_id)
-        items = []
-        for it in sorted(run.items, key=lambda it: it.index):
-            if it.result_id is not None:
-                continue
-            items.append(
-                pb.RunItem(
-                    item_id=it.id,
-                    kernel_id=it.kernel_id,
-                    params=to_wire(specs.get(it.kernel_id, {}), it.params),
-                    repetitions=run.repetitions or 0,
-                    min_time_s=run.min_time_s or 0.0,
-                    timeout_s=it.timeout_s,
-                    launches=run.launches or 1,  # runs stored before launches: one process, as then
-                )
-            )
-        conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=items)))
-        conn.current_run_id = run.id
-        return len(items)
+        return send_start(conn, run, run_items(run, run.items, specs))

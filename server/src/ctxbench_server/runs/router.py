@@ -13,6 +13,7 @@ from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
 from ctxbench_server.runs import edits, service
 from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
+from ctxbench_server.runs.starts import start_many
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 batches_router = APIRouter(prefix="/batches", tags=["runs"])
@@ -33,10 +34,9 @@ async def create_run(
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
-    batch_id, runs = await service.create_runs(session, body, request.app.state.settings)
-    for run in runs:
-        await dispatcher.kick(run.machine_id, from_rest=True)
-    out = [service.run_out(await service.load_run(session, run.id)) for run in runs]
+    batch_id, run_ids = await service.create_runs(session, body, request.app.state.settings)
+    await start_many(dispatcher, run_ids)
+    out = await service.runs_out(session, list(run_ids.values()))
     if body.machine_ids is None:
         return out[0]
     return BatchOut(batch_id=batch_id, runs=out)

@@ -9,14 +9,14 @@ import json
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
-from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name, to_wire
-from ctxbench_server.machines.service import catalog
+from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
+from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.runs.schemas import (
@@ -170,33 +170,6 @@ def expand(
     return out
 
 
-# What one StartRun may take on the wire: agents receive at most 4 MiB per gRPC message (grpc's default),
-# and a run's items travel in one StartRun. Estimated from the wire strings, with room to spare.
-MAX_START_RUN_BYTES = 3 * 1024 * 1024
-ITEM_WIRE_OVERHEAD = 96  # item id (32 hex), numbers, field tags
-
-
-def check_start_run_size(
-    expanded: dict[str, list[tuple[str, dict[str, Any]]]], catalogs: dict[str, dict[str, dict[str, Any]]]
-) -> None:
-    for mid, items in expanded.items():
-        size = 0
-        for kernel, params in items:
-            wire = to_wire(catalogs[mid].get(kernel, {}), params)
-            size += ITEM_WIRE_OVERHEAD + len(kernel) + sum(len(k) + len(v) + 6 for k, v in wire.items())
-        if size > MAX_START_RUN_BYTES:
-            raise ValidationFailed(
-                [
-                    field_error(
-                        ["body", "items"],
-                        f"the run's items take about {size} bytes on the wire, more than one agent message "
-                        f"({MAX_START_RUN_BYTES} bytes): split it into several runs",
-                        "run_too_large",
-                    )
-                ]
-            )
-
-
 # The kernels' own default min time (--min-time unset), for estimates.
 KERNEL_DEFAULT_MIN_TIME_S = 0.2
 
@@ -240,8 +213,34 @@ def _unknown_param(loc: list[str | int], kernel: str, by_name: dict[str, Any]) -
     return field_error(loc, f"unknown parameter for kernel {kernel!r} (known: {known})", "unknown_param")
 
 
-async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> tuple[str, list[Run]]:
+def expand_all(
+    body: RunCreate, machine_ids: list[str], catalogs: dict[str, dict[str, dict[str, Any]]], errors: _Errors
+) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """expand() per machine; machines whose catalogs hold the same specs of the body's kernels share one
+    expansion (a batch to 100 like machines expands once). Stops at MAX_ERRORS errors."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    done: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    kernels = sorted({item.kernel for item in body.items})
+    for mid in machine_ids:
+        key = json.dumps([catalogs[mid].get(k) for k in kernels], sort_keys=True, default=str)
+        if key in done:
+            out[mid] = done[key]
+            continue
+        before = len(errors)
+        out[mid] = expand(body, mid, catalogs[mid], errors)
+        if len(errors) == before:
+            done[key] = out[mid]
+        elif len(errors) >= MAX_ERRORS:
+            break
+    return out
+
+
+async def create_runs(
+    session: AsyncSession, body: RunCreate, settings: Settings
+) -> tuple[str, dict[str, str]]:
     """One run per machine, all in one batch, validated against every catalog first: all or nothing.
+    Returns the batch id and machine id -> run id (in the order of the body's machines), stored with
+    bulk inserts (one statement per table, not one per row).
 
     Unknown `machine_id` -> NotFound; unknown or repeated ids in `machine_ids` -> ValidationFailed.
     """
@@ -276,53 +275,98 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
             + (" until an admin approves it" if any(st == "pending" for _, st in held) else "")
         )
 
-    expanded: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    catalogs: dict[str, dict[str, dict[str, Any]]] = {}
+    catalogs = await machine_catalogs(session, machine_ids)
     item_errors = _Errors()
-    for mid in machine_ids:
-        # Off the event loop: a body within its budgets can still hold ~100k values to check.
-        catalogs[mid] = await catalog(session, mid)
-        expanded[mid] = await asyncio.to_thread(expand, body, mid, catalogs[mid], item_errors)
-        if len(item_errors) >= MAX_ERRORS:
-            break
+    # Off the event loop: a body within its budgets can still hold ~100k values to check.
+    expanded = await asyncio.to_thread(expand_all, body, machine_ids, catalogs, item_errors)
     item_errors.raise_if_any()
 
     profile = PROFILES[body.profile]
     repetitions = body.repetitions if body.repetitions is not None else profile.repetitions
     min_time_s = body.min_time_s if body.min_time_s is not None else profile.min_time_s
     check_budgets(expanded, repetitions, min_time_s, settings)
-    check_start_run_size(expanded, catalogs)
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
     single = body.machine_ids is None
     batch_id = new_id()
     now = utcnow()
-    runs = []
+    spec = body.model_dump(mode="json", exclude_none=True)
+    launches = body.launches if body.launches is not None else profile.launches
+    run_ids: dict[str, str] = {}
+    run_rows: list[dict[str, Any]] = []
+    item_rows: list[dict[str, Any]] = []
     for mid in machine_ids:
         run_id = batch_id if single else new_id()
-        run = Run(
-            id=run_id,
-            machine_id=mid,
-            batch_id=batch_id,
-            status=RunStatus.QUEUED,
-            profile=body.profile,
-            spec=body.model_dump(mode="json", exclude_none=True),
-            repetitions=repetitions,
-            min_time_s=min_time_s,
-            # CV reruns are gone (agents re-measure disturbed launches); a body's values are kept as asked.
-            rerun_cv=body.rerun_cv,
-            max_reruns=body.max_reruns,
-            launches=body.launches if body.launches is not None else profile.launches,
-            created_at=now,
-            queued_at=now,
+        run_ids[mid] = run_id
+        run_rows.append(
+            {
+                "id": run_id,
+                "machine_id": mid,
+                "batch_id": batch_id,
+                "status": RunStatus.QUEUED,
+                "profile": body.profile,
+                "spec": spec,
+                "repetitions": repetitions,
+                "min_time_s": min_time_s,
+                # CV reruns are gone (agents re-measure disturbed launches); a body's values are kept.
+                "rerun_cv": body.rerun_cv,
+                "max_reruns": body.max_reruns,
+                "launches": launches,
+                "created_at": now,
+                "queued_at": now,
+            }
         )
-        run.items = [
-            RunItem(index=i, kernel_id=k, params=p, state=ItemState.QUEUED, timeout_s=timeout, attempt=1)
+        item_rows += [
+            {
+                "id": new_id(),
+                "run_id": run_id,
+                "index": i,
+                "kernel_id": k,
+                "params": p,
+                "state": ItemState.QUEUED,
+                "timeout_s": timeout,
+                "attempt": 1,
+            }
             for i, (k, p) in enumerate(expanded[mid])
         ]
-        runs.append(run)
-    session.add_all(runs)
+    await session.execute(insert(Run), run_rows)
+    await session.execute(insert(RunItem), item_rows)
     await session.commit()
-    return batch_id, runs
+    return batch_id, run_ids
+
+
+async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
+    """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
+    batch's 100 x 50 of them as ORM objects cost more than the rest of its POST)."""
+    q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
+    by_id = {run.id: run for run in await session.scalars(q)}
+    items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
+    rows = select(
+        RunItem.run_id,
+        RunItem.id,
+        RunItem.index.label("position"),  # (a Row's .index is tuple.index)
+        RunItem.kernel_id,
+        RunItem.params,
+        RunItem.state,
+        RunItem.error,
+        RunItem.result_id,
+        RunItem.timeout_s,
+        RunItem.attempt,
+    ).where(RunItem.run_id.in_(run_ids))
+    for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
+        items[it.run_id].append(
+            RunItemOut(
+                id=it.id,
+                index=it.position,
+                kernel=it.kernel_id,
+                params=it.params,
+                state=it.state,
+                error=it.error,
+                result_id=it.result_id,
+                timeout_s=it.timeout_s,
+                attempt=it.attempt,
+            )
+        )
+    return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
 
 
 async def load_run(session: AsyncSession, run_id: str) -> Run:
@@ -332,26 +376,33 @@ async def load_run(session: AsyncSession, run_id: str) -> Run:
     return run
 
 
-def run_out(run: Run, light: Progress | None = None, kernels: list[str] | None = None) -> RunOut:
-    """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL."""
-    items = (
-        [
-            RunItemOut(
-                id=it.id,
-                index=it.index,
-                kernel=it.kernel_id,
-                params=it.params,
-                state=it.state,
-                error=it.error,
-                result_id=it.result_id,
-                timeout_s=it.timeout_s,
-                attempt=it.attempt,
-            )
-            for it in sorted(run.items, key=lambda it: it.index)
-        ]
-        if light is None
-        else []
-    )
+def run_out(
+    run: Run,
+    light: Progress | None = None,
+    kernels: list[str] | None = None,
+    items: list[RunItemOut] | None = None,
+) -> RunOut:
+    """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL;
+    `items`: its items already read (run.items is then not touched)."""
+    if items is None:
+        items = (
+            [
+                RunItemOut(
+                    id=it.id,
+                    index=it.index,
+                    kernel=it.kernel_id,
+                    params=it.params,
+                    state=it.state,
+                    error=it.error,
+                    result_id=it.result_id,
+                    timeout_s=it.timeout_s,
+                    attempt=it.attempt,
+                )
+                for it in sorted(run.items, key=lambda it: it.index)
+            ]
+            if light is None
+            else []
+        )
     return RunOut(
         id=run.id,
         machine_id=run.machine_id,

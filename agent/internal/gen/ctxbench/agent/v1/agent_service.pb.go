@@ -635,7 +635,11 @@ type Hello struct {
 	// Result ids the agent still holds in its spool, not yet acknowledged; they follow as ResultReport.
 	PendingResultIds []string `protobuf:"bytes,6,rep,name=pending_result_ids,json=pendingResultIds,proto3" json:"pending_result_ids,omitempty"`
 	// The run the agent is executing right now, if any (it survived a reconnect, not a restart).
-	CurrentRunId  string `protobuf:"bytes,7,opt,name=current_run_id,json=currentRunId,proto3" json:"current_run_id,omitempty"`
+	CurrentRunId string `protobuf:"bytes,7,opt,name=current_run_id,json=currentRunId,proto3" json:"current_run_id,omitempty"`
+	// The agent assembles a StartRun sent in parts (StartRun.more, StartRun.continued). An agent without
+	// it gets a run too large for one message a part at a time: one plain StartRun, the rest re-sent as
+	// it goes idle with items of the run still open.
+	StartRunParts bool `protobuf:"varint,8,opt,name=start_run_parts,json=startRunParts,proto3" json:"start_run_parts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -717,6 +721,13 @@ func (x *Hello) GetCurrentRunId() string {
 		return x.CurrentRunId
 	}
 	return ""
+}
+
+func (x *Hello) GetStartRunParts() bool {
+	if x != nil {
+		return x.StartRunParts
+	}
+	return false
 }
 
 // MachineFacts are the host facts that explain benchmark numbers.
@@ -2071,7 +2082,13 @@ type StartRun struct {
 	// The run.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// Items to run. On re-dispatch after a reconnect, only the items still without a result.
-	Items         []*RunItem `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	Items []*RunItem `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	// More items of this run follow, in StartRun messages with `continued` set, right after this one: a
+	// run too large for one gRPC message (4 MiB) is sent in parts, only to agents whose Hello set
+	// start_run_parts. The agent starts the run once it has the last part (the one without `more`).
+	More bool `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`
+	// This message carries further items of the run whose StartRun (with `more`) came just before it.
+	Continued     bool `protobuf:"varint,4,opt,name=continued,proto3" json:"continued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2118,6 +2135,20 @@ func (x *StartRun) GetItems() []*RunItem {
 		return x.Items
 	}
 	return nil
+}
+
+func (x *StartRun) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *StartRun) GetContinued() bool {
+	if x != nil {
+		return x.Continued
+	}
+	return false
 }
 
 // CancelRun asks the agent to stop a run.
@@ -2320,7 +2351,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x12-\n" +
 	"\x12machine_credential\x18\x02 \x01(\tR\x11machineCredential\x12\x18\n" +
-	"\apending\x18\x03 \x01(\bR\apending\"\x9f\x02\n" +
+	"\apending\x18\x03 \x01(\bR\apending\"\xc7\x02\n" +
 	"\x05Hello\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\ragent_version\x18\x02 \x01(\tR\fagentVersion\x12\x12\n" +
@@ -2328,7 +2359,8 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x05facts\x18\x04 \x01(\v2\x1f.ctxbench.agent.v1.MachineFactsR\x05facts\x127\n" +
 	"\akernels\x18\x05 \x03(\v2\x1d.ctxbench.agent.v1.KernelSpecR\akernels\x12,\n" +
 	"\x12pending_result_ids\x18\x06 \x03(\tR\x10pendingResultIds\x12$\n" +
-	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\"\xd4\a\n" +
+	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\x12&\n" +
+	"\x0fstart_run_parts\x18\b \x01(\bR\rstartRunParts\"\xd4\a\n" +
 	"\fMachineFacts\x12\x1a\n" +
 	"\bhostname\x18\x01 \x01(\tR\bhostname\x12\x1d\n" +
 	"\n" +
@@ -2486,10 +2518,12 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\blaunches\x18\x1e \x01(\rR\blaunches\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"S\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
 	"\bStartRun\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
-	"\x05items\x18\x02 \x03(\v2\x1a.ctxbench.agent.v1.RunItemR\x05items\"\"\n" +
+	"\x05items\x18\x02 \x03(\v2\x1a.ctxbench.agent.v1.RunItemR\x05items\x12\x12\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\x12\x1c\n" +
+	"\tcontinued\x18\x04 \x01(\bR\tcontinued\"\"\n" +
 	"\tCancelRun\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"j\n" +
 	"\x06Reject\x12\x1b\n" +

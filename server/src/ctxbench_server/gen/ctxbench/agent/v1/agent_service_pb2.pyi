@@ -104,7 +104,7 @@ class EnrollResponse(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., machine_credential: _Optional[str] = ..., pending: _Optional[bool] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id")
+    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id", "start_run_parts")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +112,7 @@ class Hello(_message.Message):
     KERNELS_FIELD_NUMBER: _ClassVar[int]
     PENDING_RESULT_IDS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    START_RUN_PARTS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     agent_version: str
     name: str
@@ -119,7 +120,8 @@ class Hello(_message.Message):
     kernels: _containers.RepeatedCompositeFieldContainer[KernelSpec]
     pending_result_ids: _containers.RepeatedScalarFieldContainer[str]
     current_run_id: str
-    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ...) -> None: ...
+    start_run_parts: bool
+    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ..., start_run_parts: _Optional[bool] = ...) -> None: ...
 
 class MachineFacts(_message.Message):
     __slots__ = ("hostname", "os_release", "kernel_release", "kernel_cmdline", "cpu_model", "logical_cpus", "physical_cores", "smt_active", "caches", "memory_bytes", "governor", "boost", "vulnerabilities", "clocksource", "virtualization", "load_average", "arch", "extra", "preflight")
@@ -417,12 +419,16 @@ class RunItem(_message.Message):
     def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ..., launches: _Optional[int] = ...) -> None: ...
 
 class StartRun(_message.Message):
-    __slots__ = ("run_id", "items")
+    __slots__ = ("run_id", "items", "more", "continued")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
+    CONTINUED_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     items: _containers.RepeatedCompositeFieldContainer[RunItem]
-    def __init__(self, run_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[RunItem, _Mapping]]] = ...) -> None: ...
+    more: bool
+    continued: bool
+    def __init__(self, run_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[RunItem, _Mapping]]] = ..., more: _Optional[bool] = ..., continued: _Optional[bool] = ...) -> None: ...
 
 class CancelRun(_message.Message):
     __slots__ = ("run_id",)
