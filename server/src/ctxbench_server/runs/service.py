@@ -353,20 +353,24 @@ async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
         RunItem.attempt,
     ).where(RunItem.run_id.in_(run_ids))
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
-        items[it.run_id].append(
-            RunItemOut(
-                id=it.id,
-                index=it.position,
-                kernel=it.kernel_id,
-                params=it.params,
-                state=it.state,
-                error=it.error,
-                result_id=it.result_id,
-                timeout_s=it.timeout_s,
-                attempt=it.attempt,
-            )
-        )
+        items[it.run_id].append(item_out(it, it.position))
     return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
+
+
+def item_out(it: Any, index: int) -> RunItemOut:
+    """A run item as the API sends it, from a RunItem or a row of its columns (`index` apart: a Row's
+    .index is tuple.index)."""
+    return RunItemOut(
+        id=it.id,
+        index=index,
+        kernel=it.kernel_id,
+        params=it.params,
+        state=it.state,
+        error=it.error,
+        result_id=it.result_id,
+        timeout_s=it.timeout_s,
+        attempt=it.attempt,
+    )
 
 
 async def load_run(session: AsyncSession, run_id: str) -> Run:
@@ -386,20 +390,7 @@ def run_out(
     `items`: its items already read (run.items is then not touched)."""
     if items is None:
         items = (
-            [
-                RunItemOut(
-                    id=it.id,
-                    index=it.index,
-                    kernel=it.kernel_id,
-                    params=it.params,
-                    state=it.state,
-                    error=it.error,
-                    result_id=it.result_id,
-                    timeout_s=it.timeout_s,
-                    attempt=it.attempt,
-                )
-                for it in sorted(run.items, key=lambda it: it.index)
-            ]
+            [item_out(it, it.index) for it in sorted(run.items, key=lambda it: it.index)]
             if light is None
             else []
         )
