@@ -53,7 +53,7 @@ class Dispatcher:
         async with self.hub.locks[machine_id]:
             conn = self.hub.get(machine_id)
             if conn is None:
-                self._tell_holder(machine_id)
+                self.tell_holder(machine_id)
                 return
             async with sessionmaker() as session:
                 if await self._running(session, machine_id) is None:
@@ -132,7 +132,7 @@ class Dispatcher:
                 self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
                 if conn is None:
-                    self._tell_holder(machine_id)  # it stops the run and starts the next
+                    self.tell_holder(machine_id)  # it stops the run and starts the next
                 elif was_running:
                     conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
                 if conn is not None and await self._running(session, machine_id) is None:
@@ -167,12 +167,12 @@ class Dispatcher:
                 self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
                 if conn is None:
-                    self._tell_holder(machine_id)
+                    self.tell_holder(machine_id)
                 elif await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
                 return run
 
-    def _tell_holder(self, machine_id: str) -> None:
+    def tell_holder(self, machine_id: str) -> None:
         """The machine's stream is not on this process: the process holding it (if any) reconciles."""
         if self.hub.cluster is not None:
             self.hub.cluster.publish_machine(machine_id)

@@ -119,7 +119,11 @@ async def start_many(dispatcher: Dispatcher, machine_ids: Iterable[str]) -> None
     running run starts its oldest queued run, all in one transaction, read with five queries in all
     rather than five per machine. Takes the machines' locks (in order: never a deadlock)."""
     hub = dispatcher.hub
-    conns = {mid: conn for mid in sorted(set(machine_ids)) if (conn := hub.get(mid)) is not None}
+    ids = sorted(set(machine_ids))
+    conns = {mid: conn for mid in ids if (conn := hub.get(mid)) is not None}
+    for mid in ids:
+        if mid not in conns:  # its stream is on another server process (or none yet): that one starts it
+            dispatcher.tell_holder(mid)
     if not conns:
         return
     async with contextlib.AsyncExitStack() as locked:
