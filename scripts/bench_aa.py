@@ -301,18 +301,9 @@ def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[fl
     }
 
 
-def noise(
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
-    runs: int = 6,
-) -> int:
-    """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
-    the other, as a user repeating a run would; per point the relative range of the run medians, the
-    quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
-    default floors (FLOORS there, from noise_floors.json) come from this table."""
-    from ctxbench_server.compare.significance import spread
-
+def _repeat_runs(runs: int) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str]:
+    """One fresh agent runs the A/A points `runs` times, one run after the other: per point its run
+    medians and within-run CVs, each kernel's family, and the load average before."""
     per_point: dict[str, list[float]] = {}
     cvs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-noise-") as tmp_dir:
@@ -329,6 +320,42 @@ def noise(
                         cvs.setdefault(point, []).append(cv)
         finally:
             server.stop()
+    return per_point, cvs, family_of, load0
+
+
+def _floors(
+    per_point: dict[str, list[float]], family_of: dict[str, str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each kernel's default floor, the largest spread among its points, and each family's (for its
+    kernels not measured here), the largest of its measured kernels' (compare/significance.py)."""
+    from ctxbench_server.compare.significance import spread
+
+    floors: dict[str, float] = {}
+    for point, meds in per_point.items():
+        s = spread(meds)
+        if s is not None:
+            kernel = point.split(" ")[0]
+            floors[kernel] = round(max(floors.get(kernel, 0.0), s), 3)
+    families: dict[str, float] = {}
+    for kernel, floor in floors.items():
+        fam = family_of.get(kernel, kernel.split(".")[0])
+        families[fam] = max(families.get(fam, 0.0), floor)
+    return floors, families
+
+
+def noise(
+    write: bool,
+    write_section: Callable[[Path, str, str], None],
+    machine_line: Callable[[], str],
+    runs: int = 6,
+) -> int:
+    """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
+    the other, as a user repeating a run would; per point the relative range of the run medians, the
+    quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
+    default floors (FLOORS there, from noise_floors.json) come from this table."""
+    from ctxbench_server.compare.significance import spread
+
+    per_point, cvs, family_of, load0 = _repeat_runs(runs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         f"Measured {now} on: {machine_line()}; load average before: {load0}.",
@@ -346,18 +373,7 @@ def noise(
             f"{max(meds):,.4g} | {'-' if s is None else f'{100 * s:.1f} %'} | "
             f"{100 * statistics.median(cvs[point]):.1f} % |"
         )
-    # Each kernel's default floor: the largest spread among its points (compare/significance.py).
-    floors: dict[str, float] = {}
-    for point, meds in per_point.items():
-        s = spread(meds)
-        if s is not None:
-            kernel = point.split(" ")[0]
-            floors[kernel] = round(max(floors.get(kernel, 0.0), s), 3)
-    # A family's floor, for its kernels not measured here: the largest of its measured kernels'.
-    families: dict[str, float] = {}
-    for kernel, floor in floors.items():
-        fam = family_of.get(kernel, kernel.split(".")[0])
-        families[fam] = max(families.get(fam, 0.0), floor)
+    floors, families = _floors(per_point, family_of)
     out += [
         "",
         "Default floors (compare/noise_floors.json): "
@@ -365,22 +381,18 @@ def noise(
     ]
     table = "\n".join(out)
     print(table)
-    if write:
-        write_section(ROOT / "docs" / "performance.md", "noise-floor", table)
-        FLOORS.write_text(
-            json.dumps(
-                {
-                    "measured": now,
-                    "host": machine_line(),
-                    "load_before": float(load0),
-                    "command": "scripts/bench.py noise",
-                    "runs": runs,
-                    "floors": dict(sorted(floors.items())),
-                    "families": dict(sorted(families.items())),
-                },
-                indent=2,
-            )
-            + "\n"
-        )
-        print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
+    if not write:
+        return 0
+    write_section(ROOT / "docs" / "performance.md", "noise-floor", table)
+    record = {
+        "measured": now,
+        "host": machine_line(),
+        "load_before": float(load0),
+        "command": "scripts/bench.py noise",
+        "runs": runs,
+        "floors": dict(sorted(floors.items())),
+        "families": dict(sorted(families.items())),
+    }
+    FLOORS.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
     return 0

@@ -188,23 +188,20 @@ def orchestration(
 SWEPT = ("threads", "goroutines", "coroutines", "depth", "block_size", "size", "processes")
 
 
-def suite(
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
-    launches: int | None = None,
-) -> int:
-    """Every kernel with its default sweep, through one agent, default profile: how long it takes, and
-    how often launches were disturbed (the host's load is printed beside it)."""
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+def _suite_items(kernels: list[dict], machine_id: str) -> list[dict]:
+    """Every kernel the machine has, each with the default sweep of its swept parameter."""
+    items = []
+    for k in sorted((k for k in kernels if machine_id in k["machines"]), key=lambda k: k["id"]):
+        swept = [p["name"] for p in k["params"] if p["name"] in SWEPT and p.get("sweep")]
+        items.append({"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]})
+    return items
+
+
+def _run_suite(launches: int | None) -> tuple[dict, list[dict], float]:
+    """POST the whole catalog as one run on a fresh local stack and wait for it: the finished run, its
+    results and the seconds from POST to the run's end."""
     with local_stack("suite") as (server, _agent, machine):
-        kernels = [k for k in server.http.get("/kernels").json() if machine["id"] in k["machines"]]
-        items = []
-        for k in sorted(kernels, key=lambda k: k["id"]):
-            swept = [p["name"] for p in k["params"] if p["name"] in SWEPT and p.get("sweep")]
-            items.append(
-                {"kernel": k["id"], "sweep": {swept[0]: "default"}} if swept else {"kernel": k["id"]}
-            )
+        items = _suite_items(server.http.get("/kernels").json(), machine["id"])
         started = time.monotonic()
         body: dict[str, object] = {"machine_id": machine["id"], "items": items, "profile": "default"}
         if launches is not None:
@@ -225,31 +222,62 @@ def suite(
             interval=1,
         )
         took = time.monotonic() - started
-        res = server.http.get(f"/runs/{run['id']}/results").json()
+        return run, server.http.get(f"/runs/{run['id']}/results").json(), took
+
+
+# Issue 6's kernels (storage, IPC, everyday syscalls, cross-process locks), left out of the CPU and
+# scheduling figure.
+ISSUE6 = (
+    "storage.",
+    "ipc.",
+    "lock.spin_shm",
+    "lock.posix_sem",
+    "lock.flock",
+    "lock.fcntl",
+    "lock.pthread_mutex_p",
+    "syscall.open_close",
+    "syscall.gettimeofday",
+    "syscall.socket_close",
+)
+
+
+def _launch_figures(res: list[dict]) -> list[str]:
+    """Disturbance lines: launches, disturbed, re-measured, still noisy, other processes' CPU share."""
+    all_launches = [lr for r in res for lr in (r.get("launches") or [])]
+    disturbed = sum(lr["disturbed"] for lr in all_launches)
+    noisy = sum(bool(r.get("noisy")) for r in res)
+    busy = sorted(lr["other_busy_frac"] or 0 for lr in all_launches) or [0.0]
+    return [
+        f"- launches: {len(all_launches)}, of them disturbed: {disturbed} "
+        f"({100 * disturbed / max(1, len(all_launches)):.0f} %), re-measured: "
+        f"{sum(r.get('reruns') or 0 for r in res)}; results still noisy after re-measuring: {noisy} of "
+        f"{len(res)}",
+        f"- other processes' share of the kernel's CPUs per launch: median "
+        f"{100 * busy[len(busy) // 2]:.1f} %, "
+        f"90th percentile {100 * busy[int(0.9 * (len(busy) - 1))]:.1f} %",
+    ]
+
+
+def suite(
+    write: bool,
+    write_section: Callable[[Path, str, str], None],
+    machine_line: Callable[[], str],
+    launches: int | None = None,
+) -> int:
+    """Every kernel with its default sweep, through one agent, default profile: how long it takes, and
+    how often launches were disturbed (the host's load is printed beside it)."""
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    run, res, took = _run_suite(launches)
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     # Items' spans overlap (launches are interleaved): a kernel's time is its launches' wall time.
     secs: dict[str, float] = {}
     remeasured: dict[str, int] = {}
-    all_launches = [lr for r in res for lr in (r.get("launches") or [])]
     for r in res:
         secs[r["kernel"]] = secs.get(r["kernel"], 0.0) + sum(
             lr["wall_s"] or 0 for lr in r.get("launches") or []
         )
         remeasured[r["kernel"]] = remeasured.get(r["kernel"], 0) + (r.get("reruns") or 0)
-    disturbed = sum(lr["disturbed"] for lr in all_launches)
-    noisy = sum(bool(r.get("noisy")) for r in res)
-    busy = sorted(lr["other_busy_frac"] or 0 for lr in all_launches) or [0.0]
-    issue6 = (
-        "storage.",
-        "ipc.",
-        "lock.spin_shm",
-        "lock.posix_sem",
-        "lock.flock",
-        "lock.fcntl",
-        "lock.pthread_mutex_p",
-    )
-    issue6 += ("syscall.open_close", "syscall.gettimeofday", "syscall.socket_close")
-    cpu_sched = sum(v for k, v in secs.items() if not k.startswith(issue6))
+    cpu_sched = sum(v for k, v in secs.items() if not k.startswith(ISSUE6))
     slowest = sorted(secs.items(), key=lambda kv: -kv[1])[:12]
     per_kernel: dict[str, int] = {}
     for it in run["items"]:
@@ -272,12 +300,7 @@ def suite(
             f"- wall time from POST to the run's end: **{took / 60:.1f} min** (target: ≤ 5 min)",
             f"- kernel time of the CPU and scheduling kernels alone (issue 3's set, without storage, IPC, "
             f"everyday syscalls and cross-process locks): **{cpu_sched / 60:.1f} min**",
-            f"- launches: {len(all_launches)}, of them disturbed: {disturbed} "
-            f"({100 * disturbed / max(1, len(all_launches)):.0f} %), re-measured: "
-            f"{sum(remeasured.values())}; results still noisy after re-measuring: {noisy} of {len(res)}",
-            f"- other processes' share of the kernel's CPUs per launch: median "
-            f"{100 * busy[len(busy) // 2]:.1f} %, "
-            f"90th percentile {100 * busy[int(0.9 * (len(busy) - 1))]:.1f} %",
+            *_launch_figures(res),
             f"- failed items: {len(failed)}"
             + ("" if not failed else "\n" + "\n".join(f"  - {f}" for f in failed)),
             "",

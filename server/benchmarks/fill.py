@@ -116,13 +116,11 @@ def ts(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-def fill(data_dir: Path, total: int, n_machines: int, n_samples: int, seed: int) -> dict[str, Any]:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    db = data_dir / "ctxbench.db"
-    if db.exists():
-        sys.exit(f"{db} exists: give an empty --data-dir")
-    t_start = time.perf_counter()
+POINTS = [(k, {"threads": t}) for k in SWEPT for t in THREADS] + [(k, {}) for k in SINGLE]
+KERNELS = {**{k: (*v, True) for k, v in SWEPT.items()}, **{k: (*v, False) for k, v in SINGLE.items()}}
 
+
+def _create_schema(db: Path) -> None:
     async def schema() -> None:
         engine = create_engine(f"sqlite+aiosqlite:///{db}")
         await migrate(engine)
@@ -130,23 +128,15 @@ def fill(data_dir: Path, total: int, n_machines: int, n_samples: int, seed: int)
 
     asyncio.run(schema())
 
-    points = [(k, {"threads": t}) for k in SWEPT for t in THREADS] + [(k, {}) for k in SINGLE]
-    kernels = {**{k: (*v, True) for k, v in SWEPT.items()}, **{k: (*v, False) for k, v in SINGLE.items()}}
-    per_run = len(points)
-    runs_per_machine = max(1, round(total / (n_machines * per_run)))
-    rng = np.random.default_rng(seed)
-    ranks = median_ci_ranks(n_samples)
-    t0 = datetime(2026, 1, 1, tzinfo=UTC)
-    now = ts(datetime.now(UTC))
 
-    con = sqlite3.connect(db, isolation_level=None)
-    con.execute("PRAGMA synchronous=OFF")
-    con.execute("PRAGMA foreign_keys=OFF")  # every id below is consistent by construction
-    con.execute("PRAGMA cache_size=-262144")
+def _insert_catalog(
+    con: sqlite3.Connection, rng: np.random.Generator, n_machines: int, now: str
+) -> list[str]:
+    """The kernels, the machines and which machine has which kernel; the machines' ids."""
     con.execute("BEGIN")
     con.executemany(
         "INSERT INTO kernels (id, spec, updated_at) VALUES (?, ?, ?)",
-        [(k, json.dumps(spec(k, f, u, s)), now) for k, (f, u, _, s) in kernels.items()],
+        [(k, json.dumps(spec(k, f, u, s)), now) for k, (f, u, _, s) in KERNELS.items()],
     )
     machine_ids = [str(uuid.UUID(int=rng.integers(0, 2**63).item())) for _ in range(n_machines)]
     con.executemany(
@@ -159,74 +149,113 @@ def fill(data_dir: Path, total: int, n_machines: int, n_samples: int, seed: int)
     )
     con.executemany(
         "INSERT INTO machine_kernels (machine_id, kernel_id, spec) VALUES (?, ?, ?)",
-        [(m, k, json.dumps(spec(k, f, u, s))) for m in machine_ids for k, (f, u, _, s) in kernels.items()],
+        [(m, k, json.dumps(spec(k, f, u, s))) for m in machine_ids for k, (f, u, _, s) in KERNELS.items()],
+    )
+    con.execute("COMMIT")
+    return machine_ids
+
+
+class _Rows:
+    """One machine's rows for the runs, run_items and results tables, and its latest result per point."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple] = []
+        self.items: list[tuple] = []
+        self.results: list[tuple] = []
+        self.latest: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+
+def _machine_rows(
+    mi: int, m: str, runs_per_machine: int, n_samples: int, rng: np.random.Generator, t0: datetime
+) -> _Rows:
+    """One machine's runs: every point once per run, samples drawn at once (runs, points, n)."""
+    per_run = len(POINTS)
+    ranks = median_ci_ranks(n_samples)
+    speed = CPUS[mi % len(CPUS)][1]
+    base = np.array([KERNELS[k][2] * (1 + 0.15 * (p.get("threads", 1) - 1)) for k, p in POINTS])
+    base = np.where([KERNELS[k][1] == "MB/s" for k, _ in POINTS], base / speed, base * speed)
+    drift = 1 + 0.02 * rng.standard_normal((runs_per_machine, per_run, 1))
+    samples = (
+        base[None, :, None] * drift * (1 + 0.01 * rng.standard_normal((runs_per_machine, per_run, n_samples)))
+    )
+    srt = np.sort(samples, axis=2)
+    med = np.median(srt, axis=2)
+    mean = srt.mean(axis=2)
+    std = srt.std(axis=2, ddof=1)
+    lo = srt[:, :, ranks[0] - 1] if ranks else srt[:, :, 0]
+    hi = srt[:, :, ranks[1] - 1] if ranks else srt[:, :, -1]
+    fact_json = json.dumps(facts(mi))
+    rows = _Rows()
+    for r in range(runs_per_machine):
+        run_id = str(uuid.uuid4())
+        created = t0 + timedelta(hours=r, seconds=mi)
+        rows.runs.append(
+            (run_id, m, run_id, "succeeded", "default", "{}", fact_json, 5, ts(created), ts(created))
+        )
+        for pi, (k, params) in enumerate(POINTS):
+            item_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
+            pkey = "&".join(f"{a}={b}" for a, b in sorted(params.items()))
+            pjson = json.dumps(params)
+            rows.items.append((item_id, run_id, pi, k, pjson, "succeeded", res_id, 60.0))
+            at = ts(created + timedelta(seconds=pi + 1))
+            s = srt[r, pi]
+            rows.results.append(
+                (
+                    res_id, run_id, item_id, m, k, "ok", pjson, pkey, KERNELS[k][1],
+                    json.dumps(samples[r, pi].round(3).tolist()), "[]", "{}", "{}", n_samples,
+                    float(med[r, pi]), float(mean[r, pi]), float(std[r, pi]),
+                    float(std[r, pi] / mean[r, pi]), float(s[0]), float(s[-1]),
+                    float(lo[r, pi]), float(hi[r, pi]), CI_ORDER_STATISTICS, 0, at,
+                )
+            )  # fmt: skip
+            rows.latest[(m, k, pkey)] = (res_id, at)
+    return rows
+
+
+def _insert_machine(con: sqlite3.Connection, rows: _Rows) -> None:
+    con.execute("BEGIN")
+    con.executemany(
+        "INSERT INTO runs (id, machine_id, batch_id, status, profile, spec, facts, repetitions,"
+        " created_at, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.runs,
+    )
+    con.executemany(
+        'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, result_id, timeout_s)'
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.items,
+    )
+    con.executemany(
+        "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params, params_key,"
+        " unit, samples, iterations, counters, harness, n, median, mean, stddev, cv, min, max, ci_low,"
+        " ci_high, ci_method, exit_code, created_at) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.results,
     )
     con.execute("COMMIT")
 
+
+def fill(data_dir: Path, total: int, n_machines: int, n_samples: int, seed: int) -> dict[str, Any]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = data_dir / "ctxbench.db"
+    if db.exists():
+        sys.exit(f"{db} exists: give an empty --data-dir")
+    t_start = time.perf_counter()
+    _create_schema(db)
+    runs_per_machine = max(1, round(total / (n_machines * len(POINTS))))
+    rng = np.random.default_rng(seed)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    con = sqlite3.connect(db, isolation_level=None)
+    con.execute("PRAGMA synchronous=OFF")
+    con.execute("PRAGMA foreign_keys=OFF")  # every id below is consistent by construction
+    con.execute("PRAGMA cache_size=-262144")
+    machine_ids = _insert_catalog(con, rng, n_machines, ts(datetime.now(UTC)))
     latest: dict[tuple[str, str, str], tuple[str, str]] = {}
     n_results = 0
     for mi, m in enumerate(machine_ids):
-        speed = CPUS[mi % len(CPUS)][1]
-        con.execute("BEGIN")
-        run_rows, item_rows, result_rows = [], [], []
-        # one machine's results at once: values per (run, point), samples (runs, points, n)
-        base = np.array([kernels[k][2] * (1 + 0.15 * (p.get("threads", 1) - 1)) for k, p in points])
-        base = np.where([kernels[k][1] == "MB/s" for k, _ in points], base / speed, base * speed)
-        drift = 1 + 0.02 * rng.standard_normal((runs_per_machine, per_run, 1))
-        samples = (
-            base[None, :, None]
-            * drift
-            * (1 + 0.01 * rng.standard_normal((runs_per_machine, per_run, n_samples)))
-        )
-        srt = np.sort(samples, axis=2)
-        med = np.median(srt, axis=2)
-        mean = srt.mean(axis=2)
-        std = srt.std(axis=2, ddof=1)
-        lo = srt[:, :, ranks[0] - 1] if ranks else srt[:, :, 0]
-        hi = srt[:, :, ranks[1] - 1] if ranks else srt[:, :, -1]
-        fact_json = json.dumps(facts(mi))
-        for r in range(runs_per_machine):
-            run_id = str(uuid.uuid4())
-            created = t0 + timedelta(hours=r, seconds=mi)
-            run_rows.append(
-                (run_id, m, run_id, "succeeded", "default", "{}", fact_json, 5, ts(created), ts(created))
-            )
-            for pi, (k, params) in enumerate(points):
-                item_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
-                pkey = "&".join(f"{a}={b}" for a, b in sorted(params.items()))
-                pjson = json.dumps(params)
-                item_rows.append((item_id, run_id, pi, k, pjson, "succeeded", res_id, 60.0))
-                at = ts(created + timedelta(seconds=pi + 1))
-                s = srt[r, pi]
-                result_rows.append(
-                    (
-                        res_id, run_id, item_id, m, k, "ok", pjson, pkey, kernels[k][1],
-                        json.dumps(samples[r, pi].round(3).tolist()), "[]", "{}", "{}", n_samples,
-                        float(med[r, pi]), float(mean[r, pi]), float(std[r, pi]),
-                        float(std[r, pi] / mean[r, pi]), float(s[0]), float(s[-1]),
-                        float(lo[r, pi]), float(hi[r, pi]), CI_ORDER_STATISTICS, 0, at,
-                    )
-                )  # fmt: skip
-                latest[(m, k, pkey)] = (res_id, at)
-        con.executemany(
-            "INSERT INTO runs (id, machine_id, batch_id, status, profile, spec, facts, repetitions,"
-            " created_at, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            run_rows,
-        )
-        con.executemany(
-            'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, result_id, timeout_s)'
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            item_rows,
-        )
-        con.executemany(
-            "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params, params_key,"
-            " unit, samples, iterations, counters, harness, n, median, mean, stddev, cv, min, max, ci_low,"
-            " ci_high, ci_method, exit_code, created_at) VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            result_rows,
-        )
-        con.execute("COMMIT")
-        n_results += len(result_rows)
+        rows = _machine_rows(mi, m, runs_per_machine, n_samples, rng, t0)
+        _insert_machine(con, rows)
+        latest.update(rows.latest)
+        n_results += len(rows.results)
         print(f"machine {mi + 1}/{n_machines}: {n_results} results, {time.perf_counter() - t_start:.0f} s")
     con.execute("BEGIN")
     con.executemany(
@@ -241,7 +270,7 @@ def fill(data_dir: Path, total: int, n_machines: int, n_samples: int, seed: int)
         "db": str(db),
         "machines": machine_ids,
         "results": n_results,
-        "points_per_machine": per_run,
+        "points_per_machine": len(POINTS),
         "seconds": time.perf_counter() - t_start,
     }
 
