@@ -14,16 +14,17 @@ with the default profile, as a user would start them. The table goes to docs/fid
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from bench_common import Out, machine_line, measured, now_utc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -227,7 +228,7 @@ def _rows(v: list[dict[str, Any]], title: str) -> list[str]:
     return [*out, ""]
 
 
-def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_line: Callable[[], str]) -> int:
+def aa(report: Out) -> int:
     lines: list[str] = []
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ctxbench-aa-") as tmp_dir, quota_cgroup(50) as wrap:
@@ -244,7 +245,7 @@ def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_lin
                     with ctx:
                         runs = [run_on(server, a_id), run_on(server, b_id)]
                     v = verdicts(compare(server, [a_id, b_id], runs), b_id)
-                    if tag == "aa1" and write:
+                    if tag == "aa1" and report.write:
                         screenshot(
                             server, f"/compare?machines={a_id},{b_id}&baseline={a_id}&runs={','.join(runs)}"
                         )
@@ -270,10 +271,11 @@ def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_lin
                 lines += _rows(v, "Quota rows (B = its agent and kernels under a 50 % CPU quota, A none):")
         finally:
             server.stop()
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    table = "\n".join(
+    report.emit(
+        "fidelity.md",
+        "aa",
         [
-            f"Measured {now} on: {machine_line()}.",
+            measured(),
             "Command: `scripts/bench.py aa` (part of `make bench`): three agents on this host, "
             f"{len(POINTS)} kernel points from every family, default profile, one machine after the other.",
             "",
@@ -282,11 +284,8 @@ def aa(write: bool, write_section: Callable[[Path, str, str], None], machine_lin
             *summary,
             "",
             *lines,
-        ]
+        ],
     )
-    print(table)
-    if write:
-        write_section(ROOT / "docs" / "fidelity.md", "aa", table)
     return 0
 
 
@@ -344,9 +343,7 @@ def _floors(
 
 
 def noise(
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
+    report: Out,
     runs: int = 6,
 ) -> int:
     """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
@@ -356,9 +353,8 @@ def noise(
     from ctxbench_server.compare.significance import spread
 
     per_point, cvs, family_of, load0 = _repeat_runs(runs)
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = [
-        f"Measured {now} on: {machine_line()}; load average before: {load0}.",
+        measured(f"; load average before: {load0}"),
         f"Command: `scripts/bench.py noise` (part of `make bench`): one agent, {runs} runs of the "
         f"{len(POINTS)} A/A points one after the other, default profile; spread = (max - min) / median of "
         "the run medians.",
@@ -379,13 +375,11 @@ def noise(
         "Default floors (compare/noise_floors.json): "
         + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in sorted(floors.items())),
     ]
-    table = "\n".join(out)
-    print(table)
-    if not write:
+    report.emit("performance.md", "noise-floor", out)
+    if not report.write:
         return 0
-    write_section(ROOT / "docs" / "performance.md", "noise-floor", table)
     record = {
-        "measured": now,
+        "measured": now_utc(),
         "host": machine_line(),
         "load_before": float(load0),
         "command": "scripts/bench.py noise",

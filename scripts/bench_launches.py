@@ -9,14 +9,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from bench_common import Out, measured
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -93,9 +93,7 @@ def _disturbance(server, machine: dict, label: str) -> str:  # type: ignore[no-u
 
 def launches(
     rounds: int,
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
+    report: Out,
 ) -> int:
     overhead = _overhead(max(1, rounds // 2))
     rows = []
@@ -112,11 +110,12 @@ def launches(
             for h in hogs:
                 h.kill()
                 h.wait()
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     items = ", ".join(f"`{i['kernel']}`" for i in RUN_ITEMS)
-    table = "\n".join(
+    report.emit(
+        "performance.md",
+        "launches",
         [
-            f"Measured {now} on: {machine_line()}.",
+            measured(),
             "Command: `scripts/bench.py launches` (part of `make bench`).",
             "",
             "Per-launch overhead (process start, harness calibration and warm-up: "
@@ -133,9 +132,6 @@ def launches(
             "median other busy |",
             "|---|---:|---:|---:|---:|---:|",
             *rows,
-        ]
+        ],
     )
-    print(table)
-    if write:
-        write_section(ROOT / "docs" / "performance.md", "launches", table)
     return 0

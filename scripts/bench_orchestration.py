@@ -16,10 +16,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from bench_common import Out, measured
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -112,9 +113,7 @@ def local_stack(name: str) -> Iterator[tuple[Server, Agent, dict]]:
 
 def orchestration(
     rounds: int,
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
+    report: Out,
 ) -> int:
     with local_stack("bench") as (server, agent, machine):
         time.sleep(2)  # let connect-time work settle
@@ -160,10 +159,11 @@ def orchestration(
     ms = lambda xs: f"{statistics.median(xs) * 1000:.0f} ms (max {max(xs) * 1000:.0f} ms)"  # noqa: E731
     agent_med, hand_med = statistics.median(through_agent), statistics.median(by_hand)
     diff = (agent_med - hand_med) / hand_med * 100
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    table = "\n".join(
+    report.emit(
+        "performance.md",
+        "orchestration",
         [
-            f"Measured {now} on: {machine_line()}.",
+            measured(),
             f"Command: `make bench` (`scripts/bench.py orchestration --rounds {rounds}`), {rounds} rounds.",
             "",
             "| what | target | measured | how |",
@@ -176,11 +176,8 @@ def orchestration(
             f"| idle agent RSS | ≤ 20 MB | {idle_rss:.1f} MB | VmRSS |",
             f"| `syscall.getppid` through the agent vs by hand | within 1 % | {agent_med:.1f} vs "
             f"{hand_med:.1f} ns/op ({diff:+.1f} %) | medians of {rounds} interleaved rounds, 5 x 0.2 s |",
-        ]
+        ],
     )
-    print(table)
-    if write:
-        write_section(ROOT / "docs" / "performance.md", "orchestration", table)
     return 0
 
 
@@ -259,9 +256,7 @@ def _launch_figures(res: list[dict]) -> list[str]:
 
 
 def suite(
-    write: bool,
-    write_section: Callable[[Path, str, str], None],
-    machine_line: Callable[[], str],
+    report: Out,
     launches: int | None = None,
 ) -> int:
     """Every kernel with its default sweep, through one agent, default profile: how long it takes, and
@@ -285,10 +280,12 @@ def suite(
     failed = [
         f"`{i['kernel']}` {i['params']}: {i['error']}" for i in run["items"] if i["state"] != "succeeded"
     ]
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    table = "\n".join(
+    section = "suite" if launches is None else f"suite-launches-{launches}"
+    report.emit(
+        "performance.md",
+        section,
         [
-            f"Measured {now} on: {machine_line()}.",
+            measured(),
             "Command: `make bench` (`scripts/bench.py suite`): one run of every kernel in the catalog, each "
             f"with its default sweep of {', '.join(SWEPT)} (other parameters at their defaults), default "
             f"profile ({run['repetitions']} repetitions in {run['launches']} launches per item, interleaved "
@@ -307,10 +304,6 @@ def suite(
             "| kernel (slowest first) | items | launch seconds | re-measured launches |",
             "|---|---:|---:|---:|",
             *(f"| `{k}` | {per_kernel[k]} | {v:.1f} | {remeasured[k]} |" for k, v in slowest),
-        ]
+        ],
     )
-    print(table)
-    if write:
-        section = "suite" if launches is None else f"suite-launches-{launches}"
-        write_section(ROOT / "docs" / "performance.md", section, table)
     return 0 if not failed else 1

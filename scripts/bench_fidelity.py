@@ -1,0 +1,256 @@
+"""`make bench` sections fidelity and storage: kernels beside an independent anchor (perf bench, fio),
+interleaved in the same run on the same machine (docs/fidelity.md). Called by scripts/bench.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_common import Out, measured
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "build" / "kernels"
+
+
+@dataclass
+class Pair:
+    """One kernel configuration and the independent tool it is checked against."""
+
+    kernel: str
+    params: dict[str, str]
+    anchor_name: str
+    anchor: Callable[[], float]  # returns ns in the kernel's unit
+    note: str
+
+
+def kernel_samples(exe: str, kernel: str, params: dict[str, str], min_time: float, reps: int) -> list[float]:
+    argv = [str(KERNELS / exe), "--run", kernel, "--repetitions", str(reps), "--min-time", str(min_time)]
+    for k, v in params.items():
+        argv += ["--param", f"{k}={v}"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["samples"]
+
+
+def kernel_median(exe: str, kernel: str, params: dict[str, str], min_time: float, reps: int) -> float:
+    return statistics.median(kernel_samples(exe, kernel, params, min_time, reps))
+
+
+# CPU-bound kernels: no sleeping, no other process; their spread is the harness's and the machine's.
+CPU_BOUND = [
+    "call.function",
+    "call.indirect",
+    "syscall.getppid",
+    "syscall.clock_gettime",
+    "jmp.setjmp_longjmp",
+]
+
+
+_USECS_OP = re.compile(r"([\d.]+)\s+usecs/op")
+
+
+def perf_bench(args: list[str], pin: str | None = None) -> float:
+    """usecs/op printed by `perf bench`, in ns."""
+    argv = ["perf", "bench", *args]
+    if pin is not None:
+        argv = ["taskset", "-c", pin, *argv]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    m = _USECS_OP.search(out)
+    if not m:
+        raise RuntimeError(f"no usecs/op in output of {' '.join(argv)}:\n{out}")
+    return float(m.group(1)) * 1000
+
+
+def fidelity_pairs() -> list[Pair]:
+    return [
+        Pair(
+            "syscall.getppid",
+            {},
+            "perf bench syscall basic",
+            lambda: perf_bench(["syscall", "basic", "-l", "5000000"]),
+            "both time a loop of getppid(); perf uses glibc's wrapper, the kernel the raw syscall()",
+        ),
+        Pair(
+            "ctxswitch.pipe",
+            {"placement": "same_core"},
+            "taskset -c 0 perf bench sched pipe (÷2)",
+            lambda: perf_bench(["sched", "pipe", "-l", "200000"], pin="0") / 2,
+            "perf reports a round trip (two switches); halved here to match ns per switch",
+        ),
+        Pair(
+            "ctxswitch.pipe",
+            {"placement": "unpinned"},
+            "perf bench sched pipe (÷2)",
+            lambda: perf_bench(["sched", "pipe", "-l", "200000"]) / 2,
+            "unpinned: the scheduler may place the two processes on one core or two",
+        ),
+    ]
+
+
+@dataclass
+class StoragePair:
+    kernel: str  # storage.write | storage.read
+    params: dict[str, str]  # pattern, block_size, target, cache[, state]
+    note: str
+
+    def fio_argv(self, directory: str) -> list[str]:
+        p = self.params
+        write = self.kernel == "storage.write"
+        rw = {("seq", True): "write", ("rand", True): "randwrite", ("seq", False): "read"}.get(
+            (p["pattern"], write), "randread"
+        )
+        argv = ["fio", "--name=ctxbench-storage", f"--directory={directory}", "--filename=ctxbench-fio.dat"]
+        argv += ["--size=16M", f"--bs={p['block_size']}", f"--rw={rw}"]
+        argv += [f"--ioengine={'sync' if p['pattern'] == 'seq' else 'psync'}"]
+        argv += [f"--direct={1 if p['cache'] == 'direct' else 0}", "--iodepth=1", "--numjobs=1"]
+        # gtod_reduce: no per-I/O clock reads for latency statistics, which on cached paths cost about as
+        # much as the 4 KiB copy itself; the kernel times whole passes, so both then time the call alone.
+        argv += ["--time_based", "--runtime=2", "--gtod_reduce=1", "--output-format=json"]
+        if not write and p.get("state") == "warm" and p["cache"] == "buffered":
+            argv += ["--invalidate=0", "--pre_read=1"]
+        return argv
+
+
+def fio_mb_s(pair: StoragePair, directory: str) -> float:
+    out = subprocess.run(pair.fio_argv(directory), capture_output=True, text=True, check=True).stdout
+    job = json.loads(out[out.index("{") :])["jobs"][0]
+    return job["write" if pair.kernel == "storage.write" else "read"]["bw_bytes"] / 1e6
+
+
+STORAGE_PAIRS = [
+    StoragePair(
+        "storage.write",
+        {"pattern": "seq", "block_size": "4096", "target": "memory", "cache": "buffered"},
+        "tmpfs: both copy into the page cache",
+    ),
+    StoragePair(
+        "storage.write",
+        {"pattern": "seq", "block_size": "8", "target": "memory", "cache": "buffered"},
+        "8 B writes: per-call cost dominates",
+    ),
+    StoragePair(
+        "storage.write",
+        {"pattern": "rand", "block_size": "512", "target": "memory", "cache": "buffered"},
+        "pwrite at shuffled offsets vs fio randwrite",
+    ),
+    StoragePair(
+        "storage.write",
+        {"pattern": "seq", "block_size": "4096", "target": "disk", "cache": "direct"},
+        "O_DIRECT: the device's own speed",
+    ),
+    StoragePair(
+        "storage.read",
+        {"pattern": "seq", "block_size": "4096", "target": "disk", "cache": "buffered", "state": "warm"},
+        "warm page cache",
+    ),
+    StoragePair(
+        "storage.read",
+        {"pattern": "rand", "block_size": "4096", "target": "disk", "cache": "direct"},
+        "O_DIRECT random reads",
+    ),
+]
+
+
+def storage(
+    rounds: int,
+    report: Out,
+) -> int:
+    if not shutil.which("fio"):
+        print("bench: `fio` is missing (Debian package fio); run `make deps-bench`", file=sys.stderr)
+        return 1
+    disk_dir = str(ROOT / "build" / "bench-storage")
+    os.makedirs(disk_dir, exist_ok=True)
+    rows = []
+    try:
+        for pair in STORAGE_PAIRS:
+            directory = "/dev/shm" if pair.params["target"] == "memory" else disk_dir
+            params = dict(pair.params) | ({"dir": disk_dir} if pair.params["target"] == "disk" else {})
+            ours, theirs = [], []
+            for _ in range(rounds):
+                ours.append(kernel_median("ctxbench-kernels-cpp", pair.kernel, params, 0.2, 5))
+                theirs.append(fio_mb_s(pair, directory))
+            o, t = statistics.median(ours), statistics.median(theirs)
+            diff = (o - t) / t * 100
+            shown = ",".join(f"{k}={v}" for k, v in pair.params.items())
+            rows.append(
+                f"| `{pair.kernel}` | {shown} | {o:,.1f} | {t:,.1f} | {diff:+.1f} % "
+                f"| {'yes' if abs(diff) <= 10 else 'NO'} | {pair.note} |"
+            )
+            print(rows[-1], flush=True)
+    finally:
+        shutil.rmtree(disk_dir, ignore_errors=True)
+        for leftover in ("/dev/shm/ctxbench-fio.dat",):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+    report.emit(
+        "fidelity.md",
+        "storage",
+        [
+            measured("; disk = the filesystem under `build/`"),
+            f"Command: `make bench` (`scripts/bench.py storage --rounds {rounds}`); medians of {rounds} "
+            "interleaved rounds; fio 16 MiB file, iodepth 1, one job, 2 s per round, the same pattern, "
+            "block size and cache mode (`sync`/`psync` engines, `--direct`, `--gtod_reduce=1`).",
+            "",
+            "| kernel | params | ctxbench MB/s | fio MB/s | difference | within ±10 % | note |",
+            "|---|---|---:|---:|---:|:-:|---|",
+            *rows,
+        ],
+    )
+    return 0
+
+
+def fidelity(
+    rounds: int,
+    report: Out,
+) -> int:
+    if not shutil.which("perf"):
+        print("bench: `perf` is missing (Debian package linux-perf); run `make deps-bench`", file=sys.stderr)
+        return 1
+    rows = []
+    for pair in fidelity_pairs():
+        ours, theirs = [], []
+        for _ in range(rounds):  # interleaved, so drift on a busy machine hits both sides alike
+            ours.append(kernel_median("ctxbench-kernels-cpp", pair.kernel, pair.params, 0.3, 5))
+            theirs.append(pair.anchor())
+        o, t = statistics.median(ours), statistics.median(theirs)
+        diff = (o - t) / t * 100
+        params = ",".join(f"{k}={v}" for k, v in pair.params.items()) or "-"
+        rows.append(
+            f"| `{pair.kernel}` | {params} | {o:,.1f} | {pair.anchor_name} | {t:,.1f} | {diff:+.1f} % "
+            f"| {'yes' if abs(diff) <= 10 else 'NO'} | {pair.note} |"
+        )
+        print(rows[-1], flush=True)
+    cv_rows = []
+    for kernel in CPU_BOUND:
+        samples = kernel_samples("ctxbench-kernels-cpp", kernel, {}, 0.2, 10)
+        cv = statistics.stdev(samples) / statistics.mean(samples) * 100
+        verdict = "yes" if cv <= 3 else "NO"
+        cv_rows.append(f"| `{kernel}` | {statistics.median(samples):,.2f} | {cv:.2f} % | {verdict} |")
+        print(cv_rows[-1], flush=True)
+    report.emit(
+        "fidelity.md",
+        "fidelity",
+        [
+            measured(f"; load average before: {os.getloadavg()[0]:.2f}"),
+            f"Command: `make bench` (`scripts/bench.py fidelity --rounds {rounds}`); medians of {rounds} "
+            "interleaved rounds, each kernel round itself the median of 5 repetitions of ≥ 0.3 s.",
+            "",
+            "| kernel | params | ctxbench ns/op | anchor | anchor ns/op | difference | within ±10 % | note |",
+            "|---|---|---:|---|---:|---:|:-:|---|",
+            *rows,
+            "",
+            "CPU-bound kernels, defaults but 10 repetitions of 0.2 s (target CV ≤ 3 % on a quiet machine):",
+            "",
+            "| kernel | median ns/op | CV | ≤ 3 % |",
+            "|---|---:|---:|:-:|",
+            *cv_rows,
+        ],
+    )
+    return 0
