@@ -157,10 +157,10 @@ async def test_0008_rewrites_stored_ids(tmp_path: Path) -> None:
     a share and the catalog, all under lock.go_mutex afterwards; the old agent's id kept for dispatch."""
     engine = await fresh_engine(tmp_path)
 
-    def upgrade(conn: Connection, rev: str) -> None:
+    def alembic(conn: Connection, step: Callable[..., None], rev: str) -> None:
         cfg = alembic_config()
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, rev)
+        step(cfg, rev)
 
     sqlite = engine.dialect.name == "sqlite"
 
@@ -170,7 +170,7 @@ async def test_0008_rewrites_stored_ids(tmp_path: Path) -> None:
     old_spec = json.dumps({"id": "py.loop", "family": "py", "unit": "ns/op", "params": []})
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(upgrade, "0007")
+            await conn.run_sync(alembic, command.upgrade, "0007")
             t = "2026-11-22 01:00:00"
             await conn.execute(
                 text(
@@ -201,23 +201,26 @@ async def test_0008_rewrites_stored_ids(tmp_path: Path) -> None:
                     " attempt) VALUES ('i', 'r', 0, 'py.loop', '{}', 'succeeded', 60, 1)"
                 )
             )
-            await conn.execute(
-                text(
-                    "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params,"
-                    " params_key, unit, samples, iterations, counters, harness, n, median, exit_code,"
-                    " created_at, attempt, reruns, noisy, attempt_cvs)"
-                    " VALUES ('res', 'r', 'i', 'm', 'py.loop', 'ok', '{}', '', 'ns/op', '[1.0]', '[1]', '{}',"
-                    " '{}', 1, 1.0, 0, :t, 1, 0, false, '[]')"
-                ),
-                {"t": at(t)},
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO latest_results (machine_id, kernel_id, params_key, result_id, created_at)"
-                    " VALUES ('m', 'py.loop', '', 'res', :t)"
-                ),
-                {"t": at(t)},
-            )
+            # Two results of one point: under the old id, and a newer one under the new id (a new agent
+            # reporting before the upgrade); each had its latest pointer.
+            for rid, kid, when in (("res", "py.loop", t), ("res2", "call.py_loop", "2026-11-22 02:00:00")):
+                await conn.execute(
+                    text(
+                        "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params,"
+                        " params_key, unit, samples, iterations, counters, harness, n, median, exit_code,"
+                        " created_at, attempt, reruns, noisy, attempt_cvs) VALUES (:id, 'r', 'i', 'm',"
+                        " :k, 'ok', '{}', '', 'ns/op', '[1.0]', '[1]', '{}', '{}', 1, 1.0, 0, :t, 1, 0,"
+                        " false, '[]')"
+                    ),
+                    {"id": rid, "k": kid, "t": at(when)},
+                )
+                await conn.execute(
+                    text(
+                        "INSERT INTO latest_results (machine_id, kernel_id, params_key, result_id,"
+                        " created_at) VALUES ('m', :k, '', :id, :t)"
+                    ),
+                    {"id": rid, "k": kid, "t": at(when)},
+                )
             view = json.dumps({"machines": ["m"], "kernels": "py.loop,syscall.getppid", "baseline": "m"})
             answer = json.dumps({"rows": [{"kernel": "py.loop", "family": "py"}], "result_ids": ["res"]})
             await conn.execute(
@@ -233,9 +236,9 @@ async def test_0008_rewrites_stored_ids(tmp_path: Path) -> None:
             async def one(sql: str) -> list[Any]:
                 return [tuple(r) for r in (await conn.execute(text(sql))).all()]
 
-            assert await one("SELECT kernel_id FROM results") == [("call.py_loop",)]
+            assert await one("SELECT kernel_id FROM results") == [("call.py_loop",)] * 2
             assert await one("SELECT kernel_id FROM run_items") == [("call.py_loop",)]
-            assert await one("SELECT kernel_id, result_id FROM latest_results") == [("call.py_loop", "res")]
+            assert await one("SELECT kernel_id, result_id FROM latest_results") == [("call.py_loop", "res2")]
             [(run_spec,)] = await one("SELECT spec FROM runs")
             run_spec = json.loads(run_spec) if isinstance(run_spec, str) else run_spec
             assert [it["kernel"] for it in run_spec["items"]] == ["call.py_loop", "syscall.getppid"]
@@ -252,15 +255,10 @@ async def test_0008_rewrites_stored_ids(tmp_path: Path) -> None:
             assert (mk, mspec["id"], mspec[aliases.LISTED_AS]) == ("call.py_loop", "call.py_loop", "py.loop")
 
         # And back: a downgrade restores the old ids.
-        def downgrade(conn: Connection) -> None:
-            cfg = alembic_config()
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0007")
-
         async with engine.begin() as conn:
-            await conn.run_sync(downgrade)
+            await conn.run_sync(alembic, command.downgrade, "0007")
             rows = (await conn.execute(text("SELECT kernel_id FROM results"))).all()
-            assert [tuple(r) for r in rows] == [("py.loop",)]
+            assert [tuple(r) for r in rows] == [("py.loop",)] * 2
             rows = (await conn.execute(text("SELECT id FROM kernels"))).all()
             assert [tuple(r) for r in rows] == [("py.loop",)]
     finally:

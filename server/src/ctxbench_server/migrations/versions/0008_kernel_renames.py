@@ -86,6 +86,23 @@ def _spec(spec: dict[str, Any], new: str, listed: str | None) -> dict[str, Any]:
     return out
 
 
+def _twin(kernel_id: str, ties: bool) -> Any:
+    """The latest_results row of the outer row's machine and point under `kernel_id`, newer than the
+    outer row (or as new, with `ties`)."""
+    other = latest.alias("other")
+    newer = other.c.created_at >= latest.c.created_at if ties else other.c.created_at > latest.c.created_at
+    return (
+        sa.select(sa.literal(1))
+        .select_from(other)
+        .where(
+            other.c.machine_id == latest.c.machine_id,
+            other.c.params_key == latest.c.params_key,
+            other.c.kernel_id == kernel_id,
+            newer,
+        )
+    )
+
+
 def _rename(names: dict[str, str], keep_listed: bool) -> None:
     conn = op.get_bind()
     olds = sorted(names)
@@ -94,30 +111,10 @@ def _rename(names: dict[str, str], keep_listed: bool) -> None:
     for old, new in names.items():
         conn.execute(results.update().where(results.c.kernel_id == old).values(kernel_id=new))
         conn.execute(run_items.update().where(run_items.c.kernel_id == old).values(kernel_id=new))
-        # latest_results is keyed by (machine, kernel, params): where both ids have a row, the newer wins.
-        other = latest.alias("other")
-        for mine, theirs in ((old, new), (new, old)):
-            newer = (
-                sa.select(sa.literal(1))
-                .select_from(other)
-                .where(
-                    other.c.machine_id == latest.c.machine_id,
-                    other.c.params_key == latest.c.params_key,
-                    other.c.kernel_id == theirs,
-                    other.c.created_at > latest.c.created_at,
-                )
-            )
-            conn.execute(latest.delete().where(latest.c.kernel_id == mine, newer.exists()))
-        same = (
-            sa.select(sa.literal(1))
-            .select_from(other)
-            .where(
-                other.c.machine_id == latest.c.machine_id,
-                other.c.params_key == latest.c.params_key,
-                other.c.kernel_id == new,
-            )
-        )
-        conn.execute(latest.delete().where(latest.c.kernel_id == old, same.exists()))  # same instant
+        # latest_results is keyed by (machine, kernel, params): where both ids have a row, the newer wins
+        # (the new id's on a tie).
+        conn.execute(latest.delete().where(latest.c.kernel_id == old, _twin(new, ties=True).exists()))
+        conn.execute(latest.delete().where(latest.c.kernel_id == new, _twin(old, ties=False).exists()))
         conn.execute(latest.update().where(latest.c.kernel_id == old).values(kernel_id=new))
     for i in range(0, len(run_ids), 500):
         for rid, spec in conn.execute(
