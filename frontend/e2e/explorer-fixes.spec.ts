@@ -110,6 +110,8 @@ test('"Run again…" repeats a quick sweep exactly: same form, same items (issue
   await page.goto('/kernels/go.mutex');
   await expect(page).toHaveURL(/\/kernels\/lock\.go_mutex$/);
   await expect(page.getByRole('heading', { level: 1 })).toContainText('lock.go_mutex');
+  await page.goto(`/compare?machines=${machine}&kernels=go.mutex,syscall.getppid`);
+  await expect(page).toHaveURL(/kernels=lock\.go_mutex,syscall\.getppid/);
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=go.mutex`);
   await expect(page).toHaveURL(/kernel=lock\.go_mutex/);
   await page.getByLabel('Profile').selectOption('quick');
