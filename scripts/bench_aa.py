@@ -45,19 +45,19 @@ POINTS: list[dict[str, Any]] = [
     {"kernel": "sched.yield"},
     {"kernel": "lock.pthread_mutex"},
     {"kernel": "ipc.pipe"},
-    {"kernel": "go.gosched"},
-    {"kernel": "go.chan_pingpong"},
-    {"kernel": "go.mutex"},
-    {"kernel": "py.loop"},
-    {"kernel": "py.generator"},
+    {"kernel": "sched.gosched"},
+    {"kernel": "channel.pingpong"},
+    {"kernel": "lock.go_mutex"},
+    {"kernel": "call.py_loop"},
+    {"kernel": "coroutine.py_generator"},
     {"kernel": "syscall.open_close"},
     {"kernel": "ctxswitch.futex", "params": {"placement": "same_core"}},
     {"kernel": "sleep.usleep0"},
     {"kernel": "storage.write", "params": {"target": "memory", "block_size": 4096}},
     {"kernel": "ipc.unix_socket"},
-    {"kernel": "go.goroutine_create"},
+    {"kernel": "goroutine.create"},
     {"kernel": "coroutine.create"},
-    {"kernel": "py.greenlet"},
+    {"kernel": "coroutine.py_greenlet"},
 ]
 # Single-threaded kernels that never wait (their cpu_wall_ratio counter, kernels/README.md): a CPU quota
 # slows exactly these by its share.
@@ -69,9 +69,9 @@ CPU_BOUND = {
     "jmp.setjmp_longjmp",
     "ucontext.swapcontext",
     "coroutine.switch",
-    "py.loop",
-    "py.generator",
-    "py.greenlet",
+    "call.py_loop",
+    "coroutine.py_generator",
+    "coroutine.py_greenlet",
 }
 CGROUP = Path("/sys/fs/cgroup/cpu")
 FLOORS = ROOT / "server" / "src" / "ctxbench_server" / "compare" / "noise_floors.json"

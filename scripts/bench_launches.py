@@ -30,15 +30,15 @@ OVERHEAD_KERNELS = [
     ("cpp", "call.function"),
     ("cpp", "syscall.getppid"),
     ("cpp", "ctxswitch.pipe"),
-    ("go", "go.chan_pingpong"),
-    ("py", "py.loop"),
+    ("go", "channel.pingpong"),
+    ("py", "call.py_loop"),
 ]
 RUN_ITEMS = [
     {"kernel": "call.function"},
     {"kernel": "syscall.getppid"},
     {"kernel": "jmp.setjmp_longjmp"},
     {"kernel": "ctxswitch.pipe"},
-    {"kernel": "go.chan_pingpong"},
+    {"kernel": "channel.pingpong"},
     {"kernel": "thread.create_join"},
 ]
 

@@ -104,10 +104,10 @@ test('New run: the one online machine is chosen, its kernels are listed short, s
 
   // A chosen kernel stays in sight (with its parameters) whatever the search.
   await search.fill('mutex');
-  await kernelOption(page, 'go.mutex').getByRole('checkbox').check();
+  await kernelOption(page, 'lock.go_mutex').getByRole('checkbox').check();
   await search.fill('getppid');
-  expect(await shownKernelIds(page)).toEqual(expect.arrayContaining(['syscall.getppid', 'go.mutex']));
-  await expect(kernelOption(page, 'go.mutex').locator('input[name="goroutines"]')).toBeVisible();
+  expect(await shownKernelIds(page)).toEqual(expect.arrayContaining(['syscall.getppid', 'lock.go_mutex']));
+  await expect(kernelOption(page, 'lock.go_mutex').locator('input[name="goroutines"]')).toBeVisible();
   await search.fill('');
   await expect(page.getByTestId('kernel-option')).toHaveCount(kernels.length);
 
@@ -120,7 +120,7 @@ test('New run: the one online machine is chosen, its kernels are listed short, s
   await toggle.click();
   await expect(toggle).toHaveAttribute('aria-expanded', 'false');
   expect(await lockFamily.getByTestId('kernel-option').locator('input[type="checkbox"]').evaluateAll((els) => els.map((e) => e.id))).toEqual([
-    'kernel-go.mutex',
+    'kernel-lock.go_mutex',
   ]);
   await page.getByRole('button', { name: 'Fold all', exact: true }).click();
   await expect(page.getByTestId('kernel-option')).toHaveCount(1);
@@ -144,8 +144,8 @@ test('New run: a refused form brings its first bad field into view with the curs
   await expect(page.getByLabel('Search kernels')).toBeInViewport();
 
   // A sweep with several bad values, far above the Start button.
-  await page.getByRole('checkbox', { name: /go\.mutex/ }).check();
-  const mutex = kernelOption(page, 'go.mutex');
+  await page.getByRole('checkbox', { name: /lock\.go_mutex/ }).check();
+  const mutex = kernelOption(page, 'lock.go_mutex');
   await mutex.getByLabel('procs: value or sweep').selectOption('custom');
   const procs = mutex.locator('input[name="procs"]');
   await procs.fill('0, 1, two, 2048, 4, 99999, x');
@@ -157,7 +157,7 @@ test('New run: a refused form brings its first bad field into view with the curs
   await expect(procs).toBeFocused();
   await expect(procs).toBeInViewport();
   await expect(procs).toHaveAttribute('aria-invalid', 'true');
-  const error = page.locator('[id="param-go.mutex-procs-error"]');
+  const error = page.locator('[id="param-lock.go_mutex-procs-error"]');
   await expect(error).toBeVisible();
   for (const bad of ['"0"', '"two"', '"2048"', '"99999"', '"x"']) await expect(error).toContainText(bad);
   await expect(error).not.toContainText('"1"');
@@ -186,7 +186,7 @@ test('New run: a refused form brings its first bad field into view with the curs
   await page.getByRole('button', { name: 'Start run' }).click();
   const goroutines = mutex.locator('input[name="goroutines"]');
   await expect(goroutines).toBeFocused();
-  await expect(page.locator('[id="param-go.mutex-goroutines-error"]')).toHaveText('goroutines: more than this host allows');
+  await expect(page.locator('[id="param-lock.go_mutex-goroutines-error"]')).toHaveText('goroutines: more than this host allows');
   await page.unrouteAll();
   await page.route('**/api/v1/runs', refuse('the queue is full'));
   await goroutines.fill('3');
@@ -211,9 +211,9 @@ test('New run: the page estimates how long a run takes before it starts, and lea
   test.setTimeout(180_000);
   const machine = await onlyOnlineMachine(request);
   const fill = async () => {
-    await page.goto(`/runs/new?machines=${machine}&kernel=ucontext.swapcontext&kernel=go.mutex`);
+    await page.goto(`/runs/new?machines=${machine}&kernel=ucontext.swapcontext&kernel=lock.go_mutex`);
     await page.getByLabel('Profile').selectOption('quick');
-    const mutex = kernelOption(page, 'go.mutex');
+    const mutex = kernelOption(page, 'lock.go_mutex');
     await mutex.getByLabel('procs: value or sweep').selectOption('custom');
     await mutex.locator('input[name="procs"]').fill('1, 2');
     await page.getByLabel('Repetitions').fill('6');
@@ -228,7 +228,7 @@ test('New run: the page estimates how long a run takes before it starts, and lea
     return Number(m[1]) * (m[2] === 'min' ? 60 : 1);
   };
   // The stack's machine has never run these two kernels: no spec before this one runs them (specs run in
-  // file order; keep ucontext.swapcontext and go.mutex out of the earlier ones).
+  // file order; keep ucontext.swapcontext and lock.go_mutex out of the earlier ones).
   await expect(estimate).not.toContainText('learnt');
   const guessed = seconds(await estimate.innerText());
   // 3 items × 3 launches × (0.3 s start + 2 × 0.2 s calibration + 2 × 0.2 s) = 9.9 s.
@@ -287,7 +287,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   test.setTimeout(180_000);
   const machine = await onlyOnlineMachine(request);
   const created = await request.post('/api/v1/runs', {
-    data: { machine_ids: [machine], profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'go.mutex', params: {}, sweep: { procs: [1, 2] } }] },
+    data: { machine_ids: [machine], profile: 'quick', repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'lock.go_mutex', params: {}, sweep: { procs: [1, 2] } }] },
   });
   expect(created.status()).toBe(201);
   const { batch_id, runs } = (await created.json()) as { batch_id: string; runs: { id: string }[] };

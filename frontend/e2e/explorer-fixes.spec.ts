@@ -106,9 +106,16 @@ test('a chart saved as PNG is the whole chart with its axes, on the live and on 
 test('"Run again…" repeats a quick sweep exactly: same form, same items (issue 13, 2)', async ({ page, request }) => {
   test.setTimeout(180_000);
   const machine = await localMachineId(request);
+  // Old links name go.mutex, renamed lock.go_mutex (kernels/contract/legacy-ids.json): they open the new id.
+  await page.goto('/kernels/go.mutex');
+  await expect(page).toHaveURL(/\/kernels\/lock\.go_mutex$/);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('lock.go_mutex');
+  await page.goto(`/compare?machines=${machine}&kernels=go.mutex,syscall.getppid`);
+  await expect(page).toHaveURL(/kernels=lock\.go_mutex,syscall\.getppid/);
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=go.mutex`);
+  await expect(page).toHaveURL(/kernel=lock\.go_mutex/);
   await page.getByLabel('Profile').selectOption('quick');
-  const mutex = kernelOption(page, 'go.mutex');
+  const mutex = kernelOption(page, 'lock.go_mutex');
   await mutex.locator('input[name="goroutines"]').fill('4');
   await mutex.getByLabel('procs: value or sweep').selectOption('custom');
   await mutex.locator('input[name="procs"]').fill('1, 2');
@@ -124,8 +131,8 @@ test('"Run again…" repeats a quick sweep exactly: same form, same items (issue
   await expect(page).toHaveURL(/\/runs\/new\?/);
   await expect(page.getByLabel('Profile')).toHaveValue('quick');
   await expect(page.getByRole('checkbox', { name: /syscall\.getppid/ })).toBeChecked();
-  await expect(page.getByRole('checkbox', { name: /go\.mutex/ })).toBeChecked();
-  const again = kernelOption(page, 'go.mutex');
+  await expect(page.getByRole('checkbox', { name: /lock\.go_mutex/ })).toBeChecked();
+  const again = kernelOption(page, 'lock.go_mutex');
   await expect(again.locator('input[name="goroutines"]')).toHaveValue('4');
   await expect(again.getByLabel('procs: value or sweep')).toHaveValue('custom');
   await expect(again.locator('input[name="procs"]')).toHaveValue('1, 2');
@@ -154,7 +161,7 @@ test('Cancel asks first, and a cancelled run says so on a bar that is not green,
       machine_id: machine,
       repetitions: 3,
       min_time_s: 0.5,
-      items: [{ kernel: 'syscall.getppid', params: {} }, { kernel: 'call.function', params: {} }, { kernel: 'go.mutex', params: {}, sweep: { procs: [1, 2, 4] } }],
+      items: [{ kernel: 'syscall.getppid', params: {} }, { kernel: 'call.function', params: {} }, { kernel: 'lock.go_mutex', params: {}, sweep: { procs: [1, 2, 4] } }],
     },
   });
   expect(created.status()).toBe(201);

@@ -63,15 +63,15 @@ test('a sweep started from the New run page shows its progress live and succeeds
   await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(1);
   await expect(page.locator(`[id="machine-${machine}"]`)).toBeChecked();
   await page.getByRole('checkbox', { name: /syscall\.getppid/ }).check();
-  await page.getByRole('checkbox', { name: /go\.mutex/ }).check();
-  await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
-  await expect(kernelOption(page, 'go.mutex').getByTestId('kernel-item-count')).toHaveText('3 items');
+  await page.getByRole('checkbox', { name: /lock\.go_mutex/ }).check();
+  await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
+  await expect(kernelOption(page, 'lock.go_mutex').getByTestId('kernel-item-count')).toHaveText('3 items');
   await expect(page.getByTestId('item-count')).toHaveText(/^4 items from 2 kernels/);
   await page.getByLabel('Repetitions').fill('3');
   await page.getByLabel(/Min time/).fill('0.1');
   // The chosen kernel with its sweep (a full-page screenshot here made Chromium drop the next click).
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await kernelOption(page, 'go.mutex').screenshot({ path: resolve(SCREENSHOTS, 'new-run-sweep.png') });
+  await kernelOption(page, 'lock.go_mutex').screenshot({ path: resolve(SCREENSHOTS, 'new-run-sweep.png') });
 
   // Live, not polled: after the first load the page should not keep asking for the run.
   let runGets = 0;
@@ -95,11 +95,11 @@ test('a sweep started from the New run page shows its progress live and succeeds
 test('the quick profile thins a default sweep and the run page says which profile ran', async ({ page, request }) => {
   const machine = await localMachineId(request);
 
-  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=go.mutex`);
+  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=lock.go_mutex`);
   await page.getByLabel('Profile').selectOption('quick');
-  const mutex = kernelOption(page, 'go.mutex');
+  const mutex = kernelOption(page, 'lock.go_mutex');
   await mutex.getByLabel('procs: value or sweep').selectOption('default');
-  // go.mutex's default procs sweep is 1, 2, 4, 8: quick keeps 1, 4, 8.
+  // lock.go_mutex's default procs sweep is 1, 2, 4, 8: quick keeps 1, 4, 8.
   await expect(mutex.getByTestId('sweep-points')).toContainText('1, 4, 8');
   await expect(page.getByTestId('item-count')).toHaveText(/^4 items/);
   await page.getByRole('button', { name: 'Start run' }).click();
@@ -112,8 +112,8 @@ test('the quick profile thins a default sweep and the run page says which profil
 });
 
 async function startLongRun(page: Page, machine: string) {
-  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=go.mutex`);
-  await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
+  await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=lock.go_mutex`);
+  await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
   await page.getByLabel('Repetitions').fill('3');
   await page.getByLabel(/Min time/).fill('0.5');
   await expect(page.getByTestId('item-count')).toHaveText(/^5 items/);
@@ -206,9 +206,9 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
       )
       .not.toBe('');
 
-    await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=go.mutex`);
+    await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=lock.go_mutex`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
-    await sweepCustom(page, 'go.mutex', 'procs', '1, 2, 4');
+    await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
     await page.getByLabel('Repetitions').fill('3');
     await page.getByLabel(/Min time/).fill('0.5');
     await expect(page.getByTestId('item-count')).toHaveText(/^4 items per machine × 2 machines = 8 items/);

@@ -14,15 +14,15 @@ print("median", round(statistics.median(s), 1), "min", round(min(s), 1), "max", 
       [round(x, 1) for x in s])
 print("  counters", {k: round(v, 4) for k, v in d["counters"].items()})'
 }
-m go.goroutine_create
-m go.goroutine_create --param batch=10000
-m go.gosched
-m go.gosched --param goroutines=16384
-m go.chan_pingpong
-m go.chan_pingpong --param goroutines=30000
-m go.chan_pingpong --param goroutines=30000 --param procs=2
-m go.chan_pingpong --param goroutines=30000 --param topology=pairs
-m go.mutex
-m go.mutex --param procs=2
-m go.goroutine_memory
-m go.goroutine_memory --param goroutines=30000
+m goroutine.create
+m goroutine.create --param batch=10000
+m sched.gosched
+m sched.gosched --param goroutines=16384
+m channel.pingpong
+m channel.pingpong --param goroutines=30000
+m channel.pingpong --param goroutines=30000 --param procs=2
+m channel.pingpong --param goroutines=30000 --param topology=pairs
+m lock.go_mutex
+m lock.go_mutex --param procs=2
+m goroutine.memory
+m goroutine.memory --param goroutines=30000

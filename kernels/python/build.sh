@@ -7,7 +7,7 @@
 #                                    holding the pinned requirements.txt (pyperf, psutil, greenlet);
 #   CTXBENCH_KERNELS_PYTHON=/path    the kernels are run by that interpreter instead (e.g. the Python the
 #                                    agent is configured with); it must already have pyperf, and greenlet
-#                                    for py.greenlet (without greenlet that kernel exits 3).
+#                                    for coroutine.py_greenlet (without greenlet that kernel exits 3).
 # A second build only re-zips the package (seconds): the venv is reinstalled only when requirements.txt or
 # the base interpreter changes (their hash is kept in <venv>/.ctxbench-stamp).
 set -euo pipefail

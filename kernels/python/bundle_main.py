@@ -2,8 +2,8 @@
 
 The bundle's kernels are run by the host's python3, whatever its site-packages hold: pyperf comes from
 the bundle's python/ directory (next to kernels/). A Python older than 3.9 exits 3 and says so, as a
-missing module does (greenlet is not carried: a compiled extension, per Python version; py.greenlet
-exits 3 without it).
+missing module does (greenlet is not carried: a compiled extension, per Python version;
+coroutine.py_greenlet exits 3 without it).
 """
 
 import os

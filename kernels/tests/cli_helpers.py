@@ -16,7 +16,7 @@ CPP_EXE = Path(os.environ.get("CTXBENCH_KERNELS_CPP", KERNELS / "ctxbench-kernel
 GO_EXE = Path(os.environ.get("CTXBENCH_KERNELS_GO", KERNELS / "ctxbench-kernels-go"))
 PY_EXE = Path(os.environ.get("CTXBENCH_KERNELS_PY", KERNELS / "ctxbench-kernels-py"))
 # The kernel contract (kernels/contract/README.md): the JSON Schema of --list and --run, the golden
-# parameter vectors, and the ids the planned rename will move.
+# parameter vectors, and the renamed ids (old -> new; the server's alias map).
 CONTRACT = REPO / "kernels" / "contract"
 SCHEMA = json.loads((CONTRACT / "kernel-cli.schema.json").read_text())
 VECTORS = json.loads((CONTRACT / "param-vectors.json").read_text())

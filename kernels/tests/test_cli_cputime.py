@@ -27,7 +27,7 @@ CPU_BOUND_CPP = [
     "coroutine.switch",
     "coroutine.create",
 ]
-CPU_BOUND_PY = ["py.loop", "py.generator", "py.yield_from", "py.asyncio"]
+CPU_BOUND_PY = ["call.py_loop", "coroutine.py_generator", "coroutine.py_yield_from", "coroutine.py_asyncio"]
 # Threads, processes, sleeps or I/O: their measuring thread's CPU time is not the op's cost.
 NOT_CPU_BOUND_CPP = ["ctxswitch.pipe", "sleep.usleep0", "thread.create_join", "storage.write"]
 

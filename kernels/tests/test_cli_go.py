@@ -18,28 +18,28 @@ from dataclasses import dataclass
 import pytest
 from cli_helpers import GO_EXE
 
-IDS = ["go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"]
+IDS = ["goroutine.create", "goroutine.memory", "sched.gosched", "channel.pingpong", "lock.go_mutex"]
 FAMILIES = {
-    "go.goroutine_create": "goroutine",
-    "go.goroutine_memory": "goroutine",
-    "go.gosched": "sched",
-    "go.chan_pingpong": "channel",
-    "go.mutex": "lock",
+    "goroutine.create": "goroutine",
+    "goroutine.memory": "goroutine",
+    "sched.gosched": "sched",
+    "channel.pingpong": "channel",
+    "lock.go_mutex": "lock",
 }
 # seed and value of each kernel's seed_reference (see the kernel's comment for how it was read).
 SEEDS = {
-    "go.goroutine_create": ("000", 568),
-    "go.goroutine_memory": ("002", 10486),
-    "go.gosched": ("000", 250),
-    "go.chan_pingpong": ("002", 768.5),
-    "go.mutex": ("000", 30),
+    "goroutine.create": ("000", 568),
+    "goroutine.memory": ("002", 10486),
+    "sched.gosched": ("000", 250),
+    "channel.pingpong": ("002", 768.5),
+    "lock.go_mutex": ("000", 30),
 }
 # The counter each timed kernel derives from what it counted itself, and its exact per-op value.
 OWN_COUNTER = {
-    "go.goroutine_create": ("goroutines_run_per_op", 1),
-    "go.gosched": ("gosched_calls_per_op", 1),
-    "go.chan_pingpong": ("replies_per_op", 0.5),
-    "go.mutex": ("increments_per_op", 1),
+    "goroutine.create": ("goroutines_run_per_op", 1),
+    "sched.gosched": ("gosched_calls_per_op", 1),
+    "channel.pingpong": ("replies_per_op", 0.5),
+    "lock.go_mutex": ("increments_per_op", 1),
 }
 SEED_KEYS = {"seed", "value", "unit", "machine"}
 RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
@@ -87,7 +87,7 @@ def test_list_names_the_five_kernels(specs):
 def test_families_and_units(specs):
     for kid, spec in specs.items():
         assert spec["family"] == FAMILIES[kid]
-        assert spec["unit"] == ("bytes/goroutine" if kid == "go.goroutine_memory" else "ns/op")
+        assert spec["unit"] == ("bytes/goroutine" if kid == "goroutine.memory" else "ns/op")
         assert {p["type"] for p in spec["params"]} <= {"int", "choice"}, kid
 
 
@@ -95,15 +95,15 @@ def test_goroutine_bounds_and_sweeps(specs):
     def param(kid, name):
         return next(p for p in specs[kid]["params"] if p["name"] == name)
 
-    for kid in ("go.gosched", "go.mutex"):
+    for kid in ("sched.gosched", "lock.go_mutex"):
         assert param(kid, "goroutines")["max"] == 16384, kid
-    assert 16384 in param("go.gosched", "goroutines")["sweep"]
-    assert param("go.chan_pingpong", "goroutines")["max"] == 30000
-    assert 30000 in param("go.chan_pingpong", "goroutines")["sweep"]
-    mem = param("go.goroutine_memory", "goroutines")
+    assert 16384 in param("sched.gosched", "goroutines")["sweep"]
+    assert param("channel.pingpong", "goroutines")["max"] == 30000
+    assert 30000 in param("channel.pingpong", "goroutines")["sweep"]
+    mem = param("goroutine.memory", "goroutines")
     assert (mem["min"], mem["max"], mem["default"]) == (1, 100000, 10000)
     assert mem["sweep"] == [1000, 10000, 30000, 100000]
-    for kid in ("go.goroutine_create", "go.gosched", "go.chan_pingpong", "go.mutex"):
+    for kid in ("goroutine.create", "sched.gosched", "channel.pingpong", "lock.go_mutex"):
         procs = param(kid, "procs")
         assert (procs["min"], procs["max"], procs["default"]) == (1, 1024, 1), kid
 
@@ -124,12 +124,12 @@ def test_seed_references(specs):
 
 # Tiny runs: (params, ops one benchmark iteration makes, which iterations must be multiples of).
 TINY = [
-    ("go.goroutine_create", {"batch": "3"}, 3),
-    ("go.goroutine_memory", {"goroutines": "2000"}, 2000),
-    ("go.gosched", {"goroutines": "3"}, 3),
-    ("go.chan_pingpong", {"goroutines": "3"}, 6),
-    ("go.chan_pingpong", {"goroutines": "3", "topology": "pairs"}, 6),
-    ("go.mutex", {"goroutines": "3", "procs": "2"}, 3),
+    ("goroutine.create", {"batch": "3"}, 3),
+    ("goroutine.memory", {"goroutines": "2000"}, 2000),
+    ("sched.gosched", {"goroutines": "3"}, 3),
+    ("channel.pingpong", {"goroutines": "3"}, 6),
+    ("channel.pingpong", {"goroutines": "3", "topology": "pairs"}, 6),
+    ("lock.go_mutex", {"goroutines": "3", "procs": "2"}, 3),
 ]
 
 
@@ -166,7 +166,7 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params, per_iter
 
 
 def test_counters_count_the_op(specs):
-    res = run("--run", "go.goroutine_create", "--param", "batch=10", "--min-time", str(MIN_TIME))
+    res = run("--run", "goroutine.create", "--param", "batch=10", "--min-time", str(MIN_TIME))
     assert res.code == 0, res.stderr
     counters = res.json()["counters"]
     # One goroutine created per op (a GC starting its workers mid-run may add a handful in total).
@@ -174,13 +174,15 @@ def test_counters_count_the_op(specs):
     assert counters["gomaxprocs"] == 1
     assert {"voluntary_ctxsw_per_op", "involuntary_ctxsw_per_op"} <= set(counters)
 
-    res = run("--run", "go.mutex", "--param", "procs=2", "--min-time", str(MIN_TIME), "--repetitions", "1")
+    res = run(
+        "--run", "lock.go_mutex", "--param", "procs=2", "--min-time", str(MIN_TIME), "--repetitions", "1"
+    )
     assert res.code == 0, res.stderr
     assert res.json()["counters"]["gomaxprocs"] == 2
 
 
 def test_goroutine_memory_reports_per_goroutine_parts(specs):
-    res = run("--run", "go.goroutine_memory", "--param", "goroutines=3000", "--repetitions", "2")
+    res = run("--run", "goroutine.memory", "--param", "goroutines=3000", "--repetitions", "2")
     assert res.code == 0, res.stderr
     result = res.json()
     assert result["iterations"] == [3000, 3000]

@@ -19,15 +19,21 @@ from dataclasses import dataclass
 import pytest
 from cli_helpers import PY_EXE
 
-IDS = ["py.loop", "py.generator", "py.yield_from", "py.greenlet", "py.asyncio"]
+IDS = [
+    "call.py_loop",
+    "coroutine.py_generator",
+    "coroutine.py_yield_from",
+    "coroutine.py_greenlet",
+    "coroutine.py_asyncio",
+]
 RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", "harness"}
 # The counter each kernel derives from what it counted itself; it must show one such event per op.
 OWN_COUNTER = {
-    "py.loop": "iterations_per_op",
-    "py.generator": "resumes_per_op",
-    "py.yield_from": "resumes_per_op",
-    "py.greenlet": "switches_per_op",
-    "py.asyncio": "task_switches_per_op",
+    "call.py_loop": "iterations_per_op",
+    "coroutine.py_generator": "resumes_per_op",
+    "coroutine.py_yield_from": "resumes_per_op",
+    "coroutine.py_greenlet": "switches_per_op",
+    "coroutine.py_asyncio": "task_switches_per_op",
 }
 
 
@@ -75,7 +81,7 @@ def test_list_has_exactly_the_python_kernels(specs):
 
 def test_every_spec_says_what_one_op_is(specs):
     for kid, spec in specs.items():
-        assert spec["family"] == "py" and spec["unit"] == "ns/op"
+        assert spec["family"] == kid.split(".")[0] != "py" and spec["unit"] == "ns/op"
         assert "op" in spec["description"], "the description says what one op is"
         seed = spec.get("seed_reference")
         if seed is not None:
@@ -84,7 +90,7 @@ def test_every_spec_says_what_one_op_is(specs):
 
 
 def test_yield_from_depth_is_a_sweepable_int(specs):
-    (depth,) = specs["py.yield_from"]["params"]
+    (depth,) = specs["coroutine.py_yield_from"]["params"]
     assert depth == {
         "name": "depth",
         "type": "int",
@@ -102,11 +108,11 @@ def test_seed_references_are_seed_000_figures(specs):
     # Python 3.4 figures for loop/generator/yield from; the greenlet round trip (535.3 ns, Python 2.7)
     # made two switches, so one switch is half of it.
     assert values == {
-        "py.loop": 63.2,
-        "py.generator": 88.3,
-        "py.yield_from": 113.7,
-        "py.greenlet": 267.6,
-        "py.asyncio": None,
+        "call.py_loop": 63.2,
+        "coroutine.py_generator": 88.3,
+        "coroutine.py_yield_from": 113.7,
+        "coroutine.py_greenlet": 267.6,
+        "coroutine.py_asyncio": None,
     }
 
 
@@ -139,12 +145,12 @@ def check_result(spec: dict, result: dict, params: dict, repetitions: int, min_t
 @pytest.mark.parametrize(
     ("kid", "params"),
     [
-        ("py.loop", {}),
-        ("py.loop", {"form": "for"}),
-        ("py.generator", {}),
-        ("py.yield_from", {"depth": 8}),
-        ("py.greenlet", {}),
-        ("py.asyncio", {}),
+        ("call.py_loop", {}),
+        ("call.py_loop", {"form": "for"}),
+        ("coroutine.py_generator", {}),
+        ("coroutine.py_yield_from", {"depth": 8}),
+        ("coroutine.py_greenlet", {}),
+        ("coroutine.py_asyncio", {}),
     ],
 )
 def test_kernel_runs_and_prints_the_result_contract(specs, kid, params):
@@ -160,10 +166,10 @@ def test_kernel_runs_and_prints_the_result_contract(specs, kid, params):
 def test_repetitions_map_onto_pyperf_values(specs):
     # Each worker takes at least 2 values: 6 -> 3 processes of 2; 7 is prime, so one process of 7.
     for repetitions, plan in ((6, (3, 2)), (7, (1, 7))):
-        res = run("--run", "py.generator", "--min-time", "0.005", "--repetitions", str(repetitions))
+        res = run("--run", "coroutine.py_generator", "--min-time", "0.005", "--repetitions", str(repetitions))
         assert res.code == 0, res.stderr
         result = json.loads(res.stdout)
-        check_result(specs["py.generator"], result, {}, repetitions, 0.005)
+        check_result(specs["coroutine.py_generator"], result, {}, repetitions, 0.005)
         assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == plan
         # loops calibrated once for all workers: every value timed the same count, each ~min time or more
         assert len(set(result["iterations"])) == 1
@@ -189,7 +195,7 @@ def pyperf_only(tmp_path_factory, interpreter) -> dict[str, str]:
 def test_greenlet_missing_exits_3(interpreter, pyperf_only):
     probe = subprocess.run([interpreter, "-S", "-c", "import greenlet"], env=pyperf_only, check=False)
     assert probe.returncode != 0, "precondition: greenlet must not be importable with -S"
-    res = run("--run", "py.greenlet", prefix=(interpreter, "-S"), env=pyperf_only)
+    res = run("--run", "coroutine.py_greenlet", prefix=(interpreter, "-S"), env=pyperf_only)
     assert res.code == 3, res.stderr
     assert res.stdout == ""
     lines = res.stderr.splitlines()
@@ -199,7 +205,7 @@ def test_greenlet_missing_exits_3(interpreter, pyperf_only):
 def test_other_kernels_still_run_without_greenlet(specs, interpreter, pyperf_only):
     res = run(
         "--run",
-        "py.generator",
+        "coroutine.py_generator",
         "--min-time",
         "0.005",
         "--repetitions",
@@ -208,14 +214,14 @@ def test_other_kernels_still_run_without_greenlet(specs, interpreter, pyperf_onl
         env=pyperf_only,
     )
     assert res.code == 0, res.stderr
-    check_result(specs["py.generator"], json.loads(res.stdout), {}, 2, 0.005)
+    check_result(specs["coroutine.py_generator"], json.loads(res.stdout), {}, 2, 0.005)
 
 
 def test_pyperf_missing_exits_3(interpreter):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    res = run("--run", "py.loop", prefix=(interpreter, "-S"), env=env)
+    res = run("--run", "call.py_loop", prefix=(interpreter, "-S"), env=env)
     assert res.code == 3, res.stderr
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and "pyperf is not installed" in lines[0], res.stderr
     # --list needs no pyperf.
-    assert json.loads(run("--list", prefix=(interpreter, "-S"), env=env).stdout)[0]["id"] == "py.loop"
+    assert json.loads(run("--list", prefix=(interpreter, "-S"), env=env).stdout)[0]["id"] == "call.py_loop"

@@ -51,8 +51,8 @@ class Exe:
 
 EXES = [
     Exe("cpp", CPP_EXE, "call.function", ("ctxswitch.pipe", "placement"), ("sched.yield", "threads")),
-    Exe("go", GO_EXE, "go.gosched", ("go.chan_pingpong", "topology"), ("go.mutex", "goroutines")),
-    Exe("py", PY_EXE, "py.loop", ("py.loop", "form"), ("py.yield_from", "depth")),
+    Exe("go", GO_EXE, "sched.gosched", ("channel.pingpong", "topology"), ("lock.go_mutex", "goroutines")),
+    Exe("py", PY_EXE, "call.py_loop", ("call.py_loop", "form"), ("coroutine.py_yield_from", "depth")),
 ]
 
 
@@ -136,8 +136,6 @@ def test_ids_are_unique_across_executables() -> None:
 def test_names_follow_the_rules(exe: Exe) -> None:
     for spec in listed(exe):
         kid, family = spec["id"], spec["family"]
-        if kid in LEGACY_IDS:
-            continue  # the planned rename (README "Renaming kernels")
         assert kid.split(".")[0] == family, f"{kid}: the id starts with its family"
         assert family not in LANGUAGES, f"{kid}: family {family!r} names a language"
         contention = [p for p in spec["params"] if p["name"] in CONTENTION]
@@ -146,13 +144,14 @@ def test_names_follow_the_rules(exe: Exe) -> None:
             assert p["type"] == "int" and p["min"] >= 1, (kid, p)
 
 
-def test_legacy_ids_all_exist_and_move_to_rule_abiding_ids() -> None:
-    every = {s["id"]: s for e in EXES for s in listed(e)}
-    assert set(LEGACY_IDS) <= set(every), "a renamed id left the catalog: drop it from legacy-ids.json"
+def test_renamed_ids_are_gone_and_their_new_ids_listed() -> None:
+    """legacy-ids.json is the server's alias map now (README "Renaming kernels"), not an exemption: every
+    new id is listed, no old one is, and no two old ids share a new one."""
+    every = {s["id"] for e in EXES for s in listed(e)}
+    assert not set(LEGACY_IDS) & every, "an old id is listed again: the executables report new ids"
     new_ids = set(LEGACY_IDS.values())
-    assert len(new_ids) == len(LEGACY_IDS) and not new_ids & set(every)
-    for new in new_ids:
-        assert new.split(".")[0] not in LANGUAGES, new
+    assert len(new_ids) == len(LEGACY_IDS)
+    assert new_ids <= every, f"renamed to ids no executable lists: {sorted(new_ids - every)}"
 
 
 def test_values_fit_their_parameters(exe: Exe) -> None:

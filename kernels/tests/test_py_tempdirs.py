@@ -17,7 +17,7 @@ PREFIX = "ctxbench-kernels-py-"
 def start_long_kernel(env: dict[str, str]) -> subprocess.Popen[bytes]:
     # its own process group, as the agent starts kernels: killing the group takes pyperf's workers too
     return subprocess.Popen(
-        [str(PY_EXE), "--run", "py.loop", "--repetitions", "10", "--min-time", "2"],
+        [str(PY_EXE), "--run", "call.py_loop", "--repetitions", "10", "--min-time", "2"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -65,7 +65,7 @@ def test_stale_temp_dirs_of_killed_kernels_are_removed_at_start(tmp_path: Path) 
             os.chown(others, 65534, 65534)
 
         res = subprocess.run(
-            [str(PY_EXE), "--run", "py.loop", "--repetitions", "2", "--min-time", "0.01"],
+            [str(PY_EXE), "--run", "call.py_loop", "--repetitions", "2", "--min-time", "0.01"],
             env=env,
             capture_output=True,
             text=True,

@@ -87,8 +87,8 @@ def test_every_kernel_executable_lists(bundle: Path, exe: str) -> None:
         ("ctxbench-kernels-cpp", "syscall.getppid"),
         ("ctxbench-kernels-cpp", "coroutine.switch"),  # impl=fcontext default: Boost.Context, static
         ("ctxbench-kernels-cpp", "process.fork_exec"),  # the libexec helper
-        ("ctxbench-kernels-go", "go.goroutine_create"),
-        ("ctxbench-kernels-py", "py.loop"),  # pyperf from python/
+        ("ctxbench-kernels-go", "goroutine.create"),
+        ("ctxbench-kernels-py", "call.py_loop"),  # pyperf from python/
     ],
 )
 def test_a_short_run_from_the_bundle(bundle: Path, exe: str, kernel: str) -> None:
@@ -102,7 +102,7 @@ def test_python_kernels_exit_3_naming_a_missing_pyperf(bundle: Path, tmp_path: P
     moved = tmp_path / "python"
     (bundle / "python").rename(moved)
     try:
-        argv = [bundle / "kernels" / "ctxbench-kernels-py", "--run", "py.loop", "--min-time", "0.01"]
+        argv = [bundle / "kernels" / "ctxbench-kernels-py", "--run", "call.py_loop", "--min-time", "0.01"]
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     finally:
         moved.rename(bundle / "python")

@@ -58,7 +58,7 @@ def test_every_arm64_kernel_executable_lists(arm64_bundle: Path, exe: str) -> No
     [
         ("ctxbench-kernels-cpp", "call.function"),
         ("ctxbench-kernels-cpp", "coroutine.switch"),  # Boost.Context's arm64 fcontext, linked statically
-        ("ctxbench-kernels-go", "go.goroutine_create"),
+        ("ctxbench-kernels-go", "goroutine.create"),
     ],
 )
 def test_a_short_arm64_run(arm64_bundle: Path, exe: str, kernel: str) -> None:

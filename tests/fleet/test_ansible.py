@@ -60,7 +60,7 @@ set -a; . /etc/ctxbench/agent.env; set +a
         machine = wait_until("the host set up by Ansible online", lambda: host_online(server), 180)
         assert machine["name"] == "ansible-host"
         run = post_run(
-            server, machine["id"], [{"kernel": "go.goroutine_create"}], repetitions=3, min_time_s=0.01
+            server, machine["id"], [{"kernel": "goroutine.create"}], repetitions=3, min_time_s=0.01
         )
         assert wait_run(server, run["id"])["status"] == "succeeded"
     finally:

@@ -74,6 +74,8 @@ export interface Kernel {
   params: ParamSpec[];
   seed_reference: SeedReference | null;
   machines: string[];
+  /** Old ids of a renamed kernel (go.mutex for lock.go_mutex), still read as this kernel. */
+  aliases?: string[];
 }
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';

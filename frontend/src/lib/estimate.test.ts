@@ -31,7 +31,7 @@ describe('estimateRun', () => {
 
   it("uses a kernel's learnt launch cost where earlier results give one", () => {
     const s = { minTimeS: 0.5, repetitions: 15, launches: 5 };
-    const e = estimateRun([{ kernel: 'py.loop', items: 2 }, { kernel: 'a', items: 1 }], s, new Map([['py.loop', 2]]));
+    const e = estimateRun([{ kernel: 'call.py_loop', items: 2 }, { kernel: 'a', items: 1 }], s, new Map([['call.py_loop', 2]]));
     expect(e.learnt).toBe(1);
     expect(e.seconds).toBeCloseTo(2 * 5 * (2 + 3 * 0.5) + 1 * 5 * (guessLaunchCost(0.5) + 3 * 0.5));
   });

@@ -8,7 +8,7 @@ import { PROFILE_SETTINGS, type ProfileSettings } from './sweep';
 /**
  * A launch's cost beyond its repetitions when no earlier result says: a process start, then the
  * harness's calibration and per-repetition overhead, about two min times (measured on the dev VM:
- * getppid's launches cost 0.45 s beyond 2 × 0.2 s, go.mutex's 0.7–1.3 s, Go's testing.Benchmark
+ * getppid's launches cost 0.45 s beyond 2 × 0.2 s, lock.go_mutex's 0.7–1.3 s, Go's testing.Benchmark
  * calibrating each repetition anew).
  */
 export const LAUNCH_START_S = 0.3;

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { canCompare, useCompare } from '@/features/compare/api/compare';
 import { CompareBody } from '@/features/compare/components/CompareBody';
@@ -8,6 +8,7 @@ import { ComparePickers } from '@/features/compare/components/Pickers';
 import { ShareBox } from '@/features/compare/components/ShareBox';
 import { SidesPicker } from '@/features/compare/components/SidesPicker';
 import { useKernels } from '@/features/kernels/api/kernels';
+import { currentKernelIds } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
 import { ApiError } from '@/lib/api-client';
 import { decodeCompareView, encodeCompareView, type CompareView } from '@/lib/compare-query';
@@ -40,6 +41,13 @@ export function ComparePage() {
     },
     [navigate],
   );
+
+  // A link naming an old kernel id (a renamed kernel; the server reads it too): the view under the new id.
+  const current = kernels.data ? currentKernelIds(kernels.data, view.kernels) : view.kernels;
+  if (current.join() !== view.kernels.join()) {
+    const qs = encodeCompareView({ ...view, kernels: current });
+    return <Navigate replace to={{ search: qs ? `?${qs}` : '' }} />;
+  }
 
   const names = new Map([...(machines.data ?? []), ...(compare.data?.machines ?? [])].map((m) => [m.id, m.name]));
   const abMode = view.sides.length > 0 || view.ab !== null;

@@ -1,9 +1,10 @@
-import { Link, useParams } from 'react-router';
+import { Link, Navigate, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { KernelCard } from '@/features/kernels/components/KernelCard';
 import { LatestRanking } from '@/features/kernels/components/LatestRanking';
 import { Seeds } from '@/features/kernels/components/Seeds';
+import { findKernel } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
 import { useDocumentTitle } from './title';
 
@@ -15,7 +16,7 @@ export function KernelPage() {
   const machines = useMachines();
   if (kernels.isPending) return <Loading what="the kernel" />;
   if (kernels.isError) return <ErrorMessage title="Could not load kernels:" error={kernels.error} />;
-  const kernel = kernels.data.find((k) => k.id === id);
+  const kernel = findKernel(kernels.data, id);
   if (!kernel) {
     return (
       <EmptyState title="Kernel not found">
@@ -25,6 +26,8 @@ export function KernelPage() {
       </EmptyState>
     );
   }
+  // An old id (a link from before the kernel was renamed): the page of its new id.
+  if (kernel.id !== id) return <Navigate replace to={`/kernels/${encodeURIComponent(kernel.id)}`} />;
   const usesSeed = kernel.seed_reference !== null && kernel.seed_reference !== undefined;
   return (
     <>

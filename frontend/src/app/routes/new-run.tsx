@@ -1,11 +1,12 @@
-import { useSearchParams } from 'react-router';
+import { Navigate, useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { useKernels } from '@/features/kernels/api/kernels';
+import { currentKernelIds } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
 import { NoMachines } from '@/features/machines/components/NoMachines';
 import { useRun } from '@/features/runs/api/runs';
 import { NewRunForm } from '@/features/runs/components/NewRunForm';
-import { decodeNewRunQuery } from '@/lib/query-state';
+import { decodeNewRunQuery, encodeNewRunQuery } from '@/lib/query-state';
 import { formFromRequest } from '@/lib/run-request';
 import { useDocumentTitle } from './title';
 
@@ -19,6 +20,10 @@ export function NewRunPage() {
   const repeated = useRun(from, { enabled: from !== '' });
   const waiting = machines.isPending || kernels.isPending || (from !== '' && repeated.isPending);
   const repeat = repeated.data?.request ? formFromRequest(repeated.data.request) : undefined;
+  // ?kernel= with an old id (a renamed kernel): the same form with its new id.
+  const asked = decodeNewRunQuery(searchParams);
+  const current = kernels.data ? currentKernelIds(kernels.data, asked.kernels) : asked.kernels;
+  if (current.join() !== asked.kernels.join()) return <Navigate replace to={{ search: `?${encodeNewRunQuery({ ...asked, kernels: current })}` }} />;
   return (
     <>
       <h1>New run</h1>

@@ -68,7 +68,7 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // Parse parses the arguments (without the program name). Options take their value as the next
-// argument or after "=": --run go.mutex, --run=go.mutex.
+// argument or after "=": --run lock.go_mutex, --run=lock.go_mutex.
 func Parse(args []string) (*Command, error) {
 	c := &Command{Params: map[string]string{}, Repetitions: DefaultRepetitions, MinTime: DefaultMinTime}
 	var runSet, repsSet, minTimeSet bool

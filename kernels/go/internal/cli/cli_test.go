@@ -12,7 +12,7 @@ import (
 	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
 )
 
-// TestMain lets go.goroutine_memory re-execute the test binary as its one-sample child.
+// TestMain lets goroutine.memory re-execute the test binary as its one-sample child.
 func TestMain(m *testing.M) {
 	if code, ok := kernels.RunChild(os.Stdout, os.Stderr); ok {
 		os.Exit(code)
@@ -21,12 +21,12 @@ func TestMain(m *testing.M) {
 }
 
 func TestParseRun(t *testing.T) {
-	c, err := Parse([]string{"--run", "go.mutex", "--param", "goroutines=4", "--param=procs=2",
+	c, err := Parse([]string{"--run", "lock.go_mutex", "--param", "goroutines=4", "--param=procs=2",
 		"--repetitions=3", "--min-time", "0.05"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Run != "go.mutex" || c.Repetitions != 3 || c.MinTime != 0.05 || c.List {
+	if c.Run != "lock.go_mutex" || c.Repetitions != 3 || c.MinTime != 0.05 || c.List {
 		t.Fatalf("parsed %+v", c)
 	}
 	if c.Params["goroutines"] != "4" || c.Params["procs"] != "2" || len(c.Params) != 2 {
@@ -35,7 +35,7 @@ func TestParseRun(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	c, err := Parse([]string{"--run=go.gosched"})
+	c, err := Parse([]string{"--run=sched.gosched"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,31 +51,31 @@ func TestParseDefaults(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	cases := map[string][]string{
 		"nothing":             {},
-		"unknown option":      {"--run", "go.mutex", "--frobnicate"},
-		"single dash":         {"-run", "go.mutex"},
-		"stray argument":      {"go.mutex"},
+		"unknown option":      {"--run", "lock.go_mutex", "--frobnicate"},
+		"single dash":         {"-run", "lock.go_mutex"},
+		"stray argument":      {"lock.go_mutex"},
 		"run without value":   {"--run"},
 		"run empty":           {"--run="},
-		"run twice":           {"--run", "go.mutex", "--run", "go.gosched"},
-		"param without =":     {"--run", "go.mutex", "--param", "goroutines"},
-		"param empty name":    {"--run", "go.mutex", "--param", "=3"},
-		"param twice":         {"--run", "go.mutex", "--param", "procs=1", "--param", "procs=2"},
-		"repetitions zero":    {"--run", "go.mutex", "--repetitions", "0"},
-		"repetitions text":    {"--run", "go.mutex", "--repetitions", "five"},
-		"repetitions float":   {"--run", "go.mutex", "--repetitions", "2.5"},
-		"min-time zero":       {"--run", "go.mutex", "--min-time", "0"},
-		"min-time negative":   {"--run", "go.mutex", "--min-time", "-1"},
-		"min-time text":       {"--run", "go.mutex", "--min-time", "soon"},
-		"min-time nan":        {"--run", "go.mutex", "--min-time", "NaN"},
-		"min-time huge":       {"--run", "go.mutex", "--min-time", "1e9"},
-		"list with run":       {"--list", "--run", "go.mutex"},
+		"run twice":           {"--run", "lock.go_mutex", "--run", "sched.gosched"},
+		"param without =":     {"--run", "lock.go_mutex", "--param", "goroutines"},
+		"param empty name":    {"--run", "lock.go_mutex", "--param", "=3"},
+		"param twice":         {"--run", "lock.go_mutex", "--param", "procs=1", "--param", "procs=2"},
+		"repetitions zero":    {"--run", "lock.go_mutex", "--repetitions", "0"},
+		"repetitions text":    {"--run", "lock.go_mutex", "--repetitions", "five"},
+		"repetitions float":   {"--run", "lock.go_mutex", "--repetitions", "2.5"},
+		"min-time zero":       {"--run", "lock.go_mutex", "--min-time", "0"},
+		"min-time negative":   {"--run", "lock.go_mutex", "--min-time", "-1"},
+		"min-time text":       {"--run", "lock.go_mutex", "--min-time", "soon"},
+		"min-time nan":        {"--run", "lock.go_mutex", "--min-time", "NaN"},
+		"min-time huge":       {"--run", "lock.go_mutex", "--min-time", "1e9"},
+		"list with run":       {"--list", "--run", "lock.go_mutex"},
 		"list with a value":   {"--list=yes"},
 		"list with min-time":  {"--list", "--min-time", "1"},
-		"min-time no value":   {"--run", "go.mutex", "--min-time"},
-		"repetitions no val":  {"--run", "go.mutex", "--repetitions"},
-		"param no value":      {"--run", "go.mutex", "--param"},
+		"min-time no value":   {"--run", "lock.go_mutex", "--min-time"},
+		"repetitions no val":  {"--run", "lock.go_mutex", "--repetitions"},
+		"param no value":      {"--run", "lock.go_mutex", "--param"},
 		"list with a param":   {"--list", "--param", "procs=1"},
-		"repetitions too big": {"--run", "go.mutex", "--repetitions", "100000000"},
+		"repetitions too big": {"--run", "lock.go_mutex", "--repetitions", "100000000"},
 	}
 	for name, args := range cases {
 		if c, err := Parse(args); err == nil {
@@ -95,14 +95,14 @@ func run(args ...string) (code int, stdout, stderr string) {
 func TestMainBadArgumentsExit2(t *testing.T) {
 	cases := [][]string{
 		{"--run", "go.nope"},
-		{"--run", "go.mutex", "--param", "threads=2"},
-		{"--run", "go.mutex", "--param", "goroutines=many"},
-		{"--run", "go.mutex", "--param", "goroutines=0"},
-		{"--run", "go.mutex", "--param", "goroutines=16385"},
-		{"--run", "go.gosched", "--param", "procs=1025"},
-		{"--run", "go.chan_pingpong", "--param", "topology=ring"},
-		{"--run", "go.goroutine_memory", "--param", "goroutines=100001"},
-		{"--run", "go.mutex", "--repetitions", "0"},
+		{"--run", "lock.go_mutex", "--param", "threads=2"},
+		{"--run", "lock.go_mutex", "--param", "goroutines=many"},
+		{"--run", "lock.go_mutex", "--param", "goroutines=0"},
+		{"--run", "lock.go_mutex", "--param", "goroutines=16385"},
+		{"--run", "sched.gosched", "--param", "procs=1025"},
+		{"--run", "channel.pingpong", "--param", "topology=ring"},
+		{"--run", "goroutine.memory", "--param", "goroutines=100001"},
+		{"--run", "lock.go_mutex", "--repetitions", "0"},
 		{"--bogus"},
 	}
 	for _, args := range cases {
@@ -128,7 +128,7 @@ func TestMainList(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &specs); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"go.goroutine_create", "go.goroutine_memory", "go.gosched", "go.chan_pingpong", "go.mutex"}
+	want := []string{"goroutine.create", "goroutine.memory", "sched.gosched", "channel.pingpong", "lock.go_mutex"}
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
 	}
@@ -142,12 +142,12 @@ func TestMainList(t *testing.T) {
 // TestMainRunsEveryKernel runs each kernel once, tiny, through the CLI.
 func TestMainRunsEveryKernel(t *testing.T) {
 	runs := [][]string{
-		{"--run", "go.goroutine_create", "--param", "batch=3"},
-		{"--run", "go.gosched", "--param", "goroutines=3"},
-		{"--run", "go.chan_pingpong", "--param", "goroutines=3", "--param", "topology=pairs"},
-		{"--run", "go.chan_pingpong", "--param", "goroutines=3"},
-		{"--run", "go.mutex", "--param", "goroutines=3", "--param", "procs=2"},
-		{"--run", "go.goroutine_memory", "--param", "goroutines=200"},
+		{"--run", "goroutine.create", "--param", "batch=3"},
+		{"--run", "sched.gosched", "--param", "goroutines=3"},
+		{"--run", "channel.pingpong", "--param", "goroutines=3", "--param", "topology=pairs"},
+		{"--run", "channel.pingpong", "--param", "goroutines=3"},
+		{"--run", "lock.go_mutex", "--param", "goroutines=3", "--param", "procs=2"},
+		{"--run", "goroutine.memory", "--param", "goroutines=200"},
 	}
 	for _, args := range runs {
 		args = append(args, "--repetitions", "2", "--min-time", "0.002")

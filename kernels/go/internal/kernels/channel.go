@@ -22,7 +22,7 @@ import (
 func chanPingPong() Kernel {
 	return Kernel{
 		Spec: spec.Kernel{
-			ID:     "go.chan_pingpong",
+			ID:     "channel.pingpong",
 			Title:  "Goroutine ping-pong over unbuffered channels",
 			Family: "channel",
 			Unit:   "ns/op",

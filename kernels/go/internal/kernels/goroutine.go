@@ -24,7 +24,7 @@ import (
 func goroutineCreate() Kernel {
 	return Kernel{
 		Spec: spec.Kernel{
-			ID:     "go.goroutine_create",
+			ID:     "goroutine.create",
 			Title:  "Goroutine create, run and exit",
 			Family: "goroutine",
 			Unit:   "ns/op",

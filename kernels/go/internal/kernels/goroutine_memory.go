@@ -1,6 +1,6 @@
 package kernels
 
-// go.goroutine_memory (family goroutine) measures the memory one parked goroutine keeps: stack spans
+// goroutine.memory (family goroutine) measures the memory one parked goroutine keeps: stack spans
 // (StackInuse) plus heap spans (HeapInuse: its g struct, the sudog it waits with) grown after N goroutines
 // block on one channel, divided by N, both read after a forced GC. No switches are timed. Seed 002
 // reports about 300 MB for 30000 goroutines, each also holding two buffered channels, on a Windows home
@@ -34,7 +34,7 @@ const ctxbenchChildEnv = "CTXBENCH_GO_KERNEL_CHILD"
 func goroutineMemory() Kernel {
 	return Kernel{
 		Spec: spec.Kernel{
-			ID:     "go.goroutine_memory",
+			ID:     "goroutine.memory",
 			Title:  "Memory per parked goroutine",
 			Family: "goroutine",
 			Unit:   "bytes/goroutine",

@@ -20,7 +20,7 @@ import (
 func mutex() Kernel {
 	return Kernel{
 		Spec: spec.Kernel{
-			ID:     "go.mutex",
+			ID:     "lock.go_mutex",
 			Title:  "sync.Mutex Lock/Unlock under N goroutines",
 			Family: "lock",
 			Unit:   "ns/op",

@@ -22,7 +22,7 @@ import (
 func gosched() Kernel {
 	return Kernel{
 		Spec: spec.Kernel{
-			ID:     "go.gosched",
+			ID:     "sched.gosched",
 			Title:  "Goroutine switch by runtime.Gosched",
 			Family: "sched",
 			Unit:   "ns/op",

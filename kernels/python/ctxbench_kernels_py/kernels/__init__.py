@@ -1,4 +1,5 @@
-"""The Python kernels (family "py"), one module per kind of switch, in the order `--list` prints them."""
+"""The Python kernels (families call and coroutine), one module per kind of switch, in the order `--list`
+prints them."""
 
 from __future__ import annotations
 

@@ -47,10 +47,10 @@ def bench_loop(params: dict[str, Any], loops: int, tally: Tally) -> float:
 
 KERNELS = (
     Kernel(
-        id="py.loop",
+        id="call.py_loop",
         cpu_bound=True,
         title="Python bare loop iteration",
-        family="py",
+        family="call",
         description=(
             "One op is one iteration of an empty Python loop: `while i < n: i += 1` (form=while, the loop "
             "seed 000 subtracted from its generator and greenlet figures) or `for _ in range(n): pass` "

@@ -98,10 +98,10 @@ def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
 
 KERNELS = (
     Kernel(
-        id="py.greenlet",
+        id="coroutine.py_greenlet",
         cpu_bound=True,
         title="greenlet switch",
-        family="py",
+        family="coroutine",
         description=(
             "Two greenlets in one thread hand control back and forth with greenlet.switch(); one op is one "
             "switch (a round trip is two ops). Each switch saves and restores the C stack slice and the "
@@ -123,10 +123,10 @@ KERNELS = (
         ),
     ),
     Kernel(
-        id="py.asyncio",
+        id="coroutine.py_asyncio",
         cpu_bound=True,
         title="asyncio task switch via sleep(0)",
-        family="py",
+        family="coroutine",
         description=(
             "Two asyncio tasks on one default event loop take turns: each does `await asyncio.sleep(0)` in "
             "a loop. One op is one sleep(0) by one task, after which the loop runs the other task's next "

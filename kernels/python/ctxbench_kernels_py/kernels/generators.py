@@ -51,25 +51,25 @@ def _drain(gen: Iterator[int], loops: int, tally: Tally, kernel: str) -> float:
 
 # py.generator: one op = one generator resume (one frame in, one out); seed 000: 88.3 ns (Python 3.4).
 def bench_generator(params: dict[str, Any], loops: int, tally: Tally) -> float:
-    return _drain(_counter(loops), loops, tally, "py.generator")
+    return _drain(_counter(loops), loops, tally, "coroutine.py_generator")
 
 
 # py.yield_from: one op = one value through `depth` yield-from frames (depth+1 frames resumed);
 # seed 000: 113.7 ns (Python 3.4, depth not stated, 1 assumed).
 def bench_yield_from(params: dict[str, Any], loops: int, tally: Tally) -> float:
-    return _drain(_chain(loops, params["depth"]), loops, tally, "py.yield_from")
+    return _drain(_chain(loops, params["depth"]), loops, tally, "coroutine.py_yield_from")
 
 
 KERNELS = (
     Kernel(
-        id="py.generator",
+        id="coroutine.py_generator",
         cpu_bound=True,
         title="Python generator resume",
-        family="py",
+        family="coroutine",
         description=(
             "One op resumes a suspended generator once and receives one value: a `for` loop (the iterator "
             "protocol behind next()) drains `while i < n: yield i; i += 1`. One frame switch in and one "
-            "out per op, no OS switch; the figure includes the loop itself (see py.loop)."
+            "out per op, no OS switch; the figure includes the loop itself (see call.py_loop)."
         ),
         bench=bench_generator,
         seed_reference=SeedReference(
@@ -84,10 +84,10 @@ KERNELS = (
         ),
     ),
     Kernel(
-        id="py.yield_from",
+        id="coroutine.py_yield_from",
         cpu_bound=True,
         title="Python `yield from` chain resume",
-        family="py",
+        family="coroutine",
         description=(
             "One op receives one value through a chain of `depth` generators each doing `yield from` the "
             "next, down to a leaf generator that yields: each op resumes depth+1 frames on the way in and "

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from ctxbench_server.compare import ratios, records, sides
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.compare.assemble import assemble, param_sort_key
+from ctxbench_server.kernels import aliases
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
 
@@ -73,9 +74,9 @@ def _resolve_kernels(
     out: set[str] = set()
     errors = []
     for i, k in enumerate(wanted):
-        if k.endswith(".*"):
+        if k.endswith(".*"):  # an id prefix, which is also a family (`sched.*`), or an old id's (`go.*`)
             prefix = k[:-1]
-            hits = [kid for kid in specs if kid.startswith(prefix)]
+            hits = [kid for kid in specs if aliases.matches_prefix(kid, prefix)]
             if not hits:
                 errors.append(
                     field_error(
@@ -83,8 +84,8 @@ def _resolve_kernels(
                     )
                 )
             out.update(hits)
-        elif k in specs:
-            out.add(k)
+        elif aliases.canonical(k) in specs:
+            out.add(aliases.canonical(k))
         else:
             errors.append(field_error([*loc, "kernels", i], f"unknown kernel {k!r}", "unknown_kernel"))
     if errors:

@@ -9,6 +9,7 @@ from ctxbench_server.compare.service import split_list
 from ctxbench_server.db import SessionDep
 from ctxbench_server.history import service
 from ctxbench_server.history.schemas import ChangesOut, HistoryOut, PointKey
+from ctxbench_server.kernels.aliases import canonical
 
 router = APIRouter(tags=["history"])
 
@@ -29,7 +30,7 @@ async def history(
     """One kernel point on one machine over time (the newest 200 runs): each run's median and CI, the
     machine's fact changes between runs, and the steps in the series, each tested with Compare's rule
     (the ratio's CI must clear the run-to-run noise)."""
-    return await service.series(session, machine, kernel, params)
+    return await service.series(session, machine, canonical(kernel), params)
 
 
 @router.get(
@@ -42,7 +43,7 @@ async def history_points(
 ) -> list[dict[str, Any]]:
     """The parameter points of a kernel that have results on a machine, with how many runs each."""
     await service.machine_or_404(session, machine)
-    return await service.points_of(session, machine, kernel)
+    return await service.points_of(session, machine, canonical(kernel))
 
 
 @router.get("/changes", response_model=ChangesOut)

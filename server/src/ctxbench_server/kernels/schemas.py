@@ -36,6 +36,9 @@ class KernelOut(BaseModel):
     seed_reference: SeedReferenceOut | None
     executable: str = ""
     machines: list[str]
+    aliases: list[str] = Field(
+        default=[], description="old ids of this kernel, still accepted wherever a kernel id is (renamed)"
+    )
 
 
 class RankedResult(BaseModel):

@@ -8,6 +8,7 @@ from sqlalchemy.orm import selectinload
 
 from ctxbench_server.compare.ratios import higher_is_better
 from ctxbench_server.compare.service import param_sort_key
+from ctxbench_server.kernels.aliases import aliases_of
 from ctxbench_server.kernels.schemas import KernelOut
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result
 
@@ -18,6 +19,7 @@ async def list_kernels(session: AsyncSession) -> list[KernelOut]:
     for k in rows:
         spec = dict(k.spec)
         spec["machines"] = sorted(mk.machine_id for mk in k.machines)
+        spec["aliases"] = aliases_of(k.id)
         out.append(KernelOut.model_validate(spec))
     return out
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kernels import aliases
 from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.kit.params import spec_from_proto
 from ctxbench_server.kit.text import column_length, storable
@@ -74,12 +75,17 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
     machine.last_seen = now
 
     specs: dict[str, dict[str, Any]] = {}
+    listed: dict[str, str] = {}  # new id -> the old id an older agent listed it under
     for k in hello.kernels:
         if not k.id or len(k.id) > MAX_KERNEL_ID or "\x00" in k.id:
             log.warning("machine %s lists a kernel id that cannot be stored: %.80r", hello.agent_id, k.id)
             continue
-        if k.id not in specs:  # first listing wins, like the agent's own rule
-            specs[k.id] = spec_from_proto(k)
+        kid = aliases.canonical(k.id)
+        if kid not in specs:  # first listing wins, like the agent's own rule
+            specs[kid] = spec_from_proto(k)
+            if kid != k.id:  # stored under its new id and family; dispatch sends the old one back
+                specs[kid].update(id=kid, family=aliases.family_of(kid))
+                listed[kid] = k.id
     await session.flush()
     if specs:
         # One statement, not a read then an insert: on PostgreSQL a fleet's first Hellos, all naming the
@@ -96,7 +102,14 @@ async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
             )
         )
     await session.execute(delete(MachineKernel).where(MachineKernel.machine_id == machine.id))
-    session.add_all(MachineKernel(machine_id=machine.id, kernel_id=kid, spec=s) for kid, s in specs.items())
+    session.add_all(
+        MachineKernel(
+            machine_id=machine.id,
+            kernel_id=kid,
+            spec={**s, aliases.LISTED_AS: listed[kid]} if kid in listed else s,
+        )
+        for kid, s in specs.items()
+    )
     await session.commit()
     return machine
 

@@ -24,6 +24,7 @@ from sqlalchemy.orm import defer
 
 from ctxbench_server.compare import latest
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kernels.aliases import canonical
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import MAX_STRING, from_wire, params_key
 from ctxbench_server.kit.text import column_length, storable
@@ -431,7 +432,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: pb.ResultReport) ->
             "item %s already has result %s; second result %s kept as history only", item.id, had, r.result_id
         )
 
-    if r.kernel_id and r.kernel_id != item.kernel_id:
+    if r.kernel_id and canonical(r.kernel_id) != item.kernel_id:  # an old agent names the old id
         log.warning(
             "result %s names kernel %r but item %s is %r", r.result_id, r.kernel_id, item.id, item.kernel_id
         )

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from ctxbench_server.kernels.aliases import canonical
 from ctxbench_server.kit.text import Note, Title
 
 MAX_ITEMS = 1000
@@ -51,6 +52,11 @@ class RunItemIn(BaseModel):
         description='param -> values (at most 256), or "default" for the kernel\'s default sweep (thinned '
         "by the quick profile); items expand to the cartesian product",
     )
+
+    @field_validator("kernel")
+    @classmethod
+    def _new_id(cls, v: str) -> str:
+        return canonical(v)  # an old id (kernels/aliases.py) names its new one
 
     @field_validator("params")
     @classmethod

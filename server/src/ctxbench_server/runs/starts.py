@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from ctxbench_server.agents.hub import AgentConnection
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kernels.aliases import as_listed
 from ctxbench_server.kit.params import to_wire
 from ctxbench_server.machines.service import catalogs
 from ctxbench_server.models import Machine, Run, RunItem, RunStatus
@@ -54,7 +55,7 @@ def run_items(
         out.append(
             pb.RunItem(
                 item_id=it.id,
-                kernel_id=it.kernel_id,
+                kernel_id=as_listed(it.kernel_id, specs.get(it.kernel_id)),  # an old agent: its old id
                 params=params,
                 repetitions=run.repetitions or 0,
                 min_time_s=run.min_time_s or 0.0,

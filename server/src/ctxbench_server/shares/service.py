@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import service as compare_service
 from ctxbench_server.compare.schemas import ShareView
+from ctxbench_server.kernels import aliases
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Share
 
@@ -41,6 +42,11 @@ async def create(session: AsyncSession, view: ShareView, online: Container[str])
             [field_error([*LOC, "machines", e.index], f"unknown machine {e.machine_id!r}", "unknown_machine")]
         ) from e
     stored_view: dict[str, Any] = view.model_dump(mode="json")
+    kernels = stored_view.get("kernels")  # stored under new ids, as every kernel id (kernels/aliases.py)
+    if isinstance(kernels, list):
+        stored_view["kernels"] = aliases.canonical_list(kernels)
+    elif isinstance(kernels, str):
+        stored_view["kernels"] = ",".join(aliases.canonical_list(compare_service.split_list(kernels)))
     stored_view["baseline"] = answer["baseline"]
     share = Share(slug=new_slug(), view=stored_view, result_ids=answer["result_ids"], compare=answer)
     session.add(share)

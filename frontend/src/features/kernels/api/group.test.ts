@@ -30,7 +30,7 @@ describe('kernelsByFamily', () => {
 });
 
 describe('kernelsOnAll', () => {
-  const all = [k('syscall.getppid', ['m1']), k('call.function', ['m1', 'm2']), k('ctxswitch.pipe', ['m2']), k('go.mutex', ['m3'])];
+  const all = [k('syscall.getppid', ['m1']), k('call.function', ['m1', 'm2']), k('ctxswitch.pipe', ['m2']), k('lock.go_mutex', ['m3'])];
 
   it('offers the kernels every chosen machine has and says where the others are missing', () => {
     const { groups, missing } = kernelsOnAll(all, ['m1', 'm2']);

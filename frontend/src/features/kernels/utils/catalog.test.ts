@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel } from '@/lib/api-types';
-import { decodeKernelsQuery, encodeKernelsQuery, firstSentence, paramRange, searchKernels } from './catalog';
+import { currentKernelIds, decodeKernelsQuery, encodeKernelsQuery, findKernel, firstSentence, paramRange, searchKernels } from './catalog';
 
 const k = (id: string, description = ''): Kernel => ({
   id,
@@ -47,5 +47,18 @@ describe('firstSentence', () => {
   it('keeps a one-sentence text whole', () => {
     expect(firstSentence('  Just one sentence without a stop  ')).toBe('Just one sentence without a stop');
     expect(firstSentence('')).toBe('');
+  });
+});
+
+describe('renamed kernels', () => {
+  const mutex = { ...k('lock.go_mutex'), aliases: ['go.mutex'] };
+  const kernels = [k('syscall.getppid'), mutex];
+  it('finds a kernel by its id or an old id', () => {
+    expect(findKernel(kernels, 'lock.go_mutex')).toBe(mutex);
+    expect(findKernel(kernels, 'go.mutex')).toBe(mutex);
+    expect(findKernel(kernels, 'go.nope')).toBeUndefined();
+  });
+  it('names old ids by their new ones, once, and leaves the others', () => {
+    expect(currentKernelIds(kernels, ['go.mutex', 'syscall.getppid', 'lock.go_mutex', 'sched.*'])).toEqual(['lock.go_mutex', 'syscall.getppid', 'sched.*']);
   });
 });

@@ -18,6 +18,17 @@ export function encodeKernelsQuery(q: Partial<KernelsQuery>): string {
   return p.toString();
 }
 
+/** The kernel an id names: its own, or one of its old ids (a renamed kernel's `aliases`). */
+export function findKernel(kernels: Kernel[], id: string): Kernel | undefined {
+  return kernels.find((k) => k.id === id) ?? kernels.find((k) => k.aliases?.includes(id));
+}
+
+/** Each id as the catalog names it now (an old id becomes its kernel's new one); others unchanged. */
+export function currentKernelIds(kernels: Kernel[], ids: string[]): string[] {
+  const renamed = new Map(kernels.flatMap((k) => (k.aliases ?? []).map((a) => [a, k.id] as const)));
+  return [...new Set(ids.map((id) => renamed.get(id) ?? id))];
+}
+
 /** Kernels whose id, title, description or parameter names contain every word of the search. */
 export function searchKernels(kernels: Kernel[], query: KernelsQuery): Kernel[] {
   const words = query.q.toLowerCase().split(/\s+/).filter(Boolean);

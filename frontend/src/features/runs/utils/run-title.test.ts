@@ -19,7 +19,7 @@ describe('kernelsPhrase', () => {
 describe('runTitle', () => {
   it('says what, where and when (to the minute, local time)', () => {
     const at = formatDateTime('2026-11-23T10:36:30').slice(0, 16);
-    expect(runTitle(run(['syscall.getppid', 'go.mutex', 'go.mutex', 'sched.yield']), 'alpha')).toBe(`3 kernels on alpha · ${at}`);
+    expect(runTitle(run(['syscall.getppid', 'lock.go_mutex', 'lock.go_mutex', 'sched.yield']), 'alpha')).toBe(`3 kernels on alpha · ${at}`);
     expect(at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
   });
   it('uses the creation time before the start, and the machine id when its name is unknown', () => {
@@ -29,9 +29,9 @@ describe('runTitle', () => {
 
 describe('titles of light runs', () => {
   it('name the kernels from `kernels` when the list sent no items', () => {
-    const light = run([], { kernels: ['syscall.getppid', 'go.mutex'] });
-    expect(runTitle(light, 'alpha')).toMatch(/^syscall\.getppid, go\.mutex on alpha · /);
-    expect(batchTitle([light])).toMatch(/^syscall\.getppid, go\.mutex on 1 machine · /);
+    const light = run([], { kernels: ['syscall.getppid', 'lock.go_mutex'] });
+    expect(runTitle(light, 'alpha')).toMatch(/^syscall\.getppid, lock\.go_mutex on alpha · /);
+    expect(batchTitle([light])).toMatch(/^syscall\.getppid, lock\.go_mutex on 1 machine · /);
   });
 });
 

@@ -3,7 +3,7 @@
 import { runKernels, type Run } from '@/lib/api-types';
 import { formatDateTime } from '@/lib/format';
 
-/** "syscall.getppid", "syscall.getppid, go.mutex", "4 kernels". */
+/** "syscall.getppid", "syscall.getppid, lock.go_mutex", "4 kernels". */
 export function kernelsPhrase(kernels: readonly string[]): string {
   const unique = [...new Set(kernels)];
   if (unique.length === 0) return 'no kernels';
