@@ -52,18 +52,14 @@ func mutex() Kernel {
 				Bench: func(b *testing.B, m *harness.Meter) {
 					var mu sync.Mutex
 					var counter int64
-					var ready, done sync.WaitGroup
-					start := make(chan struct{})
-					ready.Add(int(g))
-					done.Add(int(g))
-					for i := int64(0); i < g; i++ {
-						go locker(b.N, &ready, start, &done, &mu, &counter)
-					}
-					ready.Wait()
-					m.Begin(b)
-					close(start)
-					done.Wait()
-					m.End(b)
+					n := b.N
+					released(b, m, int(g), func(int) {
+						for i := 0; i < n; i++ {
+							mu.Lock()
+							counter++
+							mu.Unlock()
+						}
+					})
 					mu.Lock()
 					got := counter
 					mu.Unlock()
@@ -76,15 +72,4 @@ func mutex() Kernel {
 			}, nil
 		},
 	}
-}
-
-func locker(n int, ready *sync.WaitGroup, start <-chan struct{}, done *sync.WaitGroup, mu *sync.Mutex, counter *int64) {
-	ready.Done()
-	<-start
-	for i := 0; i < n; i++ {
-		mu.Lock()
-		*counter++
-		mu.Unlock()
-	}
-	done.Done()
 }
