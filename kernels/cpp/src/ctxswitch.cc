@@ -284,16 +284,11 @@ KernelRegistrar pipe_switch({
                 "0.5 fails its self-check.",
             .params = SwitchParams(),
             .seed_reference =
-                SeedReference{
-                    .seed = "003",
-                    .value = 4283,
-                    .unit = "ns/op",
-                    .machine = "2.8 GHz CPU, Linux 2.6.21, 2010s",
-                    .params = {{"placement", "unpinned"}, {"mode", "process"}, {"policy", "other"}},
-                    .note = "pipe token between two processes, 10000 round trips timed with rdtsc (20000 "
-                            "switches in 85.7 ms); meant as SCHED_FIFO, but priority 0 makes "
-                            "sched_setscheduler fail, so SCHED_OTHER",
-                },
+                Seed("003", 4283, "2.8 GHz CPU, Linux 2.6.21, 2010s",
+                     {{"placement", "unpinned"}, {"mode", "process"}, {"policy", "other"}},
+                     "pipe token between two processes, 10000 round trips timed with rdtsc (20000 "
+                     "switches in 85.7 ms); meant as SCHED_FIFO, but priority 0 makes "
+                     "sched_setscheduler fail, so SCHED_OTHER"),
         },
     .body = PipeSwitch,
     .manual_time = true,
@@ -315,7 +310,6 @@ KernelRegistrar futex_switch({
                 "switch, 1 wake and at most 1 wait syscall (syscalls_per_op counts them). Switch counters and "
                 "self-check as ctxswitch.pipe.",
             .params = SwitchParams(),
-            .seed_reference = std::nullopt,
         },
     .body = FutexSwitch,
     .manual_time = true,

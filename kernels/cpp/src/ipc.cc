@@ -412,15 +412,9 @@ KernelRegistrar udp_kernel(MakeIpcKernel(
     {ChoiceParam("socket", "reused", {"reused", "new"},
                  "reused: one sending socket; new: socket() + sendto() + close() per message")},
     65507,
-    SeedReference{
-        .seed = "004",
-        .value = PerOpNs(451723.21),
-        .unit = "ns/op",
-        .machine = kSeed004Machine,
-        .params = {{"size", "512"}, {"socket", "reused"}},
-        .note = "451723.21 512-byte datagrams per second received on the same host with one socket (203013.37/s "
-                "with a new socket per datagram), converted as 1e9 / rate",
-    }));
+    Seed("004", PerOpNs(451723.21), kSeed004Machine, {{"size", "512"}, {"socket", "reused"}},
+         "451723.21 512-byte datagrams per second received on the same host with one socket (203013.37/s "
+         "with a new socket per datagram), converted as 1e9 / rate")));
 
 KernelRegistrar shm_kernel(MakeIpcKernel(
     "ipc.shm_queue", "Shared-memory SPSC ring: one-way messages between two processes", Kind::kShm,
@@ -431,15 +425,9 @@ KernelRegistrar shm_kernel(MakeIpcKernel(
                  "spin: both sides poll (pause, sched_yield after 100 polls); eventfd: wake the consumer with an "
                  "eventfd write per message")},
     1 << 20,
-    SeedReference{
-        .seed = "004",
-        .value = PerOpNs(1.6e6),
-        .unit = "ns/op",
-        .machine = kSeed004Machine,
-        .params = {{"size", "512"}, {"notify", "spin"}},
-        .note = "\"a capacity of roughly 1.6 million messages/s\" (translated): 512-byte messages, estimated by "
-                "the author from 812.32 MB/s sequential memory writes, not measured; converted as 1e9 / rate",
-    }));
+    Seed("004", PerOpNs(1.6e6), kSeed004Machine, {{"size", "512"}, {"notify", "spin"}},
+         "\"a capacity of roughly 1.6 million messages/s\" (translated): 512-byte messages, estimated by "
+         "the author from 812.32 MB/s sequential memory writes, not measured; converted as 1e9 / rate")));
 
 }  // namespace
 }  // namespace ctxbench
