@@ -20,6 +20,27 @@ func (idleHandler) StartRun(*agentv1.StartRun)   {}
 func (idleHandler) CancelRun(*agentv1.CancelRun) {}
 func (idleHandler) CurrentRunID() string         { return "" }
 
+// runClient runs the client with o (plus a credential, plaintext, an idle handler) until stop.
+func runClient(t *testing.T, o Options) (stop func()) {
+	t.Helper()
+	sp, err := spool.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Credential, o.TLS, o.AgentID = "cred", TLSOptions{Insecure: true}, "a"
+	o.Facts = func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} }
+	o.Spool, o.Outbox, o.Handler = sp, NewOutbox(), idleHandler{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // retries records the waits the agent logs between attempts ("retry_in").
 type retries struct {
 	mu    sync.Mutex
@@ -65,26 +86,11 @@ func TestOneBackoffOneDialPerAttempt(t *testing.T) {
 			c.Close()
 		}
 	}()
-	sp, err := spool.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &retries{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Server: ln.Addr().String(), Credential: "cred", TLS: TLSOptions{Insecure: true},
-			AgentID: "a", Facts: func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} },
-			Spool: sp, Outbox: NewOutbox(), Handler: idleHandler{}, Log: slog.New(rec),
-			MinBackoff: 80 * time.Millisecond, MaxBackoff: 160 * time.Millisecond,
-		})
-	}()
+	stop := runClient(t, Options{Server: ln.Addr().String(), Log: slog.New(rec),
+		MinBackoff: 80 * time.Millisecond, MaxBackoff: 160 * time.Millisecond})
 	time.Sleep(2 * time.Second)
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	mu.Lock()
 	defer mu.Unlock()
 	rec.mu.Lock()
@@ -140,21 +146,9 @@ func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
 	agentv1.RegisterAgentServiceServer(srv, &holdServer{holds: []time.Duration{0, 0, 0, 0, 0, 300 * time.Millisecond}})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
-	sp, err := spool.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &retries{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Server: lis.Addr().String(), Credential: "cred", TLS: TLSOptions{Insecure: true},
-			AgentID: "a", Facts: func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} },
-			Spool: sp, Outbox: NewOutbox(), Handler: idleHandler{}, Log: slog.New(rec),
-			MinBackoff: 20 * time.Millisecond, MaxBackoff: 5 * time.Second, StableAfter: 200 * time.Millisecond,
-		})
-	}()
+	stop := runClient(t, Options{Server: lis.Addr().String(), Log: slog.New(rec),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 5 * time.Second, StableAfter: 200 * time.Millisecond})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		rec.mu.Lock()
@@ -165,10 +159,7 @@ func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(rec.waits) < 6 {
