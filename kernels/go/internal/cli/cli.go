@@ -113,40 +113,27 @@ func Parse(args []string) (*Command, error) {
 			if err != nil {
 				return nil, err
 			}
-			pname, pvalue, ok := strings.Cut(v, "=")
-			if !ok || pname == "" {
-				return nil, usageErrorf("--param %q is not NAME=VALUE", v)
+			if err := c.addParam(v); err != nil {
+				return nil, err
 			}
-			if _, dup := c.Params[pname]; dup {
-				return nil, usageErrorf("parameter %s given twice", pname)
-			}
-			c.Params[pname] = pvalue
 		case "--repetitions":
 			v, err := takeValue()
 			if err != nil {
 				return nil, err
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, usageErrorf("--repetitions: %q is not an integer", v)
+			if c.Repetitions, err = parseRepetitions(v); err != nil {
+				return nil, err
 			}
-			if n < 1 || n > MaxRepetitions {
-				return nil, usageErrorf("--repetitions=%d is out of range [1, %d]", n, MaxRepetitions)
-			}
-			c.Repetitions, repsSet = n, true
+			repsSet = true
 		case "--min-time":
 			v, err := takeValue()
 			if err != nil {
 				return nil, err
 			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, usageErrorf("--min-time: %q is not a number of seconds", v)
+			if c.MinTime, err = parseMinTime(v); err != nil {
+				return nil, err
 			}
-			if f <= 0 || f > MaxMinTime {
-				return nil, usageErrorf("--min-time=%s is out of range (0, %g] seconds", v, MaxMinTime)
-			}
-			c.MinTime, minTimeSet = f, true
+			minTimeSet = true
 		default:
 			if strings.HasPrefix(arg, "-") {
 				return nil, usageErrorf("unknown option %s", name)
@@ -154,14 +141,57 @@ func Parse(args []string) (*Command, error) {
 			return nil, usageErrorf("unexpected argument %q", arg)
 		}
 	}
-	switch {
-	case c.Help:
-	case c.List && (runSet || len(c.Params) > 0 || repsSet || minTimeSet):
-		return nil, usageErrorf("--list takes no other options")
-	case !c.List && !runSet:
-		return nil, usageErrorf("give --list or --run ID")
+	if err := c.checkAction(runSet, runSet || len(c.Params) > 0 || repsSet || minTimeSet); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// checkAction refuses a command without --list or --run, and --list with run options.
+func (c *Command) checkAction(runSet, runOptions bool) error {
+	switch {
+	case c.Help:
+	case c.List && runOptions:
+		return usageErrorf("--list takes no other options")
+	case !c.List && !runSet:
+		return usageErrorf("give --list or --run ID")
+	}
+	return nil
+}
+
+// addParam records one --param NAME=VALUE (a name given twice is refused).
+func (c *Command) addParam(v string) error {
+	pname, pvalue, ok := strings.Cut(v, "=")
+	if !ok || pname == "" {
+		return usageErrorf("--param %q is not NAME=VALUE", v)
+	}
+	if _, dup := c.Params[pname]; dup {
+		return usageErrorf("parameter %s given twice", pname)
+	}
+	c.Params[pname] = pvalue
+	return nil
+}
+
+func parseRepetitions(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, usageErrorf("--repetitions: %q is not an integer", v)
+	}
+	if n < 1 || n > MaxRepetitions {
+		return 0, usageErrorf("--repetitions=%d is out of range [1, %d]", n, MaxRepetitions)
+	}
+	return n, nil
+}
+
+func parseMinTime(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, usageErrorf("--min-time: %q is not a number of seconds", v)
+	}
+	if f <= 0 || f > MaxMinTime {
+		return 0, usageErrorf("--min-time=%s is out of range (0, %g] seconds", v, MaxMinTime)
+	}
+	return f, nil
 }
 
 // result is the kernel JSON of DESIGN 3.1.
