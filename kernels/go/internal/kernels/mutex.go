@@ -38,7 +38,7 @@ func mutex() Kernel {
 				Seed:    "000",
 				Value:   30,
 				Unit:    "ns/op",
-				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Machine: seed000Machine,
 				Params:  map[string]string{"procs": "1"},
 				Note: "read off the g_lock.go chart: \"a bit over 30 ns\" at low concurrency, strong fluctuation " +
 					"around 256 goroutines, about 20 ns beyond. Go of 2014 ran with GOMAXPROCS 1 by default.",

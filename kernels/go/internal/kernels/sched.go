@@ -39,7 +39,7 @@ func gosched() Kernel {
 				Seed:    "000",
 				Value:   250,
 				Unit:    "ns/op",
-				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Machine: seed000Machine,
 				Params:  map[string]string{"goroutines": "16384", "procs": "1"},
 				Note: "read off the g_sched.go chart: latency rises only slowly with concurrency, \"about 250 ns " +
 					"even at 16K\". Seed 003 (2 goroutines, GOMAXPROCS(1), 2.8 GHz CPU) gives only \"under 1 µs\".",
