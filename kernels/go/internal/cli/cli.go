@@ -71,7 +71,7 @@ func usageErrorf(format string, args ...any) error {
 // argument or after "=": --run go.mutex, --run=go.mutex.
 func Parse(args []string) (*Command, error) {
 	c := &Command{Params: map[string]string{}, Repetitions: DefaultRepetitions, MinTime: DefaultMinTime}
-	var runSet, repsSet, minTimeSet bool
+	given := map[string]bool{} // options seen
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, value, hasValue := strings.Cut(arg, "=")
@@ -96,44 +96,14 @@ func Parse(args []string) (*Command, error) {
 			} else {
 				c.Help = true
 			}
-		case "--run":
+		case "--run", "--param", "--repetitions", "--min-time":
 			v, err := takeValue()
+			if err == nil {
+				err = c.setOption(name, v, given)
+			}
 			if err != nil {
 				return nil, err
 			}
-			if runSet {
-				return nil, usageErrorf("--run given twice")
-			}
-			if v == "" {
-				return nil, usageErrorf("--run needs a kernel id")
-			}
-			c.Run, runSet = v, true
-		case "--param":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			if err := c.addParam(v); err != nil {
-				return nil, err
-			}
-		case "--repetitions":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			if c.Repetitions, err = parseRepetitions(v); err != nil {
-				return nil, err
-			}
-			repsSet = true
-		case "--min-time":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			if c.MinTime, err = parseMinTime(v); err != nil {
-				return nil, err
-			}
-			minTimeSet = true
 		default:
 			if strings.HasPrefix(arg, "-") {
 				return nil, usageErrorf("unknown option %s", name)
@@ -141,7 +111,8 @@ func Parse(args []string) (*Command, error) {
 			return nil, usageErrorf("unexpected argument %q", arg)
 		}
 	}
-	if err := c.checkAction(runSet, runSet || len(c.Params) > 0 || repsSet || minTimeSet); err != nil {
+	runSet := given["--run"]
+	if err := c.checkAction(runSet, runSet || len(c.Params) > 0 || given["--repetitions"] || given["--min-time"]); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -157,6 +128,29 @@ func (c *Command) checkAction(runSet, runOptions bool) error {
 		return usageErrorf("give --list or --run ID")
 	}
 	return nil
+}
+
+// setOption applies one option that takes a value (v); given records the options seen.
+func (c *Command) setOption(name, v string, given map[string]bool) error {
+	var err error
+	switch name {
+	case "--run":
+		if given[name] {
+			return usageErrorf("--run given twice")
+		}
+		if v == "" {
+			return usageErrorf("--run needs a kernel id")
+		}
+		c.Run = v
+	case "--param":
+		err = c.addParam(v)
+	case "--repetitions":
+		c.Repetitions, err = parseRepetitions(v)
+	case "--min-time":
+		c.MinTime, err = parseMinTime(v)
+	}
+	given[name] = true
+	return err
 }
 
 // addParam records one --param NAME=VALUE (a name given twice is refused).
