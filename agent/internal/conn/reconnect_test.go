@@ -20,7 +20,8 @@ func (idleHandler) StartRun(*agentv1.StartRun)   {}
 func (idleHandler) CancelRun(*agentv1.CancelRun) {}
 func (idleHandler) CurrentRunID() string         { return "" }
 
-// runClient runs the client with o (plus a credential, plaintext, an idle handler) until stop.
+// runClient runs the client with o (plus a credential, plaintext, a spool, and an idle handler unless
+// o has one) until stop.
 func runClient(t *testing.T, o Options) (stop func()) {
 	t.Helper()
 	sp, err := spool.Open(t.TempDir())
@@ -29,7 +30,10 @@ func runClient(t *testing.T, o Options) (stop func()) {
 	}
 	o.Credential, o.TLS, o.AgentID = "cred", TLSOptions{Insecure: true}, "a"
 	o.Facts = func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} }
-	o.Spool, o.Outbox, o.Handler = sp, NewOutbox(), idleHandler{}
+	o.Spool, o.Outbox = sp, NewOutbox()
+	if o.Handler == nil {
+		o.Handler = idleHandler{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, o) }()
