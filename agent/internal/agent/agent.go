@@ -66,17 +66,9 @@ func Run(ctx context.Context, o Options) error {
 		"server", cfg.Server, "kernels_dir", cfg.Kernels, "state_dir", cfg.Spool, "scratch", scratch,
 		"enrolled", credential != "", "tls", !cfg.Insecure)
 
-	cat, err := catalog.Load(ctx, cfg.Kernels, log)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("load kernel catalog: %w", err)
-	}
-	if len(cat.Kernels()) == 0 {
-		log.Warn("no kernels found: the agent connects but cannot run anything", "kernels_dir", cfg.Kernels)
-	} else {
-		log.Info("kernel catalog ready", "kernels", len(cat.Kernels()))
+	cat, err := loadCatalog(ctx, cfg.Kernels, log)
+	if cat == nil {
+		return err
 	}
 
 	out := conn.NewOutbox()
@@ -110,4 +102,21 @@ func Run(ctx context.Context, o Options) error {
 	stopRunner()
 	wg.Wait()
 	return err
+}
+
+// loadCatalog lists the kernels in dir; a nil catalog with a nil error means ctx ended first.
+func loadCatalog(ctx context.Context, dir string, log *slog.Logger) (*catalog.Catalog, error) {
+	cat, err := catalog.Load(ctx, dir, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("load kernel catalog: %w", err)
+	}
+	if len(cat.Kernels()) == 0 {
+		log.Warn("no kernels found: the agent connects but cannot run anything", "kernels_dir", dir)
+	} else {
+		log.Info("kernel catalog ready", "kernels", len(cat.Kernels()))
+	}
+	return cat, nil
 }

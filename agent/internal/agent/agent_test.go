@@ -123,20 +123,7 @@ func TestRunReportsEveryOutcome(t *testing.T) {
 		}
 	}
 
-	ok := l.results["ok"]
-	wantParams := map[string]string{"n": "2", "ratio": "1.0", "flavor": "spicy", "verbose": "false", "label": "x"}
-	for k, v := range wantParams {
-		if ok.GetParams()[k] != v {
-			t.Errorf("ok params[%s] = %q, want %q (all %v)", k, ok.GetParams()[k], v, ok.GetParams())
-		}
-	}
-	if len(ok.GetSamples()) != 4 || len(ok.GetIterations()) != 4 || ok.GetUnit() != "ns/op" ||
-		ok.GetHarness().GetMinTimeS() != 0.25 || ok.GetExitCode() != 0 {
-		t.Errorf("ok result = %v", ok)
-	}
-	if _, has := ok.GetCounters()["voluntary_ctxsw_per_op"]; !has {
-		t.Errorf("ok counters = %v", ok.GetCounters())
-	}
+	checkOKResult(t, l.results["ok"])
 	if l.results["exit2"].GetExitCode() != 2 || l.results["exit3"].GetExitCode() != 3 || l.results["crash"].GetExitCode() != -1 {
 		t.Errorf("exit codes: %d %d %d", l.results["exit2"].GetExitCode(), l.results["exit3"].GetExitCode(), l.results["crash"].GetExitCode())
 	}
@@ -147,13 +134,7 @@ func TestRunReportsEveryOutcome(t *testing.T) {
 		t.Errorf("first update = %v, want ACCEPTED", first)
 	}
 	// The timed-out kernel ignored SIGTERM; SIGKILL took it and its grandchild.
-	if _, err := os.Stat(pidfile); err != nil {
-		t.Log("the stubborn kernel was killed before it wrote its pids; process-group check skipped")
-	} else {
-		for _, pid := range readPids(t, pidfile) {
-			waitFor(t, "timed-out kernel process to be gone", func() bool { return gone(pid) })
-		}
-	}
+	waitPidsGone(t, pidfile)
 	// Acked results leave the spool.
 	waitFor(t, "spool to empty after acks", func() bool { return spoolCount(t, spoolDir) == 0 })
 }

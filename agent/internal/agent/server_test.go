@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -364,38 +361,23 @@ func spoolCount(t *testing.T, dir string) int {
 	return len(ids)
 }
 
-// readPids waits for the fake kernel's pidfile: the kernel's pid, then its grandchild's.
-func readPids(t *testing.T, path string) []int {
+// checkOKResult checks fake.ok's result: the parameters it ran with (defaults filled in, canonical), its
+// samples, unit, harness and the standard counters.
+func checkOKResult(t *testing.T, ok *agentv1.ResultReport) {
 	t.Helper()
-	var pids []int
-	waitFor(t, "pidfile "+path, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return false
+	wantParams := map[string]string{"n": "2", "ratio": "1.0", "flavor": "spicy", "verbose": "false", "label": "x"}
+	for k, v := range wantParams {
+		if ok.GetParams()[k] != v {
+			t.Errorf("ok params[%s] = %q, want %q (all %v)", k, ok.GetParams()[k], v, ok.GetParams())
 		}
-		pids = nil
-		for _, f := range strings.Fields(string(b)) {
-			p, _ := strconv.Atoi(f)
-			pids = append(pids, p)
-		}
-		return len(pids) == 2
-	})
-	return pids
-}
-
-// gone says the process no longer runs: it does not exist, or it is a zombie awaiting its reaper
-// (in a container, PID 1 may never reap the kernel's orphaned grandchild).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
+	if len(ok.GetSamples()) != 4 || len(ok.GetIterations()) != 4 || ok.GetUnit() != "ns/op" ||
+		ok.GetHarness().GetMinTimeS() != 0.25 || ok.GetExitCode() != 0 {
+		t.Errorf("ok result = %v", ok)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+	if _, has := ok.GetCounters()["voluntary_ctxsw_per_op"]; !has {
+		t.Errorf("ok counters = %v", ok.GetCounters())
+	}
 }
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -4,6 +4,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ctxbench/ctxbench/kernels/contract/go/kernelspec"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 	"github.com/ctxbench/ctxbench/agent/internal/process"
@@ -122,55 +125,27 @@ func KernelEnv() []string {
 	return env
 }
 
-// ParseList converts `--list` JSON (DESIGN 3.1) into KernelSpecs with canonical-string values.
-// Executable is left for the caller to set.
+// ParseList converts `--list` JSON (DESIGN 3.1, read into the contract's structs) into KernelSpecs
+// with canonical-string values. Executable is left for the caller to set.
 func ParseList(data []byte) ([]*agentv1.KernelSpec, error) {
-	var listed []listedKernel
-	if err := json.Unmarshal(data, &listed); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var listed []kernelspec.Kernel
+	if err := dec.Decode(&listed); err != nil {
 		return nil, fmt.Errorf("parse --list JSON: %w", err)
 	}
 	out := make([]*agentv1.KernelSpec, 0, len(listed))
-	for i, k := range listed {
-		s, err := k.spec()
+	for i := range listed {
+		s, err := kernelSpec(&listed[i])
 		if err != nil {
-			return nil, fmt.Errorf("--list kernel #%d %q: %w", i, k.ID, err)
+			return nil, fmt.Errorf("--list kernel #%d %q: %w", i, listed[i].ID, err)
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-type listedKernel struct {
-	ID            string        `json:"id"`
-	Title         string        `json:"title"`
-	Family        string        `json:"family"`
-	Unit          string        `json:"unit"`
-	Description   string        `json:"description"`
-	Params        []listedParam `json:"params"`
-	SeedReference *listedSeed   `json:"seed_reference"`
-}
-
-type listedParam struct {
-	Name    string            `json:"name"`
-	Type    string            `json:"type"`
-	Default json.RawMessage   `json:"default"`
-	Min     *float64          `json:"min"`
-	Max     *float64          `json:"max"`
-	Sweep   []json.RawMessage `json:"sweep"`
-	Choices []json.RawMessage `json:"choices"`
-	Help    string            `json:"help"`
-}
-
-type listedSeed struct {
-	Seed    json.RawMessage            `json:"seed"`
-	Value   float64                    `json:"value"`
-	Unit    string                     `json:"unit"`
-	Machine string                     `json:"machine"`
-	Params  map[string]json.RawMessage `json:"params"`
-	Note    string                     `json:"note"`
-}
-
-func (k *listedKernel) spec() (*agentv1.KernelSpec, error) {
+func kernelSpec(k *kernelspec.Kernel) (*agentv1.KernelSpec, error) {
 	if k.ID == "" {
 		return nil, errors.New("missing id")
 	}
@@ -178,10 +153,10 @@ func (k *listedKernel) spec() (*agentv1.KernelSpec, error) {
 		Id: k.ID, Title: k.Title, Family: k.Family, Unit: k.Unit, Description: k.Description,
 	}
 	seen := map[string]bool{}
-	for _, lp := range k.Params {
-		p, err := lp.spec()
+	for i := range k.Params {
+		p, err := paramSpec(&k.Params[i])
 		if err != nil {
-			return nil, fmt.Errorf("param %q: %w", lp.Name, err)
+			return nil, fmt.Errorf("param %q: %w", k.Params[i].Name, err)
 		}
 		if seen[p.Name] {
 			return nil, fmt.Errorf("param %q listed twice", p.Name)
@@ -190,7 +165,7 @@ func (k *listedKernel) spec() (*agentv1.KernelSpec, error) {
 		s.Params = append(s.Params, p)
 	}
 	if k.SeedReference != nil {
-		ref, err := k.SeedReference.spec(s.Params)
+		ref, err := seedReference(k.SeedReference, s.Params)
 		if err != nil {
 			return nil, fmt.Errorf("seed_reference: %w", err)
 		}
@@ -199,7 +174,7 @@ func (k *listedKernel) spec() (*agentv1.KernelSpec, error) {
 	return s, nil
 }
 
-func (lp *listedParam) spec() (*agentv1.ParamSpec, error) {
+func paramSpec(lp *kernelspec.Param) (*agentv1.ParamSpec, error) {
 	if lp.Name == "" {
 		return nil, errors.New("missing name")
 	}
@@ -207,25 +182,22 @@ func (lp *listedParam) spec() (*agentv1.ParamSpec, error) {
 	if t == agentv1.ParamType_PARAM_TYPE_UNSPECIFIED {
 		return nil, fmt.Errorf("unknown type %q", lp.Type)
 	}
-	p := &agentv1.ParamSpec{Name: lp.Name, Type: t, Min: lp.Min, Max: lp.Max, Help: lp.Help}
+	p := &agentv1.ParamSpec{Name: lp.Name, Type: t, Choices: lp.Choices, Help: lp.Help}
 	var err error
-	for _, raw := range lp.Choices {
-		c, err := CanonicalJSON(raw, agentv1.ParamType_PARAM_TYPE_STRING)
-		if err != nil {
-			return nil, fmt.Errorf("choices: %w", err)
-		}
-		p.Choices = append(p.Choices, c)
+	if p.Min, err = bound(lp.Min); err != nil {
+		return nil, fmt.Errorf("min: %w", err)
+	}
+	if p.Max, err = bound(lp.Max); err != nil {
+		return nil, fmt.Errorf("max: %w", err)
 	}
 	if t == agentv1.ParamType_PARAM_TYPE_CHOICE && len(p.Choices) == 0 {
 		return nil, errors.New("choice parameter without choices")
 	}
-	if len(lp.Default) > 0 {
-		if p.DefaultValue, err = CanonicalJSON(lp.Default, t); err != nil {
-			return nil, fmt.Errorf("default: %w", err)
-		}
+	if p.DefaultValue, err = CanonicalValue(lp.Default, t); err != nil {
+		return nil, fmt.Errorf("default: %w", err)
 	}
 	for _, raw := range lp.Sweep {
-		v, err := CanonicalJSON(raw, t)
+		v, err := CanonicalValue(raw, t)
 		if err != nil {
 			return nil, fmt.Errorf("sweep: %w", err)
 		}
@@ -234,27 +206,35 @@ func (lp *listedParam) spec() (*agentv1.ParamSpec, error) {
 	return p, nil
 }
 
-func (ls *listedSeed) spec(params []*agentv1.ParamSpec) (*agentv1.SeedReference, error) {
-	ref := &agentv1.SeedReference{Value: ls.Value, Unit: ls.Unit, Machine: ls.Machine, Note: ls.Note}
-	if len(ls.Seed) > 0 {
-		seed, err := CanonicalJSON(ls.Seed, agentv1.ParamType_PARAM_TYPE_STRING)
+// bound reads a min or max: null or a number.
+func bound(v any) (*float64, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.Number:
+		f, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("seed: %w", err)
+			return nil, fmt.Errorf("%s is not a number", x)
 		}
-		ref.Seed = seed
+		return &f, nil
 	}
+	return nil, fmt.Errorf("%v is not a number", v)
+}
+
+func seedReference(ls *kernelspec.SeedReference, params []*agentv1.ParamSpec) (*agentv1.SeedReference, error) {
+	ref := &agentv1.SeedReference{Seed: ls.Seed, Value: ls.Value, Unit: ls.Unit, Machine: ls.Machine, Note: ls.Note}
 	if len(ls.Params) > 0 {
-		types := map[string]agentv1.ParamType{}
+		types := map[string]string{}
 		for _, p := range params {
-			types[p.GetName()] = p.GetType()
+			types[p.GetName()] = typeNames[p.GetType()]
 		}
 		ref.Params = map[string]string{}
-		for name, raw := range ls.Params {
+		for name, text := range ls.Params {
 			t, ok := types[name]
 			if !ok {
-				t = agentv1.ParamType_PARAM_TYPE_STRING
+				t = kernelspec.TypeString
 			}
-			v, err := CanonicalJSON(raw, t)
+			v, err := kernelspec.Canonical(t, text)
 			if err != nil {
 				return nil, fmt.Errorf("params %s: %w", name, err)
 			}

@@ -8,19 +8,6 @@ import (
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
 
-func TestFormatFloat(t *testing.T) {
-	cases := map[float64]string{
-		0.5: "0.5", 1: "1.0", 0: "0.0", -2: "-2.0", 0.1: "0.1", 1e-4: "0.0001", 1e-5: "1e-05",
-		123456.789: "123456.789", 1e16: "1e+16", 1.5e16: "1.5e+16", 9999999999999998: "9999999999999998.0",
-		0.2: "0.2", 1.0 / 3: "0.3333333333333333",
-	}
-	for in, want := range cases {
-		if got := FormatFloat(in); got != want {
-			t.Errorf("FormatFloat(%v) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestCanonicalJSON(t *testing.T) {
 	cases := []struct {
 		raw  string

@@ -97,30 +97,41 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 			c.ScratchDirs = append(c.ScratchDirs, d)
 		}
 	}
+	if err := c.resolveToken(set, getenv, tokenFlags{*token, *tokenFile, *joinToken, *joinTokenFile}); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// tokenFlags are the token flags' values.
+type tokenFlags struct{ token, tokenFile, joinToken, joinTokenFile string }
+
+// resolveToken sets Token and JoinToken from the flags given (set) or, without any, the environment.
+func (c *Config) resolveToken(set map[string]bool, getenv func(string) string, f tokenFlags) error {
 	var err error
 	switch {
 	case set["join-token"] && set["join-token-file"]:
-		return c, usagef("give either --join-token or --join-token-file, not both")
+		return usagef("give either --join-token or --join-token-file, not both")
 	case set["join-token"]:
-		c.Token, c.JoinToken = *joinToken, true
+		c.Token, c.JoinToken = f.joinToken, true
 	case set["join-token-file"]:
-		c.Token, err = readToken(*joinTokenFile)
+		c.Token, err = readToken(f.joinTokenFile)
 		c.JoinToken = true
 	}
 	if err != nil {
-		return c, err
+		return err
 	}
 	if c.JoinToken && (set["token"] || set["token-file"]) {
-		return c, usagef("give either a join token or --token, not both")
+		return usagef("give either a join token or --token, not both")
 	}
 	switch {
 	case c.JoinToken:
 	case set["token"] && set["token-file"]:
-		return c, usagef("give either --token or --token-file, not both")
+		return usagef("give either --token or --token-file, not both")
 	case set["token"]:
-		c.Token = *token
+		c.Token = f.token
 	case set["token-file"]:
-		c.Token, err = readToken(*tokenFile)
+		c.Token, err = readToken(f.tokenFile)
 	case getenv("CTXBENCH_AGENT_TOKEN") != "":
 		c.Token = getenv("CTXBENCH_AGENT_TOKEN")
 	case getenv("CTXBENCH_AGENT_JOIN_TOKEN") != "":
@@ -128,15 +139,10 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	case getenv("CTXBENCH_AGENT_JOIN_TOKEN_FILE") != "":
 		c.Token, err = readToken(getenv("CTXBENCH_AGENT_JOIN_TOKEN_FILE"))
 		c.JoinToken = true
-	case getenv("CTXBENCH_AGENT_TOKEN") != "":
-		c.Token = getenv("CTXBENCH_AGENT_TOKEN")
 	case getenv("CTXBENCH_AGENT_TOKEN_FILE") != "":
 		c.Token, err = readToken(getenv("CTXBENCH_AGENT_TOKEN_FILE"))
 	}
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate()
+	return err
 }
 
 func envOr(getenv func(string) string, key, def string) string {

@@ -90,69 +90,41 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	cc, err := grpc.NewClient(o.Server,
+	dialOpts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithUserAgent("ctxbench-agent/"+o.AgentVersion),
+		grpc.WithUserAgent("ctxbench-agent/" + o.AgentVersion),
 		// Finds a dead server behind NAT within ~40 s even when nothing is written. The ctxbench
-		// server permits pings every 10 s (grpc.http2.min_ping_interval_without_data_ms); a server
-		// that answers GOAWAY too_many_pings makes grpc-go double this interval by itself.
+		// server permits pings every 10 s (grpc.http2.min_ping_interval_without_data_ms).
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: o.MinBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: o.MaxBackoff},
-			MinConnectTimeout: 10 * time.Second,
-		}),
-	)
+		// One connection attempt may take this long. The channel's own reconnect backoff is grpc-go's
+		// default and never runs: see attempt.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 10 * time.Second}),
+	}
+	// A malformed address is the only error grpc.NewClient returns: refuse it once, up front.
+	cc, err := grpc.NewClient(o.Server, dialOpts...)
 	if err != nil {
 		return fmt.Errorf("create grpc client for %s: %w", o.Server, err)
 	}
-	defer cc.Close()
-	c := &client{o: o, log: o.Log.With("server", o.Server), api: agentv1.NewAgentServiceClient(cc), cred: o.Credential}
+	cc.Close()
+	c := &client{o: o, log: o.Log.With("server", o.Server), cred: o.Credential}
 
+	// The agent's one reconnect backoff (jittered, capped at MaxBackoff, reset by a stream that lived
+	// StableAfter). Every attempt dials a fresh channel and closes it when the attempt ends, so a
+	// failed connection fails the attempt at once (no RPC waits for ready) and grpc-go's per-channel
+	// reconnect backoff never stacks on this one.
 	bo := Backoff{Initial: o.MinBackoff, Max: o.MaxBackoff}
 	for {
 		start := time.Now()
-		var welcomed, enrolling bool
-		var err error
-		if c.cred == "" {
-			enrolling = true
-			err = c.enroll(ctx)
-		}
-		if err == nil {
-			enrolling = false
-			welcomed, err = c.session(ctx)
-		}
+		welcomed, enrolling, err := c.attempt(ctx, dialOpts)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if welcomed && time.Since(start) >= o.StableAfter {
 			bo.Reset()
 		}
-		wait := bo.Next()
-		switch {
-		case enrolling && !Retryable(err) && o.JoinToken:
-			// As buildkite-agent does when registration is refused: exit non-zero. A used, expired or
-			// unknown join token never becomes valid again, so retrying only hides the cause; the
-			// service manager's restart policy (or the operator, with a fresh token) takes it from here.
-			c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; create a new join token",
-				"code", status.Code(err).String())
-			return &EnrollRefusedError{Err: err}
-		case enrolling && !Retryable(err):
-			wait = o.MaxBackoff
-			c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; check the agent token (--token-file / CTXBENCH_AGENT_TOKEN)",
-				"code", status.Code(err).String(), "retry_in", wait)
-		case isTLSError(err):
-			c.log.Error("cannot verify the server's TLS certificate: "+tlsReason(err),
-				"retry_in", wait.Round(time.Millisecond))
-		case Retryable(err):
-			c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
-		default:
-			wait = o.MaxBackoff
-			c.log.Error("SERVER REFUSED THIS AGENT: "+status.Convert(err).Message(),
-				"code", status.Code(err).String(), "err", errText(err), "retry_in", wait)
-			if status.Code(err) == codes.Unauthenticated && o.EnrollToken != "" {
-				// The server does not know this credential (a fresh database): enroll again.
-				c.cred = ""
-			}
+		wait, stop := c.ended(err, enrolling, bo.Next())
+		if stop != nil {
+			return stop
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -162,6 +134,56 @@ func Run(ctx context.Context, o Options) error {
 		case <-t.C:
 		}
 	}
+}
+
+// ended logs why an attempt ended and returns the wait before the next one: wait (the backoff's), or
+// MaxBackoff after a refusal; a non-nil error ends Run (a refused join token).
+func (c *client) ended(err error, enrolling bool, wait time.Duration) (time.Duration, error) {
+	switch {
+	case enrolling && !Retryable(err) && c.o.JoinToken:
+		// As buildkite-agent does when registration is refused: exit non-zero. A used, expired or
+		// unknown join token never becomes valid again, so retrying only hides the cause; the
+		// service manager's restart policy (or the operator, with a fresh token) takes it from here.
+		c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; create a new join token",
+			"code", status.Code(err).String())
+		return 0, &EnrollRefusedError{Err: err}
+	case enrolling && !Retryable(err):
+		wait = c.o.MaxBackoff
+		c.log.Error("ENROLLMENT REFUSED: "+status.Convert(err).Message()+"; check the agent token (--token-file / CTXBENCH_AGENT_TOKEN)",
+			"code", status.Code(err).String(), "retry_in", wait)
+	case isTLSError(err):
+		c.log.Error("cannot verify the server's TLS certificate: "+tlsReason(err),
+			"retry_in", wait.Round(time.Millisecond))
+	case Retryable(err):
+		c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
+	default:
+		wait = c.o.MaxBackoff
+		c.log.Error("SERVER REFUSED THIS AGENT: "+status.Convert(err).Message(),
+			"code", status.Code(err).String(), "err", errText(err), "retry_in", wait)
+		if status.Code(err) == codes.Unauthenticated && c.o.EnrollToken != "" {
+			// The server does not know this credential (a fresh database): enroll again.
+			c.cred = ""
+		}
+	}
+	return wait, nil
+}
+
+// attempt dials a channel for one enrollment (when there is no credential yet) and one session, and
+// closes it. welcomed says the server answered Hello; enrolling says err is enrollment's.
+func (c *client) attempt(ctx context.Context, dialOpts []grpc.DialOption) (welcomed, enrolling bool, err error) {
+	cc, err := grpc.NewClient(c.o.Server, dialOpts...)
+	if err != nil {
+		return false, false, fmt.Errorf("create grpc client for %s: %w", c.o.Server, err)
+	}
+	defer cc.Close()
+	c.api = agentv1.NewAgentServiceClient(cc)
+	if c.cred == "" {
+		if err := c.enroll(ctx); err != nil {
+			return false, true, err
+		}
+	}
+	welcomed, err = c.session(ctx)
+	return welcomed, false, err
 }
 
 func errText(err error) string {

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
-	"github.com/ctxbench/ctxbench/agent/internal/spool"
 )
 
 func items(ids ...string) []*agentv1.RunItem {
@@ -131,22 +130,10 @@ func TestClientStartsARunSentInPartsOnceWhole(t *testing.T) {
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 
-	sp, err := spool.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &recordingHandler{got: make(chan struct{}, 4)}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Server: lis.Addr().String(), Credential: "cred", TLS: TLSOptions{Insecure: true},
-			AgentID: "agent-1", AgentVersion: "test", Name: "test",
-			Facts: func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} },
-			Spool: sp, Outbox: NewOutbox(), Handler: h,
-		})
-	}()
+	stop := runClient(t, Options{Server: lis.Addr().String(), AgentVersion: "test", Name: "test", Handler: h})
 
 	select {
 	case hello := <-ps.hello:
@@ -172,8 +159,5 @@ func TestClientStartsARunSentInPartsOnceWhole(t *testing.T) {
 	if got := itemIDs(starts[0]); len(got) != 5 || got[0] != "1" || got[4] != "5" {
 		t.Fatalf("big run's items %v, want [1 2 3 4 5]", got)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }

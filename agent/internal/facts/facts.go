@@ -42,16 +42,14 @@ func Gather() *agentv1.MachineFacts {
 func gatherFrom(root string) *agentv1.MachineFacts {
 	r := reader(root)
 	f := &agentv1.MachineFacts{
-		Hostname:        r.line("proc/sys/kernel/hostname"),
-		OsRelease:       osRelease(r.read("etc/os-release")),
-		KernelRelease:   r.line("proc/sys/kernel/osrelease"),
-		KernelCmdline:   r.line("proc/cmdline"),
-		Caches:          map[string]string{},
-		Vulnerabilities: map[string]string{},
-		Extra:           map[string]string{},
-		Arch:            runtime.GOARCH,
-		Governor:        r.line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-		Clocksource:     r.line("sys/devices/system/clocksource/clocksource0/current_clocksource"),
+		Hostname:      r.line("proc/sys/kernel/hostname"),
+		OsRelease:     osRelease(r.read("etc/os-release")),
+		KernelRelease: r.line("proc/sys/kernel/osrelease"),
+		KernelCmdline: r.line("proc/cmdline"),
+		Extra:         map[string]string{},
+		Arch:          runtime.GOARCH,
+		Governor:      r.line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+		Clocksource:   r.line("sys/devices/system/clocksource/clocksource0/current_clocksource"),
 	}
 	cpu := parseCPUInfo(r.read("proc/cpuinfo"))
 	f.CpuModel = cpu.model
@@ -79,25 +77,8 @@ func gatherFrom(root string) *agentv1.MachineFacts {
 	f.LoadAverage = loadAverage(r.line("proc/loadavg"))
 	f.Virtualization = virtualization(r, cpu.hypervisor)
 
-	cacheDirs, _ := filepath.Glob(filepath.Join(root, "sys/devices/system/cpu/cpu0/cache/index*"))
-	for _, d := range cacheDirs {
-		level, typ, size := readLine(filepath.Join(d, "level")), readLine(filepath.Join(d, "type")), readLine(filepath.Join(d, "size"))
-		if level == "" || size == "" {
-			continue
-		}
-		key := "L" + level
-		switch typ {
-		case "Data":
-			key += "d"
-		case "Instruction":
-			key += "i"
-		}
-		f.Caches[key] = size
-	}
-	vulns, _ := filepath.Glob(filepath.Join(root, "sys/devices/system/cpu/vulnerabilities/*"))
-	for _, p := range vulns {
-		f.Vulnerabilities[filepath.Base(p)] = readLine(p)
-	}
+	f.Caches = caches(root)
+	f.Vulnerabilities = vulnerabilities(root)
 
 	extra := map[string]string{
 		"thp":                   bracketed(r.line("sys/kernel/mm/transparent_hugepage/enabled")),
@@ -130,6 +111,37 @@ func gatherFrom(root string) *agentv1.MachineFacts {
 		}
 	}
 	return f
+}
+
+// caches reads cpu0's cache sizes by level and type ("L1d", "L2", ...).
+func caches(root string) map[string]string {
+	out := map[string]string{}
+	cacheDirs, _ := filepath.Glob(filepath.Join(root, "sys/devices/system/cpu/cpu0/cache/index*"))
+	for _, d := range cacheDirs {
+		level, typ, size := readLine(filepath.Join(d, "level")), readLine(filepath.Join(d, "type")), readLine(filepath.Join(d, "size"))
+		if level == "" || size == "" {
+			continue
+		}
+		key := "L" + level
+		switch typ {
+		case "Data":
+			key += "d"
+		case "Instruction":
+			key += "i"
+		}
+		out[key] = size
+	}
+	return out
+}
+
+// vulnerabilities reads the kernel's CPU vulnerability mitigations by name.
+func vulnerabilities(root string) map[string]string {
+	out := map[string]string{}
+	vulns, _ := filepath.Glob(filepath.Join(root, "sys/devices/system/cpu/vulnerabilities/*"))
+	for _, p := range vulns {
+		out[filepath.Base(p)] = readLine(p)
+	}
+	return out
 }
 
 type reader string

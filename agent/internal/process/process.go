@@ -109,27 +109,38 @@ func Run(ctx context.Context, s Spec) (res Result) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL) // strays in the group; ESRCH when none
 
-	// The pipes close when the last holder dies. A process that left the group (setsid) could keep
-	// them open; do not wait for it forever.
+	drainPipes([]*os.File{outR, errR}, stdoutDone, stderrDone)
+	res.Stdout, res.StdoutOver = stdout.Bytes(), stdout.Over
+	res.StderrTail = stderr.String()
+	res.setExit(cmd.ProcessState, waitErr)
+	return res
+}
+
+// drainPipes waits for the output copies to end and closes the pipes. The pipes close when the last
+// holder dies; a process that left the group (setsid) could keep them open, so it waits at most 2 s.
+func drainPipes(pipes []*os.File, copies ...chan struct{}) {
 	drain := time.NewTimer(2 * time.Second)
 	defer drain.Stop()
-	for _, done := range []chan struct{}{stdoutDone, stderrDone} {
+	for _, done := range copies {
 		select {
 		case <-done:
 		case <-drain.C:
-			outR.Close()
-			errR.Close()
+			for _, p := range pipes {
+				p.Close()
+			}
 			<-done
 		}
 	}
-	outR.Close()
-	errR.Close()
+	for _, p := range pipes {
+		p.Close()
+	}
+}
 
-	if ps := cmd.ProcessState; ps != nil {
+// setExit records how the child ended: its exit code or signal, and its CPU time.
+func (res *Result) setExit(ps *os.ProcessState, waitErr error) {
+	if ps != nil {
 		res.CPU = ps.UserTime() + ps.SystemTime()
 	}
-	res.Stdout, res.StdoutOver = stdout.Bytes(), stdout.Over
-	res.StderrTail = stderr.String()
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -140,7 +151,6 @@ func Run(ctx context.Context, s Spec) (res Result) {
 	} else if waitErr == nil {
 		res.ExitCode = 0
 	}
-	return res
 }
 
 // terminateGroup sends SIGTERM to the group, waits up to grace for the child to exit, then SIGKILLs.

@@ -80,30 +80,9 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 		}
 	}
 
-	// The parameters the kernel says it ran with are the truth; those it omits are what we asked for.
-	types := map[string]agentv1.ParamType{}
-	for _, p := range spec.GetParams() {
-		types[p.GetName()] = p.GetType()
-	}
-	merged := make(map[string]string, len(params)+len(out.Params))
-	for k, v := range params {
-		merged[k] = v
-	}
-	names := make([]string, 0, len(out.Params))
-	for k := range out.Params {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		t, ok := types[k]
-		if !ok {
-			t = agentv1.ParamType_PARAM_TYPE_STRING
-		}
-		v, err := catalog.CanonicalJSON(out.Params[k], t)
-		if err != nil {
-			return fmt.Errorf("kernel result parameter %s: %v", k, err)
-		}
-		merged[k] = v
+	merged, err := mergeParams(spec, params, out.Params)
+	if err != nil {
+		return err
 	}
 
 	r.Status = agentv1.ResultStatus_RESULT_STATUS_OK
@@ -119,4 +98,34 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 		r.Harness = &agentv1.Harness{Name: out.Harness.Name, Version: out.Harness.Version, MinTimeS: out.Harness.MinTimeS}
 	}
 	return nil
+}
+
+// mergeParams is the parameters of a result: the kernel's own (canonicalised by their types) are the
+// truth; those it omits are what it was asked to run with.
+func mergeParams(spec *agentv1.KernelSpec, params map[string]string, ran map[string]json.RawMessage) (map[string]string, error) {
+	types := map[string]agentv1.ParamType{}
+	for _, p := range spec.GetParams() {
+		types[p.GetName()] = p.GetType()
+	}
+	merged := make(map[string]string, len(params)+len(ran))
+	for k, v := range params {
+		merged[k] = v
+	}
+	names := make([]string, 0, len(ran))
+	for k := range ran {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		t, ok := types[k]
+		if !ok {
+			t = agentv1.ParamType_PARAM_TYPE_STRING
+		}
+		v, err := catalog.CanonicalJSON(ran[k], t)
+		if err != nil {
+			return nil, fmt.Errorf("kernel result parameter %s: %v", k, err)
+		}
+		merged[k] = v
+	}
+	return merged, nil
 }

@@ -105,10 +105,19 @@ func (s *Spool) ResultPath(resultID string) string {
 	return filepath.Join(s.dir, resultsDir, resultID+".json")
 }
 
+// checkedPath is ResultPath, or an error naming what was being done (verb) when the id is not a UUID.
+func (s *Spool) checkedPath(verb, resultID string) (string, error) {
+	path := s.ResultPath(resultID)
+	if path == "" {
+		return "", fmt.Errorf("%s: result id %q is not a UUID", verb, resultID)
+	}
+	return path, nil
+}
+
 // Put stores a result durably. It returns only once the result is on disk.
 func (s *Spool) Put(r *agentv1.ResultReport) error {
-	if s.ResultPath(r.GetResultId()) == "" {
-		return fmt.Errorf("spool result: result id %q is not a UUID", r.GetResultId())
+	if _, err := s.checkedPath("spool result", r.GetResultId()); err != nil {
+		return err
 	}
 	b, err := protojson.Marshal(r)
 	if err != nil {
@@ -124,9 +133,9 @@ func (s *Spool) Put(r *agentv1.ResultReport) error {
 
 // Delete removes an acknowledged result. Unknown ids are not an error (acks may repeat).
 func (s *Spool) Delete(resultID string) error {
-	path := s.ResultPath(resultID)
-	if path == "" {
-		return fmt.Errorf("delete result: result id %q is not a UUID", resultID)
+	path, err := s.checkedPath("delete result", resultID)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,9 +148,9 @@ func (s *Spool) Delete(resultID string) error {
 // Reject moves a result the server refused for good (Reject message) to rejected/<id>.json: kept for
 // a human to inspect, no longer re-sent. Unknown ids are not an error.
 func (s *Spool) Reject(resultID string) error {
-	path := s.ResultPath(resultID)
-	if path == "" {
-		return fmt.Errorf("reject result: result id %q is not a UUID", resultID)
+	path, err := s.checkedPath("reject result", resultID)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,9 +199,9 @@ var ErrQuarantined = errors.New("moved to quarantine")
 // Get reads one stored result. A missing result returns an error wrapping os.ErrNotExist; one that
 // cannot be decoded is moved to quarantine/ and the error wraps ErrQuarantined.
 func (s *Spool) Get(resultID string) (*agentv1.ResultReport, error) {
-	path := s.ResultPath(resultID)
-	if path == "" {
-		return nil, fmt.Errorf("read result: result id %q is not a UUID", resultID)
+	path, err := s.checkedPath("read result", resultID)
+	if err != nil {
+		return nil, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

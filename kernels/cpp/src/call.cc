@@ -75,16 +75,9 @@ KernelRegistrar function_call({
                 "One op is one call of a non-inlined function (noinline, noipa) that computes one LCG step "
                 "from the previous call's result, kept alive with benchmark::DoNotOptimize. No syscall and no "
                 "context switch per op; it is the floor the syscall and switch figures are compared with.",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 2.34,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {},
-                    .note = "s_call.c: 1G calls in a loop timed with time(1), loop overhead included",
-                },
+                Seed("000", 2.34, kSeed000Machine, {},
+                     "s_call.c: 1G calls in a loop timed with time(1), loop overhead included"),
         },
     .body = FunctionCall,
     .cpu_bound = true,
@@ -102,8 +95,6 @@ KernelRegistrar indirect_call({
                 "time (so it cannot inline or devirtualise it), to the same non-inlined LCG-step function as "
                 "call.function; the target never changes, so the branch predictor knows it. No syscall and no "
                 "context switch per op.",
-            .params = {},
-            .seed_reference = std::nullopt,
         },
     .body = IndirectCall,
     .cpu_bound = true,

@@ -22,6 +22,7 @@
 
 #include "host.h"
 #include "json.h"
+#include "list_json.h"
 #include "registry.h"
 #include "reporter.h"
 
@@ -57,70 +58,6 @@ const char* kUsage =
 
 void WriteStdout(int fd, const std::string& text) {
   if (!WriteFull(fd, text.data(), text.size())) Fail(kExitFailed, "cannot write the result to stdout");
-}
-
-void WriteParamValue(JsonWriter& w, const ParamValue& v) {
-  if (auto* i = std::get_if<int64_t>(&v)) w.Int(*i);
-  else if (auto* d = std::get_if<double>(&v)) w.Double(*d);
-  else if (auto* b = std::get_if<bool>(&v)) w.Bool(*b);
-  else w.String(std::get<std::string>(v));
-}
-
-void WriteOptionalNumber(JsonWriter& w, const std::optional<double>& v, ParamType type) {
-  if (!v) w.Null();
-  else if (type == ParamType::kInt) w.Int(static_cast<int64_t>(*v));
-  else w.Double(*v);
-}
-
-std::string ListJson() {
-  JsonWriter w;
-  w.BeginArray();
-  for (const Kernel& k : Registry()) {
-    const KernelSpec& s = k.spec;
-    w.BeginObject();
-    w.Key("id").String(s.id);
-    w.Key("title").String(s.title);
-    w.Key("family").String(s.family);
-    w.Key("unit").String(s.unit);
-    w.Key("description").String(s.description);
-    w.Key("params").BeginArray();
-    for (const ParamSpec& p : s.params) {
-      w.BeginObject();
-      w.Key("name").String(p.name);
-      w.Key("type").String(ParamTypeName(p.type));
-      w.Key("default");
-      WriteParamValue(w, p.default_value);
-      w.Key("min");
-      WriteOptionalNumber(w, p.min, p.type);
-      w.Key("max");
-      WriteOptionalNumber(w, p.max, p.type);
-      w.Key("sweep").BeginArray();
-      for (const ParamValue& v : p.sweep) WriteParamValue(w, v);
-      w.EndArray();
-      w.Key("choices").BeginArray();
-      for (const std::string& c : p.choices) w.String(c);
-      w.EndArray();
-      w.Key("help").String(p.help);
-      w.EndObject();
-    }
-    w.EndArray();
-    if (s.seed_reference) {
-      const SeedReference& r = *s.seed_reference;
-      w.Key("seed_reference").BeginObject();
-      w.Key("seed").String(r.seed);
-      w.Key("value").Double(r.value);
-      w.Key("unit").String(r.unit);
-      w.Key("machine").String(r.machine);
-      w.Key("params").BeginObject();
-      for (const auto& [name, value] : r.params) w.Key(name).String(value);
-      w.EndObject();
-      w.Key("note").String(r.note);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  return w.str() + "\n";
 }
 
 struct RunArgs {
@@ -176,10 +113,10 @@ Params ResolveParams(const Kernel& kernel, const std::vector<std::pair<std::stri
   return params;
 }
 
-// Runs the kernel under Google Benchmark and returns the result JSON.
-std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs& args) {
-  double ops = kernel.ops_per_iteration ? kernel.ops_per_iteration(params) : 1.0;
-
+// Runs the kernel's one benchmark under Google Benchmark and returns its repetitions; a kernel error
+// or a missing repetition ends the process (Fail).
+std::vector<benchmark::BenchmarkReporter::Run> Measure(const Kernel& kernel, const Params& params,
+                                                       const RunArgs& args) {
   auto* bm = benchmark::RegisterBenchmark(kernel.spec.id.c_str(), [&kernel, &params](benchmark::State& state) {
     SwitchCounts before = SwitchesNow(RUSAGE_SELF);
     kernel.body(state, params);
@@ -216,39 +153,54 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
     Fail(kExitFailed, kernel.spec.id + ": expected " + std::to_string(args.repetitions) + " repetitions, got " +
                           std::to_string(reps.size()));
 
-  const bool mb_per_s = kernel.spec.unit == "MB/s";
-  const double bytes_per_op = mb_per_s && kernel.bytes_per_op ? kernel.bytes_per_op(params) : 0.0;
-  if (mb_per_s && !(bytes_per_op > 0)) Fail(kExitFailed, kernel.spec.id + ": unit MB/s without bytes per op");
+  return reps;
+}
+
+// The repetitions summed up: a sample and an op count each, counters weighted by iterations.
+struct Summary {
   std::vector<double> samples;
   std::vector<int64_t> iterations;
   std::map<std::string, std::pair<double, double>> counter_sums;  // name -> (sum value*iters, sum iters)
   std::vector<double> cpu_ns;                                     // cpu_bound kernels: per repetition
   double cpu_total = 0, wall_total = 0;
+};
+
+Summary Summarise(const Kernel& kernel, const Params& params,
+                  const std::vector<benchmark::BenchmarkReporter::Run>& reps, double ops) {
+  const bool mb_per_s = kernel.spec.unit == "MB/s";
+  const double bytes_per_op = mb_per_s && kernel.bytes_per_op ? kernel.bytes_per_op(params) : 0.0;
+  if (mb_per_s && !(bytes_per_op > 0)) Fail(kExitFailed, kernel.spec.id + ": unit MB/s without bytes per op");
+  Summary s;
   for (const auto& run : reps) {
     double iters = static_cast<double>(run.iterations);
     double ns_per_op = run.real_accumulated_time * 1e9 / iters / ops;
     if (!std::isfinite(ns_per_op) || ns_per_op <= 0)
       Fail(kExitFailed, kernel.spec.id + ": a repetition measured no time (" + FormatDouble(ns_per_op) + ")");
     // MB/s kernels: 10^6 bytes per second, with ns/op kept as a counter (same time, same ops).
-    samples.push_back(mb_per_s ? bytes_per_op / ns_per_op * 1e3 : ns_per_op);
-    iterations.push_back(static_cast<int64_t>(std::llround(iters * ops)));
+    s.samples.push_back(mb_per_s ? bytes_per_op / ns_per_op * 1e3 : ns_per_op);
+    s.iterations.push_back(static_cast<int64_t>(std::llround(iters * ops)));
     for (const auto& [name, counter] : run.counters) {
-      counter_sums[name].first += counter.value * iters;
-      counter_sums[name].second += iters;
+      s.counter_sums[name].first += counter.value * iters;
+      s.counter_sums[name].second += iters;
     }
     if (mb_per_s) {
-      counter_sums["ns_per_op"].first += ns_per_op * iters;
-      counter_sums["ns_per_op"].second += iters;
+      s.counter_sums["ns_per_op"].first += ns_per_op * iters;
+      s.counter_sums["ns_per_op"].second += iters;
     }
     if (kernel.cpu_bound) {
       // Google Benchmark's cpu time is the measuring thread's (CLOCK_THREAD_CPUTIME_ID) over the same
       // timed iterations as the wall time.
-      cpu_ns.push_back(run.cpu_accumulated_time * 1e9 / iters / ops);
-      cpu_total += run.cpu_accumulated_time;
-      wall_total += run.real_accumulated_time;
+      s.cpu_ns.push_back(run.cpu_accumulated_time * 1e9 / iters / ops);
+      s.cpu_total += run.cpu_accumulated_time;
+      s.wall_total += run.real_accumulated_time;
     }
   }
 
+  return s;
+}
+
+// The result JSON ($defs/run) of a summary.
+std::string ResultJson(const Kernel& kernel, const Params& params, const RunArgs& args, Summary& s) {
   JsonWriter w;
   w.BeginObject();
   w.Key("kernel").String(kernel.spec.id);
@@ -260,24 +212,24 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
   w.EndObject();
   w.Key("unit").String(kernel.spec.unit);
   w.Key("samples").BeginArray();
-  for (double s : samples) w.Double(s);
+  for (double v : s.samples) w.Double(v);
   w.EndArray();
   w.Key("iterations").BeginArray();
-  for (int64_t i : iterations) w.Int(i);
+  for (int64_t i : s.iterations) w.Int(i);
   w.EndArray();
   // Counters: mean over repetitions, weighted by each repetition's iterations.
   w.Key("counters").BeginObject();
-  for (const auto& [name, sums] : counter_sums) {
+  for (const auto& [name, sums] : s.counter_sums) {
     double v = sums.second > 0 ? sums.first / sums.second : 0.0;
     if (!std::isfinite(v)) Fail(kExitFailed, kernel.spec.id + ": counter " + name + " is not finite");
     w.Key(name).Double(v);
   }
-  if (kernel.cpu_bound && !cpu_ns.empty() && wall_total > 0) {
-    std::sort(cpu_ns.begin(), cpu_ns.end());
-    size_t n = cpu_ns.size();
-    double median = n % 2 ? cpu_ns[n / 2] : 0.5 * (cpu_ns[n / 2 - 1] + cpu_ns[n / 2]);
+  if (kernel.cpu_bound && !s.cpu_ns.empty() && s.wall_total > 0) {
+    std::sort(s.cpu_ns.begin(), s.cpu_ns.end());
+    size_t n = s.cpu_ns.size();
+    double median = n % 2 ? s.cpu_ns[n / 2] : 0.5 * (s.cpu_ns[n / 2 - 1] + s.cpu_ns[n / 2]);
     w.Key("cpu_ns_per_op").Double(median);
-    w.Key("cpu_wall_ratio").Double(cpu_total / wall_total);
+    w.Key("cpu_wall_ratio").Double(s.cpu_total / s.wall_total);
   }
   w.EndObject();
   w.Key("harness").BeginObject();
@@ -289,14 +241,21 @@ std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs&
   return w.str() + "\n";
 }
 
-int Main(int argc, char** argv) {
-  AllowedCpus();  // remember the affinity we started with, before any kernel pins itself
-  std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.empty()) Fail(kExitBadArgs, std::string("no arguments; ") + kUsage);
+// Runs the kernel under Google Benchmark and returns the result JSON.
+std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs& args) {
+  double ops = kernel.ops_per_iteration ? kernel.ops_per_iteration(params) : 1.0;
+  Summary s = Summarise(kernel, params, Measure(kernel, params, args), ops);
+  return ResultJson(kernel, params, args, s);
+}
 
-  bool list = false;
-  bool run = false, saw_reps = false, saw_min_time = false;
+// The command line, read (bad arguments end the process with exit 2).
+struct CommandLine {
+  bool help = false, list = false, run = false, saw_reps = false, saw_min_time = false;
   RunArgs args;
+};
+
+CommandLine ParseCommandLine(const std::vector<std::string>& a) {
+  CommandLine c;
   for (size_t i = 0; i < a.size(); ++i) {
     std::string flag = a[i], value;
     bool inline_value = false;
@@ -315,53 +274,37 @@ int Main(int argc, char** argv) {
     };
     if (flag == "--list") {
       if (inline_value) Fail(kExitBadArgs, "--list takes no value");
-      list = true;
+      c.list = true;
     } else if (flag == "--help" || flag == "-h") {
-      std::string text = std::string(kUsage) + "\n";
-      (void)!write(STDOUT_FILENO, text.data(), text.size());
-      return 0;
+      c.help = true;
+      return c;
     } else if (flag == "--run") {
-      if (run) Fail(kExitBadArgs, "--run given twice");
-      run = true;
-      args.kernel_id = take_value();
+      if (c.run) Fail(kExitBadArgs, "--run given twice");
+      c.run = true;
+      c.args.kernel_id = take_value();
     } else if (flag == "--param") {
       std::string nv = take_value();
       size_t eq = nv.find('=');
       if (eq == std::string::npos || eq == 0) Fail(kExitBadArgs, "--param: '" + nv + "' is not NAME=VALUE");
-      args.params.emplace_back(nv.substr(0, eq), nv.substr(eq + 1));
+      c.args.params.emplace_back(nv.substr(0, eq), nv.substr(eq + 1));
     } else if (flag == "--repetitions") {
-      if (saw_reps) Fail(kExitBadArgs, "--repetitions given twice");
-      saw_reps = true;
-      args.repetitions = ParseRepetitions(take_value());
+      if (c.saw_reps) Fail(kExitBadArgs, "--repetitions given twice");
+      c.saw_reps = true;
+      c.args.repetitions = ParseRepetitions(take_value());
     } else if (flag == "--min-time") {
-      if (saw_min_time) Fail(kExitBadArgs, "--min-time given twice");
-      saw_min_time = true;
-      args.min_time = ParseMinTime(take_value());
+      if (c.saw_min_time) Fail(kExitBadArgs, "--min-time given twice");
+      c.saw_min_time = true;
+      c.args.min_time = ParseMinTime(take_value());
     } else {
       Fail(kExitBadArgs, "unknown argument '" + a[i] + "'; " + kUsage);
     }
   }
-  if (list && run) Fail(kExitBadArgs, "--list and --run cannot be combined");
-  if (list) {
-    if (!args.params.empty() || saw_reps || saw_min_time) Fail(kExitBadArgs, "--list takes no other flags");
-    WriteStdout(STDOUT_FILENO, ListJson());
-    return 0;
-  }
-  if (!run) Fail(kExitBadArgs, std::string("nothing to do; ") + kUsage);
+  return c;
+}
 
-  const Kernel* kernel = FindKernel(args.kernel_id);
-  if (!kernel) Fail(kExitBadArgs, "unknown kernel id '" + args.kernel_id + "' (see --list)");
-  Params params = ResolveParams(*kernel, args.params);
-  if (kernel->invalid) {
-    std::string why = kernel->invalid(params);
-    if (!why.empty()) Fail(kExitBadArgs, kernel->spec.id + ": " + why);
-  }
-  if (kernel->unsupported) {
-    std::string why = kernel->unsupported(params);
-    if (!why.empty()) Fail(kExitUnsupported, kernel->spec.id + ": " + why);
-  }
-
-  // Keep stdout for the result alone: whatever the harness or a kernel might print goes to /dev/null.
+// Points stdout at /dev/null, so whatever the harness or a kernel prints cannot mix with the result,
+// and returns a descriptor of the real stdout for the result alone.
+int TakeStdout() {
   fflush(stdout);
   int result_fd = dup(STDOUT_FILENO);
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -370,8 +313,12 @@ int Main(int argc, char** argv) {
   fcntl(result_fd, F_SETFD, FD_CLOEXEC);
   close(devnull);
 
-  // Google Benchmark reads its flags' defaults from BENCHMARK_* environment variables; pin the ones
-  // that could change what is measured or reported so only our arguments decide.
+  return result_fd;
+}
+
+// Google Benchmark reads its flags' defaults from BENCHMARK_* environment variables; pin the ones
+// that could change what is measured or reported so only our arguments decide.
+void InitBenchmark() {
   std::vector<std::string> gb_args = {"ctxbench-kernels-cpp",
                                       "--benchmark_filter=.",
                                       "--benchmark_enable_random_interleaving=false",
@@ -386,7 +333,41 @@ int Main(int argc, char** argv) {
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
 
-  std::string json = RunKernel(*kernel, params, args);
+}
+
+int Main(int argc, char** argv) {
+  AllowedCpus();  // remember the affinity we started with, before any kernel pins itself
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.empty()) Fail(kExitBadArgs, std::string("no arguments; ") + kUsage);
+  CommandLine c = ParseCommandLine(a);
+  if (c.help) {
+    std::string text = std::string(kUsage) + "\n";
+    (void)!write(STDOUT_FILENO, text.data(), text.size());
+    return 0;
+  }
+  if (c.list && c.run) Fail(kExitBadArgs, "--list and --run cannot be combined");
+  if (c.list) {
+    if (!c.args.params.empty() || c.saw_reps || c.saw_min_time) Fail(kExitBadArgs, "--list takes no other flags");
+    WriteStdout(STDOUT_FILENO, ListJson());
+    return 0;
+  }
+  if (!c.run) Fail(kExitBadArgs, std::string("nothing to do; ") + kUsage);
+
+  const Kernel* kernel = FindKernel(c.args.kernel_id);
+  if (!kernel) Fail(kExitBadArgs, "unknown kernel id '" + c.args.kernel_id + "' (see --list)");
+  Params params = ResolveParams(*kernel, c.args.params);
+  if (kernel->invalid) {
+    std::string why = kernel->invalid(params);
+    if (!why.empty()) Fail(kExitBadArgs, kernel->spec.id + ": " + why);
+  }
+  if (kernel->unsupported) {
+    std::string why = kernel->unsupported(params);
+    if (!why.empty()) Fail(kExitUnsupported, kernel->spec.id + ": " + why);
+  }
+
+  int result_fd = TakeStdout();
+  InitBenchmark();
+  std::string json = RunKernel(*kernel, params, c.args);
   WriteStdout(result_fd, json);
   return 0;
 }

@@ -295,19 +295,13 @@ KernelRegistrar switch_kernel({
             .params = {ImplParam(), IntParam("coroutines", 1, 1, 30000, {1, 10, 100, 1000, 10000, 30000},
                                              "coroutines resumed round-robin, each with its own stack or frame")},
             .seed_reference =
-                SeedReference{
-                    .seed = "002",
-                    .value = 305.5,
-                    .unit = "ns/op",
-                    .machine = "author's home Windows PC (CPU not given), libcopp v2, 2017",
-                    .params = {{"impl", "fcontext"}, {"coroutines", "30000"}},
-                    .note = "libcopp v2 task with stack pool (Boost.Context fcontext underneath, plus libcopp's "
-                            "task layer), 30000 tasks x 1000 switches, 64 KiB stacks: 606-625 ns (median 611) "
-                            "per resume + yield, i.e. 2 switches; halved here",
-                },
+                Seed("002", 305.5, "author's home Windows PC (CPU not given), libcopp v2, 2017",
+                     {{"impl", "fcontext"}, {"coroutines", "30000"}},
+                     "libcopp v2 task with stack pool (Boost.Context fcontext underneath, plus libcopp's "
+                     "task layer), 30000 tasks x 1000 switches, 64 KiB stacks: 606-625 ns (median 611) "
+                     "per resume + yield, i.e. 2 switches; halved here"),
         },
     .body = Switch,
-    .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 2.0; },
     .unsupported = Unsupported,
     .cpu_bound = true,
@@ -329,19 +323,13 @@ KernelRegistrar create_kernel({
             .params = {ImplParam(), IntParam("coroutines", 1, 1, 30000, {1, 10, 100, 1000, 10000, 30000},
                                              "coroutines created before any is resumed and destroyed")},
             .seed_reference =
-                SeedReference{
-                    .seed = "002",
-                    .value = 1466,
-                    .unit = "ns/op",
-                    .machine = "author's home Windows PC (CPU not given), libcopp v2, 2017",
-                    .params = {{"impl", "fcontext"}, {"coroutines", "30000"}},
-                    .note = "libcopp v2 task create from its stack pool (rounds 2-5; 3466 ns in round 1, when the "
-                            "stacks were first allocated), 30000 tasks; it excludes the first resume and the "
-                            "removal, which it measured at 866-966 ns per task",
-                },
+                Seed("002", 1466, "author's home Windows PC (CPU not given), libcopp v2, 2017",
+                     {{"impl", "fcontext"}, {"coroutines", "30000"}},
+                     "libcopp v2 task create from its stack pool (rounds 2-5; 3466 ns in round 1, when the "
+                     "stacks were first allocated), 30000 tasks; it excludes the first resume and the "
+                     "removal, which it measured at 866-966 ns per task"),
         },
     .body = Create,
-    .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 1.0; },
     .unsupported = Unsupported,
     .cpu_bound = true,

@@ -96,6 +96,71 @@ void* PartnerThread(void* p) {
   return nullptr;
 }
 
+// Starts the partner: a thread, or a forked process that dies with this one and keeps its channel
+// ends. False when it could not be started.
+template <typename Transport>
+bool StartPartner(ThreadArgs<Transport>& args, pthread_t* thread, pid_t* child) {
+  Transport& t = *args.t;
+  const Options& o = *args.o;
+  if (o.thread) return pthread_create(thread, nullptr, PartnerThread<Transport>, &args) == 0;
+  const pid_t parent = getpid();
+  *child = fork();
+  if (*child == 0) {
+    // Die with the parent (e.g. the agent SIGTERMs it) instead of lingering as an orphan.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    t.KeepPartnerEnds();
+    PartnerMain(t, args.shared, o, args.round_trips);
+    _exit(args.shared->partner_ok ? 0 : 1);  // _exit: no atexit handlers, no stdio flush in the child
+  }
+  if (*child <= 0) return false;
+  t.KeepMainEnds();
+  return true;
+}
+
+// Stops and reaps the partner on every path; returns `error`, or else what went wrong with it.
+template <typename Transport>
+std::string StopPartner(Transport& t, const Options& o, bool started, pthread_t thread, pid_t child,
+                        std::string error) {
+  if (!error.empty()) t.Abort();
+  if (o.thread) {
+    if (started) pthread_join(thread, nullptr);
+  } else if (started) {
+    if (!error.empty()) kill(child, SIGKILL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the partner process failed";
+  }
+  return error;
+}
+
+// The counters of a finished ping-pong (both tasks' switches per op, syscalls, the CPUs) and its
+// self-check.
+void ReportSwitches(benchmark::State& state, const Options& o, int64_t round_trips, SwitchCounts mine,
+                    SwitchCounts partner, double syscalls_per_op,
+                    const std::function<void(const std::string&)>& fail) {
+  const double switches = 2.0 * static_cast<double>(round_trips);
+  const double voluntary = static_cast<double>(mine.voluntary + partner.voluntary) / switches;
+  const double involuntary = static_cast<double>(mine.involuntary + partner.involuntary) / switches;
+  state.counters["voluntary_ctxsw_per_op"] = voluntary;
+  state.counters["involuntary_ctxsw_per_op"] = involuntary;
+  state.counters["ctxsw_per_op"] = voluntary + involuntary;
+  state.counters["syscalls_per_op"] = syscalls_per_op;
+  state.counters["cpu_main"] = o.placement.cpu_a;
+  state.counters["cpu_partner"] = o.placement.cpu_b;
+  if (o.placement.name == "cross_core") state.counters["cross_core_smt_siblings"] = o.placement.smt_siblings;
+
+  // Self-check: on one CPU every half round trip must switch to the other task, so both together must
+  // count about one switch per op. It is voluntary when the waker then blocks, and involuntary when the
+  // woken task preempts the waker first (wakeup preemption; on Linux 6.x SCHED_OTHER about 40 % of
+  // them), so the check is on the sum. Short calibration batches are skipped: the start-up handshake
+  // dominates them.
+  if (o.placement.name == "same_core" && round_trips >= 1000 && voluntary + involuntary < 0.5)
+    fail("self-check failed: same_core counted " + std::to_string(voluntary + involuntary) +
+         " context switches per switch, expected about 1");
+}
+
 template <typename Transport>
 void PingPong(benchmark::State& state, const Options& o, const char* id) {
   const int64_t round_trips = state.max_iterations;
@@ -116,27 +181,10 @@ void PingPong(benchmark::State& state, const Options& o, const char* id) {
     return fail("cannot pin or set the policy of the main task");
   }
 
-  // Start the partner.
   pid_t child = -1;
   pthread_t partner_thread{};
-  bool started = false;
   ThreadArgs<Transport> args{&t, shared, &o, round_trips};
-  if (o.thread) {
-    started = pthread_create(&partner_thread, nullptr, PartnerThread<Transport>, &args) == 0;
-  } else {
-    const pid_t parent = getpid();
-    child = fork();
-    if (child == 0) {
-      // Die with the parent (e.g. the agent SIGTERMs it) instead of lingering as an orphan.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(1);
-      t.KeepPartnerEnds();
-      PartnerMain(t, shared, o, round_trips);
-      _exit(shared->partner_ok ? 0 : 1);  // _exit: no atexit handlers, no stdio flush in the child
-    }
-    started = child > 0;
-    if (started) t.KeepMainEnds();
-  }
+  const bool started = StartPartner(args, &partner_thread, &child);
 
   const std::function<bool()> partner_alive = [&]() -> bool {
     if (o.thread) return true;  // a thread cannot vanish without taking the process with it
@@ -167,17 +215,7 @@ void PingPong(benchmark::State& state, const Options& o, const char* id) {
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
   }
 
-  // Stop and reap the partner on every path.
-  if (!error.empty()) t.Abort();
-  if (o.thread) {
-    if (started) pthread_join(partner_thread, nullptr);
-  } else if (started) {
-    if (!error.empty()) kill(child, SIGKILL);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the partner process failed";
-  }
+  error = StopPartner(t, o, started, partner_thread, child, error);
   t.CloseAll();
   if (o.fifo) SetPolicy(false);
   RestoreAffinity();
@@ -188,27 +226,11 @@ void PingPong(benchmark::State& state, const Options& o, const char* id) {
   munmap(page, sizeof(Shared));
   if (!error.empty()) return fail(error);
 
-  const double switches = 2.0 * static_cast<double>(round_trips);
-  const double voluntary = static_cast<double>(mine.voluntary + partner_voluntary) / switches;
-  const double involuntary = static_cast<double>(mine.involuntary + partner_involuntary) / switches;
-  state.counters["voluntary_ctxsw_per_op"] = voluntary;
-  state.counters["involuntary_ctxsw_per_op"] = involuntary;
-  state.counters["ctxsw_per_op"] = voluntary + involuntary;
-  state.counters["syscalls_per_op"] = Transport::kFixedSyscallsPerSwitch > 0
-                                          ? Transport::kFixedSyscallsPerSwitch
-                                          : static_cast<double>(syscalls + partner_syscalls) / switches;
-  state.counters["cpu_main"] = o.placement.cpu_a;
-  state.counters["cpu_partner"] = o.placement.cpu_b;
-  if (o.placement.name == "cross_core") state.counters["cross_core_smt_siblings"] = o.placement.smt_siblings;
-
-  // Self-check: on one CPU every half round trip must switch to the other task, so both together must
-  // count about one switch per op. It is voluntary when the waker then blocks, and involuntary when the
-  // woken task preempts the waker first (wakeup preemption; on Linux 6.x SCHED_OTHER about 40 % of
-  // them), so the check is on the sum. Short calibration batches are skipped: the start-up handshake
-  // dominates them.
-  if (o.placement.name == "same_core" && round_trips >= 1000 && voluntary + involuntary < 0.5)
-    fail("self-check failed: same_core counted " + std::to_string(voluntary + involuntary) +
-         " context switches per switch, expected about 1");
+  ReportSwitches(state, o, round_trips, mine, SwitchCounts{partner_voluntary, partner_involuntary},
+                 Transport::kFixedSyscallsPerSwitch > 0 ? Transport::kFixedSyscallsPerSwitch
+                                                        : static_cast<double>(syscalls + partner_syscalls) /
+                                                              (2.0 * static_cast<double>(round_trips)),
+                 fail);
 }
 
 Options ReadOptions(const Params& params, bool futex, std::string* why) {
@@ -284,16 +306,11 @@ KernelRegistrar pipe_switch({
                 "0.5 fails its self-check.",
             .params = SwitchParams(),
             .seed_reference =
-                SeedReference{
-                    .seed = "003",
-                    .value = 4283,
-                    .unit = "ns/op",
-                    .machine = "2.8 GHz CPU, Linux 2.6.21, 2010s",
-                    .params = {{"placement", "unpinned"}, {"mode", "process"}, {"policy", "other"}},
-                    .note = "pipe token between two processes, 10000 round trips timed with rdtsc (20000 "
-                            "switches in 85.7 ms); meant as SCHED_FIFO, but priority 0 makes "
-                            "sched_setscheduler fail, so SCHED_OTHER",
-                },
+                Seed("003", 4283, "2.8 GHz CPU, Linux 2.6.21, 2010s",
+                     {{"placement", "unpinned"}, {"mode", "process"}, {"policy", "other"}},
+                     "pipe token between two processes, 10000 round trips timed with rdtsc (20000 "
+                     "switches in 85.7 ms); meant as SCHED_FIFO, but priority 0 makes "
+                     "sched_setscheduler fail, so SCHED_OTHER"),
         },
     .body = PipeSwitch,
     .manual_time = true,
@@ -315,7 +332,6 @@ KernelRegistrar futex_switch({
                 "switch, 1 wake and at most 1 wait syscall (syscalls_per_op counts them). Switch counters and "
                 "self-check as ctxswitch.pipe.",
             .params = SwitchParams(),
-            .seed_reference = std::nullopt,
         },
     .body = FutexSwitch,
     .manual_time = true,

@@ -47,15 +47,9 @@ KernelRegistrar setjmp_longjmp({
                 "syscalls, or 2 (rt_sigprocmask to save and to restore the mask) with save_sigmask=true.",
             .params = {SaveSigmaskParam()},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 5.715,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {{"save_sigmask", "false"}},
-                    .note = "s_jmp.c: 1G setjmp/longjmp loops timed with time(1); glibc 2.19 setjmp does not "
-                            "save the signal mask",
-                },
+                Seed("000", 5.715, kSeed000Machine, {{"save_sigmask", "false"}},
+                     "s_jmp.c: 1G setjmp/longjmp loops timed with time(1); glibc 2.19 setjmp does not "
+                     "save the signal mask"),
         },
     .body = SetjmpLongjmp,
     .cpu_bound = true,

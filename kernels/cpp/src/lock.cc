@@ -17,13 +17,10 @@ namespace ctxbench {
 namespace {
 
 void PthreadMutex(benchmark::State& state, const Params& params) {
-  int cpu = -1;
-  std::string why = GangCpu(params, &cpu);
-  if (!why.empty()) return state.SkipWithError(why.c_str());
   const int64_t threads = GetInt(params, "threads");
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   int64_t shared = 0;
-  bool ran = RunGangBenchmark(state, threads, cpu, [&](int64_t, int64_t ops) {
+  bool ran = RunGangKernel(state, params, [&](int64_t, int64_t ops) {
     for (int64_t i = 0; i < ops; ++i) {
       pthread_mutex_lock(&mutex);
       ++shared;
@@ -37,26 +34,20 @@ void PthreadMutex(benchmark::State& state, const Params& params) {
     state.SkipWithError("lock.pthread_mutex: the shared counter lost increments");
 }
 
-KernelRegistrar pthread_mutex_kernel({
-    .spec =
-        {
-            .id = "lock.pthread_mutex",
-            .title = "pthread_mutex lock + unlock with N threads",
-            .family = "lock",
-            .unit = "ns/op",
-            .description =
-                "`threads` threads lock one shared pthread mutex, increment a shared counter and unlock, in a "
-                "loop; one op is one lock + unlock pair by one thread and the figure is wall time divided by "
-                "all pairs. Uncontended that is 0 syscalls; contended, the futex-based mutex waits and wakes in "
-                "the kernel and threads switch (see the ctxsw counters).",
-            .params = {ThreadsParam(), GangPlacementParam()},
-            .seed_reference = std::nullopt,
-        },
-    .body = PthreadMutex,
-    .manual_time = true,
-    .ops_per_iteration = GangOpsPerIteration,
-    .unsupported = GangUnsupported,
-});
+KernelRegistrar pthread_mutex_kernel(GangKernel(
+    {
+        .id = "lock.pthread_mutex",
+        .title = "pthread_mutex lock + unlock with N threads",
+        .family = "lock",
+        .unit = "ns/op",
+        .description =
+            "`threads` threads lock one shared pthread mutex, increment a shared counter and unlock, in a "
+            "loop; one op is one lock + unlock pair by one thread and the figure is wall time divided by "
+            "all pairs. Uncontended that is 0 syscalls; contended, the futex-based mutex waits and wakes in "
+            "the kernel and threads switch (see the ctxsw counters).",
+        .params = {ThreadsParam(), GangPlacementParam()},
+    },
+    PthreadMutex));
 
 }  // namespace
 }  // namespace ctxbench

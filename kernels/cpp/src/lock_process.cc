@@ -192,7 +192,7 @@ double OpsPerIteration(const Params& p) {
   return static_cast<double>(GetInt(p, "processes") * kProcessOpsPerIteration);
 }
 
-constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz (8 cores), 64 GB, Linux (version not given), about 2014";
+constexpr const char* kSeed004Machine8Cores = "Intel Xeon 2.13GHz (8 cores), 64 GB, Linux (version not given), about 2014";
 
 Kernel MakeLockKernel(const char* id, const char* title, LockKind kind, const char* how, double seed_rate,
                       const char* seed_text) {
@@ -209,14 +209,8 @@ Kernel MakeLockKernel(const char* id, const char* title, LockKind kind, const ch
                        "means the lock let two in at once: exit 1.";
   k.spec.params = {ProcessesParam()};
   if (seed_rate > 0)
-    k.spec.seed_reference = SeedReference{
-        .seed = "004",
-        .value = PerOpNs(seed_rate),
-        .unit = "ns/op",
-        .machine = kSeed004Machine,
-        .params = {{"processes", "8"}},
-        .note = seed_text,
-    };
+    k.spec.seed_reference = Seed("004", PerOpNs(seed_rate), kSeed004Machine8Cores, {{"processes", "8"}},
+                                 seed_text);
   k.body = [kind, id](benchmark::State& s, const Params& p) { LockBody(s, p, kind, id); };
   k.manual_time = true;
   k.ops_per_iteration = OpsPerIteration;

@@ -190,18 +190,11 @@ KernelRegistrar fork_wait({
                        IntParam("touched_mb", 0, 0, 4096, {0, 1, 16, 256, 1024, 4096},
                                 "MiB of private memory the parent has written to before forking")},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 50980,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {{"touched_mb", "0"}},
-                    .note = "s_fork.c: 1M forks, children forked until the limit before being reaped (a "
-                            "large batch); 46.73 us when the child was made to run first",
-                },
+                Seed("000", 50980, kSeed000Machine, {{"touched_mb", "0"}},
+                     "s_fork.c: 1M forks, children forked until the limit before being reaped (a "
+                     "large batch); 46.73 us when the child was made to run first"),
         },
     .body = ForkWait,
-    .manual_time = false,
     .ops_per_iteration = [](const Params& p) { return static_cast<double>(GetInt(p, "batch")); },
     .unsupported = ForkWaitUnsupported,
 });
@@ -219,10 +212,8 @@ KernelRegistrar fork_exec({
                 "Per op 4 syscalls (fork, execve, exit_group, wait4) and at least one context switch: what "
                 "spawning a helper process costs.",
             .params = {BatchParam()},
-            .seed_reference = std::nullopt,
         },
     .body = ForkExec,
-    .manual_time = false,
     .ops_per_iteration = [](const Params& p) { return static_cast<double>(GetInt(p, "batch")); },
     .unsupported = ForkExecUnsupported,
 });

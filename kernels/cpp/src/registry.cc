@@ -198,6 +198,16 @@ ParamSpec ChoiceParam(std::string name, std::string def, std::vector<std::string
 
 double PerOpNs(double ops_per_second) { return std::round(1e10 / ops_per_second) / 10; }
 
+SeedReference Seed(std::string seed, double value, std::string machine,
+                   std::vector<std::pair<std::string, std::string>> params, std::string note, std::string unit) {
+  return SeedReference{.seed = std::move(seed),
+                       .value = value,
+                       .unit = std::move(unit),
+                       .machine = std::move(machine),
+                       .params = std::move(params),
+                       .note = std::move(note)};
+}
+
 ParamSpec StringParam(std::string name, std::string def, std::string help) {
   ParamSpec p;
   p.name = std::move(name);

@@ -103,6 +103,17 @@ struct KernelRegistrar {
 // A seed's rate (ops per second) as ns per op, rounded to 0.1 ns for the catalog.
 double PerOpNs(double ops_per_second);
 
+// The machines of the seeds that several kernels cite (../shared/seeds), written once.
+constexpr const char* kSeed000Machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014";
+constexpr const char* kSeed000MachineCores = "Intel Pentium G2030 @ 3.00GHz (2 cores), Linux 3.16, 2014";
+constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz, 64 GB, Linux (version not given), about 2014";
+
+// A seed reference: what seed `seed` measured on `machine` at the parameter point `params` (canonical
+// strings), in `unit`.
+SeedReference Seed(std::string seed, double value, std::string machine,
+                   std::vector<std::pair<std::string, std::string>> params, std::string note,
+                   std::string unit = "ns/op");
+
 // Convenience constructors for specs.
 ParamSpec IntParam(std::string name, int64_t def, int64_t min, int64_t max, std::vector<int64_t> sweep,
                    std::string help);

@@ -16,44 +16,31 @@ namespace ctxbench {
 namespace {
 
 void SchedYield(benchmark::State& state, const Params& params) {
-  int cpu = -1;
-  std::string why = GangCpu(params, &cpu);
-  if (!why.empty()) return state.SkipWithError(why.c_str());
-  RunGangBenchmark(state, GetInt(params, "threads"), cpu, [](int64_t, int64_t ops) {
+  bool ran = RunGangKernel(state, params, [](int64_t, int64_t ops) {
     for (int64_t i = 0; i < ops; ++i) sched_yield();
   });
-  if (!state.error_occurred()) state.counters["syscalls_per_op"] = 1;
+  if (ran) state.counters["syscalls_per_op"] = 1;
 }
 
-KernelRegistrar sched_yield_kernel({
-    .spec =
-        {
-            .id = "sched.yield",
-            .title = "sched_yield with N threads",
-            .family = "sched",
-            .unit = "ns/op",
-            .description =
-                "`threads` threads call sched_yield() in a loop, released together; one op is one "
-                "sched_yield() by one thread and the figure is wall time divided by all yields. 1 syscall per "
-                "op; with two or more threads runnable on a CPU each yield is also a context switch "
-                "(ctxsw_per_op about 1 with same_core, about 0 with one thread).",
-            .params = {ThreadsParam(), GangPlacementParam()},
-            .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 398.2,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz (2 cores), Linux 3.16, 2014",
-                    .params = {{"threads", "100"}, {"placement", "unpinned"}},
-                    .note = "derived: the seed gives usleep(0) at 100 threads (1315 ns) as 916.8 ns more than "
-                            "pure scheduling (t_yield.c), i.e. 398.2 ns per yield; the rest is only plotted",
-                },
-        },
-    .body = SchedYield,
-    .manual_time = true,
-    .ops_per_iteration = GangOpsPerIteration,
-    .unsupported = GangUnsupported,
-});
+KernelRegistrar sched_yield_kernel(GangKernel(
+    {
+        .id = "sched.yield",
+        .title = "sched_yield with N threads",
+        .family = "sched",
+        .unit = "ns/op",
+        .description =
+            "`threads` threads call sched_yield() in a loop, released together; one op is one "
+            "sched_yield() by one thread and the figure is wall time divided by all yields. 1 syscall per "
+            "op; with two or more threads runnable on a CPU each yield is also a context switch "
+            "(ctxsw_per_op about 1 with same_core, about 0 with one thread).",
+        .params = {ThreadsParam(), GangPlacementParam()},
+        .seed_reference =
+            Seed("000", 398.2, kSeed000MachineCores,
+                 {{"threads", "100"}, {"placement", "unpinned"}},
+                 "derived: the seed gives usleep(0) at 100 threads (1315 ns) as 916.8 ns more than "
+                 "pure scheduling (t_yield.c), i.e. 398.2 ns per yield; the rest is only plotted"),
+    },
+    SchedYield));
 
 }  // namespace
 }  // namespace ctxbench

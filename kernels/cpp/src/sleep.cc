@@ -17,48 +17,35 @@ namespace ctxbench {
 namespace {
 
 void Usleep0(benchmark::State& state, const Params& params) {
-  int cpu = -1;
-  std::string why = GangCpu(params, &cpu);
-  if (!why.empty()) return state.SkipWithError(why.c_str());
-  RunGangBenchmark(state, GetInt(params, "threads"), cpu, [](int64_t, int64_t ops) {
+  bool ran = RunGangKernel(state, params, [](int64_t, int64_t ops) {
     for (int64_t i = 0; i < ops; ++i) usleep(0);
   });
-  if (state.error_occurred()) return;
+  if (!ran) return;
   state.counters["syscalls_per_op"] = 1;
   // Threads inherit the creating thread's slack, so this thread's value is the workers' value.
   state.counters["timer_slack_ns"] = static_cast<double>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
 }
 
-KernelRegistrar usleep0_kernel({
-    .spec =
-        {
-            .id = "sleep.usleep0",
-            .title = "usleep(0) with N threads",
-            .family = "sleep",
-            .unit = "ns/op",
-            .description =
-                "`threads` threads call usleep(0) in a loop, released together; one op is one usleep(0) by one "
-                "thread and the figure is wall time divided by all calls. Each call is one zero-length "
-                "clock_nanosleep that still blocks until its hrtimer fires, so one thread alone measures the "
-                "timer slack (counter timer_slack_ns) more than the CPU; 1 syscall and about 1 voluntary "
-                "switch per op.",
-            .params = {ThreadsParam(), GangPlacementParam()},
-            .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 54740,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz (2 cores), Linux 3.16, 2014",
-                    .params = {{"threads", "1"}, {"placement", "unpinned"}},
-                    .note = "t_sleep.c: 1M usleep(0) in 54.74 s with 1 thread; 1315 ns per call with 100 "
-                            "threads (threads=100)",
-                },
-        },
-    .body = Usleep0,
-    .manual_time = true,
-    .ops_per_iteration = GangOpsPerIteration,
-    .unsupported = GangUnsupported,
-});
+KernelRegistrar usleep0_kernel(GangKernel(
+    {
+        .id = "sleep.usleep0",
+        .title = "usleep(0) with N threads",
+        .family = "sleep",
+        .unit = "ns/op",
+        .description =
+            "`threads` threads call usleep(0) in a loop, released together; one op is one usleep(0) by one "
+            "thread and the figure is wall time divided by all calls. Each call is one zero-length "
+            "clock_nanosleep that still blocks until its hrtimer fires, so one thread alone measures the "
+            "timer slack (counter timer_slack_ns) more than the CPU; 1 syscall and about 1 voluntary "
+            "switch per op.",
+        .params = {ThreadsParam(), GangPlacementParam()},
+        .seed_reference =
+            Seed("000", 54740, kSeed000MachineCores,
+                 {{"threads", "1"}, {"placement", "unpinned"}},
+                 "t_sleep.c: 1M usleep(0) in 54.74 s with 1 thread; 1315 ns per call with 100 "
+                 "threads (threads=100)"),
+    },
+    Usleep0));
 
 }  // namespace
 }  // namespace ctxbench

@@ -265,8 +265,6 @@ std::vector<ParamSpec> StorageParams(bool write) {
   return p;
 }
 
-constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz, 64 GB, Linux (version not given), about 2014";
-
 KernelRegistrar write_kernel({
     .spec =
         {
@@ -281,20 +279,14 @@ KernelRegistrar write_kernel({
                 "cache. 1 syscall per op; MB/s = 10^6 bytes/s, ns per call in counter ns_per_op.",
             .params = StorageParams(true),
             .seed_reference =
-                SeedReference{
-                    .seed = "004",
-                    .value = 1643.37,
-                    .unit = "MB/s",
-                    .machine = kSeed004Machine,
-                    .params = {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "memory"},
-                               {"cache", "buffered"}, {"file_mb", "400"}},
-                    .note = "\"[memory][sequential][write] 4KB 1643.37M/s\" (translated): 400 MB written with "
-                            "write() on an O_APPEND file in memory, no fsync; its M may be MiB",
-                },
+                Seed("004", 1643.37, kSeed004Machine,
+                     {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "memory"}, {"cache", "buffered"},
+                      {"file_mb", "400"}},
+                     "\"[memory][sequential][write] 4KB 1643.37M/s\" (translated): 400 MB written with "
+                     "write() on an O_APPEND file in memory, no fsync; its M may be MiB",
+                     "MB/s"),
         },
     .body = [](benchmark::State& s, const Params& p) { StorageBody(s, p, true); },
-    .manual_time = false,
-    .ops_per_iteration = nullptr,
     .unsupported = [](const Params& p) { return Unsupported(p, true); },
     .invalid = [](const Params& p) { return Invalid(p, true); },
     .bytes_per_op = [](const Params& p) { return static_cast<double>(GetInt(p, "block_size")); },
@@ -315,20 +307,14 @@ KernelRegistrar read_kernel({
                 "file's pattern. 1 syscall per op; MB/s = 10^6 bytes/s, ns per call in counter ns_per_op.",
             .params = StorageParams(false),
             .seed_reference =
-                SeedReference{
-                    .seed = "004",
-                    .value = 3605.59,
-                    .unit = "MB/s",
-                    .machine = kSeed004Machine,
-                    .params = {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "disk"},
-                               {"cache", "buffered"}, {"state", "warm"}, {"file_mb", "400"}},
-                    .note = "\"[disk][sequential][read][with kernel cache] 4KB 3605.59M/s\" (translated); cold "
-                            "(posix_fadvise) 45.24, rand warm 43.83, rand cold 1.04 M/s; its M may be MiB",
-                },
+                Seed("004", 3605.59, kSeed004Machine,
+                     {{"pattern", "seq"}, {"block_size", "4096"}, {"target", "disk"}, {"cache", "buffered"},
+                      {"state", "warm"}, {"file_mb", "400"}},
+                     "\"[disk][sequential][read][with kernel cache] 4KB 3605.59M/s\" (translated); cold "
+                     "(posix_fadvise) 45.24, rand warm 43.83, rand cold 1.04 M/s; its M may be MiB",
+                     "MB/s"),
         },
     .body = [](benchmark::State& s, const Params& p) { StorageBody(s, p, false); },
-    .manual_time = false,
-    .ops_per_iteration = nullptr,
     .unsupported = [](const Params& p) { return Unsupported(p, false); },
     .invalid = [](const Params& p) { return Invalid(p, false); },
     .bytes_per_op = [](const Params& p) { return static_cast<double>(GetInt(p, "block_size")); },

@@ -59,17 +59,10 @@ KernelRegistrar getppid_syscall({
                 "One op is one raw syscall(SYS_getppid): a full user-to-kernel round trip that does almost no "
                 "work inside the kernel and cannot be served by the vDSO or a libc cache. 1 syscall and 0 "
                 "context switches per op (the counters confirm no switches happen).",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 49.47,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {},
-                    .note = "s_syscall.c measured getpid (not getppid) in a 1G loop with time(1), on a kernel "
-                            "without Meltdown/Spectre mitigations",
-                },
+                Seed("000", 49.47, kSeed000Machine, {},
+                     "s_syscall.c measured getpid (not getppid) in a 1G loop with time(1), on a kernel "
+                     "without Meltdown/Spectre mitigations"),
         },
     .body = GetppidSyscall,
     .cpu_bound = true,
@@ -122,7 +115,6 @@ KernelRegistrar clock_gettime_vdso({
                 "to a real syscall and costs as much as syscall.clock_gettime_raw. 0 syscalls (vDSO) and 0 "
                 "context switches per op.",
             .params = {ClockParam()},
-            .seed_reference = std::nullopt,
         },
     .body = ClockGettime<false>,
     .cpu_bound = true,
@@ -140,13 +132,10 @@ KernelRegistrar clock_gettime_raw({
                 "forced into the kernel, bypassing the vDSO. 1 syscall and 0 context switches per op; the "
                 "difference to syscall.clock_gettime is what the vDSO saves.",
             .params = {ClockParam()},
-            .seed_reference = std::nullopt,
         },
     .body = ClockGettime<true>,
     .cpu_bound = true,
 });
-
-constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz, 64 GB, Linux (version not given), about 2014";
 
 void OpenClose(benchmark::State& state, const Params&) {
   bool failed = false;
@@ -170,16 +159,9 @@ KernelRegistrar open_close({
                 "One op is open(\"/dev/null\", O_RDONLY) plus close() of the descriptor: a path lookup, a file "
                 "object allocated and freed, the lowest free descriptor taken and given back. 2 syscalls and 0 "
                 "context switches per op. /dev/null keeps the figure free of any filesystem's quirks.",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "004",
-                    .value = PerOpNs(1093160.21),
-                    .unit = "ns/op",
-                    .machine = kSeed004Machine,
-                    .params = {},
-                    .note = "1093160.21 open+close per second (file not named), converted as 1e9 / rate",
-                },
+                Seed("004", PerOpNs(1093160.21), kSeed004Machine, {},
+                     "1093160.21 open+close per second (file not named), converted as 1e9 / rate"),
         },
     .body = OpenClose,
     .cpu_bound = true,
@@ -212,17 +194,10 @@ KernelRegistrar gettimeofday_kernel({
                 "One op is one glibc gettimeofday() call (wall clock, microseconds). Modern Linux answers it "
                 "in user space through the vDSO when the clocksource allows (0 syscalls; counter vdso_present), "
                 "else it is a real syscall and costs as much as syscall.clock_gettime_raw. 0 context switches.",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "004",
-                    .value = PerOpNs(1453568.66),
-                    .unit = "ns/op",
-                    .machine = kSeed004Machine,
-                    .params = {},
-                    .note = "1453568.66 calls per second, converted as 1e9 / rate; at that speed (688 ns) it "
-                            "was a real syscall or a slow clocksource, not a vDSO read",
-                },
+                Seed("004", PerOpNs(1453568.66), kSeed004Machine, {},
+                     "1453568.66 calls per second, converted as 1e9 / rate; at that speed (688 ns) it "
+                     "was a real syscall or a slow clocksource, not a vDSO read"),
         },
     .body = Gettimeofday,
     .cpu_bound = true,
@@ -260,18 +235,10 @@ KernelRegistrar socket_close({
                 "and 0 context switches per op.",
             .params = {ChoiceParam("type", "udp", {"udp", "tcp"}, "udp: SOCK_DGRAM; tcp: SOCK_STREAM")},
             .seed_reference =
-                SeedReference{
-                    .seed = "004",
-                    .value = PerOpNs(578356.96),
-                    .unit = "ns/op",
-                    .machine = kSeed004Machine,
-                    .params = {},
-                    .note = "578356.96 socket+close per second (socket type not given), converted as 1e9 / rate",
-                },
+                Seed("004", PerOpNs(578356.96), kSeed004Machine, {},
+                     "578356.96 socket+close per second (socket type not given), converted as 1e9 / rate"),
         },
     .body = SocketClose,
-    .manual_time = false,
-    .ops_per_iteration = nullptr,
     .unsupported = SocketUnsupported,
     .cpu_bound = true,
 });

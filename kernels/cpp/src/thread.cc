@@ -44,16 +44,9 @@ KernelRegistrar create_join({
                 "waits for it, with default attributes (glibc reuses cached stacks). Per op a clone3, the "
                 "thread's exit and usually a futex wait in the join; switches are counted for the whole "
                 "process, exited threads included.",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 9530,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {},
-                    .note = "t_thread.c: 1M create+join in 9.53 s timed with time(1)",
-                },
+                Seed("000", 9530, kSeed000Machine, {},
+                     "t_thread.c: 1M create+join in 9.53 s timed with time(1)"),
         },
     .body = CreateJoin,
 });

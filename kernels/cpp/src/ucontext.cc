@@ -59,20 +59,12 @@ KernelRegistrar swapcontext_kernel({
                 "op is one swapcontext (a benchmark iteration is there and back, 2 ops). glibc saves and "
                 "restores the signal mask on every swap: 1 rt_sigprocmask syscall and 0 context switches per "
                 "op.",
-            .params = {},
             .seed_reference =
-                SeedReference{
-                    .seed = "000",
-                    .value = 167.3,
-                    .unit = "ns/op",
-                    .machine = "Intel Pentium G2030 @ 3.00GHz, Linux 3.16, 2014",
-                    .params = {},
-                    .note = "s_context.c: 100M loops of two swaps in 33.46 s (334.6 ns per loop), halved by "
-                            "the author to 167.3 ns per swap",
-                },
+                Seed("000", 167.3, kSeed000Machine, {},
+                     "s_context.c: 100M loops of two swaps in 33.46 s (334.6 ns per loop), halved by "
+                     "the author to 167.3 ns per swap"),
         },
     .body = SwapContext,
-    .manual_time = false,
     .ops_per_iteration = [](const Params&) { return 2.0; },
     .cpu_bound = true,
 });

@@ -131,6 +131,25 @@ bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
   return true;
 }
 
+bool RunGangKernel(benchmark::State& state, const Params& params,
+                   const std::function<void(int64_t, int64_t)>& loop) {
+  int cpu = -1;
+  std::string why = GangCpu(params, &cpu);
+  if (!why.empty()) {
+    state.SkipWithError(why.c_str());
+    return false;
+  }
+  return RunGangBenchmark(state, GetInt(params, "threads"), cpu, loop);
+}
+
+Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body) {
+  return Kernel{.spec = std::move(spec),
+                .body = std::move(body),
+                .manual_time = true,
+                .ops_per_iteration = GangOpsPerIteration,
+                .unsupported = GangUnsupported};
+}
+
 double GangOpsPerIteration(const Params& params) {
   return static_cast<double>(GetInt(params, "threads") * kGangOpsPerIteration);
 }

@@ -41,6 +41,15 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
 bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
                       const std::function<void(int64_t, int64_t)>& loop);
 
+// A gang kernel's body: places the gang by its "placement" parameter and runs RunGangBenchmark with
+// "threads" workers. Returns false after SkipWithError.
+bool RunGangKernel(benchmark::State& state, const Params& params,
+                   const std::function<void(int64_t, int64_t)>& loop);
+
+// A gang kernel (parameters ThreadsParam and GangPlacementParam): manual time, GangOpsPerIteration ops
+// per benchmark iteration, GangUnsupported.
+Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body);
+
 // "threads" (1..1024, swept 1, 2, 4, ..., 1024) and "placement" (same_core | unpinned) parameters.
 ParamSpec ThreadsParam();
 ParamSpec GangPlacementParam();

@@ -142,6 +142,13 @@ class Tally:
     def add(self, event: str, n: int) -> None:
         self.events[event] = self.events.get(event, 0) + n
 
+    def record(self, ops: int, event: str, n: int, sink: Any) -> None:
+        """What one timed run of a kernel counted: `ops` ops, `n` of the event that verifies them, and
+        its result (kept reachable)."""
+        self.ops += ops
+        self.add(event, n)
+        self.sink = sink
+
 
 # bench(params, loops, tally) runs `loops` outer iterations of `ops_per_loop(params)` ops each and returns
 # the seconds they took (time.perf_counter around the ops only); it checks its own answer and raises

@@ -77,54 +77,10 @@ func run(id string, rest []string) {
 		fmt.Fprintln(os.Stderr, "the agent leaked its token into the kernel's environment")
 		os.Exit(1)
 	}
-	params := map[string]string{}
-	reps, minTime := 3, 0.0
-	for i := 0; i < len(rest); i++ {
-		if i+1 >= len(rest) {
-			fmt.Fprintf(os.Stderr, "flag %s needs a value\n", rest[i])
-			os.Exit(2)
-		}
-		v := rest[i+1]
-		switch rest[i] {
-		case "--param":
-			k, val, ok := strings.Cut(v, "=")
-			if !ok {
-				fmt.Fprintf(os.Stderr, "bad --param %q\n", v)
-				os.Exit(2)
-			}
-			params[k] = val
-		case "--repetitions":
-			reps, _ = strconv.Atoi(v)
-		case "--min-time":
-			minTime, _ = strconv.ParseFloat(v, 64)
-		default:
-			fmt.Fprintf(os.Stderr, "unknown flag %s\n", rest[i])
-			os.Exit(2)
-		}
-		i++
-	}
+	params, reps, minTime := parseArgs(rest)
 	switch id {
 	case "fake.ok":
-		n, _ := strconv.Atoi(params["n"])
-		ratio, _ := strconv.ParseFloat(params["ratio"], 64)
-		samples := make([]float64, reps)
-		iters := make([]int64, reps)
-		for i := range samples {
-			samples[i] = 10 + float64(i)
-			iters[i] = 1000
-		}
-		out := map[string]any{
-			"kernel": id,
-			"params": map[string]any{"n": n, "ratio": ratio, "flavor": params["flavor"],
-				"verbose": params["verbose"] == "true", "label": params["label"]},
-			"unit":       "ns/op",
-			"samples":    samples,
-			"iterations": iters,
-			"counters":   map[string]float64{"voluntary_ctxsw_per_op": 0},
-			"harness":    map[string]any{"name": "fake", "version": "1", "min_time_s": minTime},
-		}
-		fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
-		_ = json.NewEncoder(os.Stdout).Encode(out)
+		fakeOK(id, params, reps, minTime)
 	case "fake.write":
 		if err := os.WriteFile(filepath.Join(params["dir"], "fake-write.txt"), []byte("x"), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -151,21 +107,7 @@ func run(id string, rest []string) {
 		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ns/op", "samples": samples,
 			"params": map[string]any{"attempt": k}})
 	case "fake.spin":
-		// Each repetition spins for ms of wall time; cpu_wall_ratio is the process's CPU over wall.
-		ms, _ := strconv.Atoi(params["ms"])
-		samples := make([]float64, reps)
-		start := time.Now()
-		for i := range samples {
-			t0 := time.Now()
-			for x := 0; time.Since(t0) < time.Duration(ms)*time.Millisecond; x++ {
-			}
-			samples[i] = float64(time.Since(t0).Microseconds()) / 1000
-		}
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ms", "samples": samples,
-			"counters": map[string]float64{"cpu_wall_ratio": cpu.Seconds() / time.Since(start).Seconds()}})
+		fakeSpin(id, params, reps)
 	case "fake.exit2":
 		fmt.Fprintln(os.Stderr, "warming up")
 		fmt.Fprintln(os.Stderr, "bad argument: --param threads=0 is below 1")
@@ -179,24 +121,102 @@ func run(id string, rest []string) {
 		debug.SetTraceback("crash") // the runtime dies by SIGABRT instead of exiting 2
 		panic("about to crash")
 	case "fake.sleep", "fake.stubborn":
-		if id == "fake.stubborn" {
-			signal.Ignore(syscall.SIGTERM)
-		}
-		gc := exec.Command(os.Args[0], "--grandchild")
-		gc.Stderr = os.Stderr // holds the kernel's stderr pipe open, like a real helper process would
-		if err := gc.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, "start grandchild:", err)
-			os.Exit(1)
-		}
-		if pf := params["pidfile"]; pf != "" {
-			data := fmt.Sprintf("%d\n%d\n", os.Getpid(), gc.Process.Pid)
-			if err := os.WriteFile(pf+".tmp", []byte(data), 0o600); err == nil {
-				_ = os.Rename(pf+".tmp", pf)
-			}
-		}
-		time.Sleep(time.Hour)
+		sleepWithGrandchild(id, params)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown kernel %s\n", id)
 		os.Exit(2)
 	}
+}
+
+// parseArgs reads --param, --repetitions and --min-time (exit 2 on anything else).
+func parseArgs(rest []string) (map[string]string, int, float64) {
+	params := map[string]string{}
+	reps, minTime := 3, 0.0
+	for i := 0; i < len(rest); i++ {
+		if i+1 >= len(rest) {
+			fmt.Fprintf(os.Stderr, "flag %s needs a value\n", rest[i])
+			os.Exit(2)
+		}
+		v := rest[i+1]
+		switch rest[i] {
+		case "--param":
+			k, val, ok := strings.Cut(v, "=")
+			if !ok {
+				fmt.Fprintf(os.Stderr, "bad --param %q\n", v)
+				os.Exit(2)
+			}
+			params[k] = val
+		case "--repetitions":
+			reps, _ = strconv.Atoi(v)
+		case "--min-time":
+			minTime, _ = strconv.ParseFloat(v, 64)
+		default:
+			fmt.Fprintf(os.Stderr, "unknown flag %s\n", rest[i])
+			os.Exit(2)
+		}
+		i++
+	}
+	return params, reps, minTime
+}
+
+func fakeOK(id string, params map[string]string, reps int, minTime float64) {
+	n, _ := strconv.Atoi(params["n"])
+	ratio, _ := strconv.ParseFloat(params["ratio"], 64)
+	samples := make([]float64, reps)
+	iters := make([]int64, reps)
+	for i := range samples {
+		samples[i] = 10 + float64(i)
+		iters[i] = 1000
+	}
+	out := map[string]any{
+		"kernel": id,
+		"params": map[string]any{"n": n, "ratio": ratio, "flavor": params["flavor"],
+			"verbose": params["verbose"] == "true", "label": params["label"]},
+		"unit":       "ns/op",
+		"samples":    samples,
+		"iterations": iters,
+		"counters":   map[string]float64{"voluntary_ctxsw_per_op": 0},
+		"harness":    map[string]any{"name": "fake", "version": "1", "min_time_s": minTime},
+	}
+	fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
+	_ = json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// fakeSpin spins for ms of wall time per repetition; cpu_wall_ratio is the process's CPU over wall.
+func fakeSpin(id string, params map[string]string, reps int) {
+	ms, _ := strconv.Atoi(params["ms"])
+	samples := make([]float64, reps)
+	start := time.Now()
+	for i := range samples {
+		t0 := time.Now()
+		for x := 0; time.Since(t0) < time.Duration(ms)*time.Millisecond; x++ {
+		}
+		samples[i] = float64(time.Since(t0).Microseconds()) / 1000
+	}
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"kernel": id, "unit": "ms", "samples": samples,
+		"counters": map[string]float64{"cpu_wall_ratio": cpu.Seconds() / time.Since(start).Seconds()}})
+}
+
+// sleepWithGrandchild starts a grandchild that holds the stderr pipe, writes both pids, and sleeps
+// (fake.stubborn ignores SIGTERM).
+func sleepWithGrandchild(id string, params map[string]string) {
+	if id == "fake.stubborn" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	gc := exec.Command(os.Args[0], "--grandchild")
+	gc.Stderr = os.Stderr // holds the kernel's stderr pipe open, like a real helper process would
+	if err := gc.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "start grandchild:", err)
+		os.Exit(1)
+	}
+	if pf := params["pidfile"]; pf != "" {
+		data := fmt.Sprintf("%d\n%d\n", os.Getpid(), gc.Process.Pid)
+		if err := os.WriteFile(pf+".tmp", []byte(data), 0o600); err == nil {
+			_ = os.Rename(pf+".tmp", pf)
+		}
+	}
+	time.Sleep(time.Hour)
 }

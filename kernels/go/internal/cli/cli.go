@@ -71,7 +71,7 @@ func usageErrorf(format string, args ...any) error {
 // argument or after "=": --run lock.go_mutex, --run=lock.go_mutex.
 func Parse(args []string) (*Command, error) {
 	c := &Command{Params: map[string]string{}, Repetitions: DefaultRepetitions, MinTime: DefaultMinTime}
-	var runSet, repsSet, minTimeSet bool
+	given := map[string]bool{} // options seen
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, value, hasValue := strings.Cut(arg, "=")
@@ -96,57 +96,14 @@ func Parse(args []string) (*Command, error) {
 			} else {
 				c.Help = true
 			}
-		case "--run":
+		case "--run", "--param", "--repetitions", "--min-time":
 			v, err := takeValue()
+			if err == nil {
+				err = c.setOption(name, v, given)
+			}
 			if err != nil {
 				return nil, err
 			}
-			if runSet {
-				return nil, usageErrorf("--run given twice")
-			}
-			if v == "" {
-				return nil, usageErrorf("--run needs a kernel id")
-			}
-			c.Run, runSet = v, true
-		case "--param":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			pname, pvalue, ok := strings.Cut(v, "=")
-			if !ok || pname == "" {
-				return nil, usageErrorf("--param %q is not NAME=VALUE", v)
-			}
-			if _, dup := c.Params[pname]; dup {
-				return nil, usageErrorf("parameter %s given twice", pname)
-			}
-			c.Params[pname] = pvalue
-		case "--repetitions":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, usageErrorf("--repetitions: %q is not an integer", v)
-			}
-			if n < 1 || n > MaxRepetitions {
-				return nil, usageErrorf("--repetitions=%d is out of range [1, %d]", n, MaxRepetitions)
-			}
-			c.Repetitions, repsSet = n, true
-		case "--min-time":
-			v, err := takeValue()
-			if err != nil {
-				return nil, err
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, usageErrorf("--min-time: %q is not a number of seconds", v)
-			}
-			if f <= 0 || f > MaxMinTime {
-				return nil, usageErrorf("--min-time=%s is out of range (0, %g] seconds", v, MaxMinTime)
-			}
-			c.MinTime, minTimeSet = f, true
 		default:
 			if strings.HasPrefix(arg, "-") {
 				return nil, usageErrorf("unknown option %s", name)
@@ -154,14 +111,81 @@ func Parse(args []string) (*Command, error) {
 			return nil, usageErrorf("unexpected argument %q", arg)
 		}
 	}
-	switch {
-	case c.Help:
-	case c.List && (runSet || len(c.Params) > 0 || repsSet || minTimeSet):
-		return nil, usageErrorf("--list takes no other options")
-	case !c.List && !runSet:
-		return nil, usageErrorf("give --list or --run ID")
+	runSet := given["--run"]
+	if err := c.checkAction(runSet, runSet || len(c.Params) > 0 || given["--repetitions"] || given["--min-time"]); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// checkAction refuses a command without --list or --run, and --list with run options.
+func (c *Command) checkAction(runSet, runOptions bool) error {
+	switch {
+	case c.Help:
+	case c.List && runOptions:
+		return usageErrorf("--list takes no other options")
+	case !c.List && !runSet:
+		return usageErrorf("give --list or --run ID")
+	}
+	return nil
+}
+
+// setOption applies one option that takes a value (v); given records the options seen.
+func (c *Command) setOption(name, v string, given map[string]bool) error {
+	var err error
+	switch name {
+	case "--run":
+		if given[name] {
+			return usageErrorf("--run given twice")
+		}
+		if v == "" {
+			return usageErrorf("--run needs a kernel id")
+		}
+		c.Run = v
+	case "--param":
+		err = c.addParam(v)
+	case "--repetitions":
+		c.Repetitions, err = parseRepetitions(v)
+	case "--min-time":
+		c.MinTime, err = parseMinTime(v)
+	}
+	given[name] = true
+	return err
+}
+
+// addParam records one --param NAME=VALUE (a name given twice is refused).
+func (c *Command) addParam(v string) error {
+	pname, pvalue, ok := strings.Cut(v, "=")
+	if !ok || pname == "" {
+		return usageErrorf("--param %q is not NAME=VALUE", v)
+	}
+	if _, dup := c.Params[pname]; dup {
+		return usageErrorf("parameter %s given twice", pname)
+	}
+	c.Params[pname] = pvalue
+	return nil
+}
+
+func parseRepetitions(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, usageErrorf("--repetitions: %q is not an integer", v)
+	}
+	if n < 1 || n > MaxRepetitions {
+		return 0, usageErrorf("--repetitions=%d is out of range [1, %d]", n, MaxRepetitions)
+	}
+	return n, nil
+}
+
+func parseMinTime(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, usageErrorf("--min-time: %q is not a number of seconds", v)
+	}
+	if f <= 0 || f > MaxMinTime {
+		return 0, usageErrorf("--min-time=%s is out of range (0, %g] seconds", v, MaxMinTime)
+	}
+	return f, nil
 }
 
 // result is the kernel JSON of DESIGN 3.1.

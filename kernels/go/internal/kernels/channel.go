@@ -116,37 +116,22 @@ func pingPongStar(b *testing.B, m *harness.Meter, g int) {
 
 func pingPongPairs(b *testing.B, m *harness.Meter, g int) {
 	ins, outs, done := startEchoes(g)
-	var ready, pinged sync.WaitGroup
 	var replies atomic.Int64
-	start := make(chan struct{})
-	ready.Add(g)
-	pinged.Add(g)
-	for j := range ins {
-		go pinger(b.N, ins[j], outs[j], &ready, start, &pinged, &replies)
-	}
-	ready.Wait()
-	m.Begin(b)
-	close(start)
-	pinged.Wait()
-	m.End(b)
+	n := b.N
+	released(b, m, g, func(j int) {
+		in, out := ins[j], outs[j]
+		var ok int64
+		for i := 0; i < n; i++ {
+			v := int64(i)
+			in <- v
+			ok += <-out - v
+		}
+		replies.Add(ok)
+	})
 	stopEchoes(ins, done)
 	m.Count("replies", replies.Load())
 	if got, want := replies.Load(), int64(b.N)*int64(g); got != want {
 		m.Fail("go.chan_pingpong: %d correct replies, want %d", got, want)
 	}
 	sink = replies.Load()
-}
-
-func pinger(n int, in chan<- int64, out <-chan int64, ready *sync.WaitGroup, start <-chan struct{},
-	pinged *sync.WaitGroup, replies *atomic.Int64) {
-	ready.Done()
-	<-start
-	var ok int64
-	for i := 0; i < n; i++ {
-		v := int64(i)
-		in <- v
-		ok += <-out - v
-	}
-	replies.Add(ok)
-	pinged.Done()
 }

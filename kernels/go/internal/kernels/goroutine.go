@@ -43,7 +43,7 @@ func goroutineCreate() Kernel {
 				Seed:    "000",
 				Value:   568,
 				Unit:    "ns/op",
-				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Machine: seed000Machine,
 				Params:  map[string]string{"batch": "10000", "procs": "1"},
 				Note: "g_goroutine.go: 10M goroutines in 5.68 s of wall time, called creation (and destruction) " +
 					"cost; the write-up notes the code did not wait for the goroutines to finish. Go of 2014 ran " +

@@ -38,7 +38,7 @@ func mutex() Kernel {
 				Seed:    "000",
 				Value:   30,
 				Unit:    "ns/op",
-				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Machine: seed000Machine,
 				Params:  map[string]string{"procs": "1"},
 				Note: "read off the g_lock.go chart: \"a bit over 30 ns\" at low concurrency, strong fluctuation " +
 					"around 256 goroutines, about 20 ns beyond. Go of 2014 ran with GOMAXPROCS 1 by default.",
@@ -52,18 +52,14 @@ func mutex() Kernel {
 				Bench: func(b *testing.B, m *harness.Meter) {
 					var mu sync.Mutex
 					var counter int64
-					var ready, done sync.WaitGroup
-					start := make(chan struct{})
-					ready.Add(int(g))
-					done.Add(int(g))
-					for i := int64(0); i < g; i++ {
-						go locker(b.N, &ready, start, &done, &mu, &counter)
-					}
-					ready.Wait()
-					m.Begin(b)
-					close(start)
-					done.Wait()
-					m.End(b)
+					n := b.N
+					released(b, m, int(g), func(int) {
+						for i := 0; i < n; i++ {
+							mu.Lock()
+							counter++
+							mu.Unlock()
+						}
+					})
 					mu.Lock()
 					got := counter
 					mu.Unlock()
@@ -76,15 +72,4 @@ func mutex() Kernel {
 			}, nil
 		},
 	}
-}
-
-func locker(n int, ready *sync.WaitGroup, start <-chan struct{}, done *sync.WaitGroup, mu *sync.Mutex, counter *int64) {
-	ready.Done()
-	<-start
-	for i := 0; i < n; i++ {
-		mu.Lock()
-		*counter++
-		mu.Unlock()
-	}
-	done.Done()
 }

@@ -41,6 +41,9 @@ func Find(id string) (Kernel, bool) {
 	return Kernel{}, false
 }
 
+// seed000Machine is the machine of seed 000's Go figures (g_*.go), cited by three kernels.
+const seed000Machine = "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27"
+
 // Shared parameters.
 
 // concurrencySweep is the default goroutine-count sweep of the switch kernels: it reaches seed 000's

@@ -11,7 +11,6 @@ package kernels
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -40,7 +39,7 @@ func gosched() Kernel {
 				Seed:    "000",
 				Value:   250,
 				Unit:    "ns/op",
-				Machine: "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, Debian jessie, Linux 3.16-2-amd64, 2014-10-27",
+				Machine: seed000Machine,
 				Params:  map[string]string{"goroutines": "16384", "procs": "1"},
 				Note: "read off the g_sched.go chart: latency rises only slowly with concurrency, \"about 250 ns " +
 					"even at 16K\". Seed 003 (2 goroutines, GOMAXPROCS(1), 2.8 GHz CPU) gives only \"under 1 µs\".",
@@ -52,19 +51,14 @@ func gosched() Kernel {
 				OpsPerIter: g,
 				Procs:      int(v.Int("procs")),
 				Bench: func(b *testing.B, m *harness.Meter) {
-					var ready, done sync.WaitGroup
 					var calls atomic.Int64
-					start := make(chan struct{})
-					ready.Add(int(g))
-					done.Add(int(g))
-					for i := int64(0); i < g; i++ {
-						go yielder(b.N, &ready, start, &done, &calls)
-					}
-					ready.Wait() // all created and parked on start: creation is not timed
-					m.Begin(b)
-					close(start)
-					done.Wait()
-					m.End(b)
+					n := b.N
+					released(b, m, int(g), func(int) {
+						for i := 0; i < n; i++ {
+							runtime.Gosched()
+						}
+						calls.Add(int64(n))
+					})
 					m.Count("gosched_calls", calls.Load())
 					if got, want := calls.Load(), int64(b.N)*g; got != want {
 						m.Fail("go.gosched: %d Gosched calls, want %d", got, want)
@@ -73,14 +67,4 @@ func gosched() Kernel {
 			}, nil
 		},
 	}
-}
-
-func yielder(n int, ready *sync.WaitGroup, start <-chan struct{}, done *sync.WaitGroup, calls *atomic.Int64) {
-	ready.Done()
-	<-start
-	for i := 0; i < n; i++ {
-		runtime.Gosched()
-	}
-	calls.Add(int64(n))
-	done.Done()
 }

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ctxbench_kernels_py.kernels.seeds import SEED_000_MACHINE
-from ctxbench_kernels_py.spec import Kernel, Param, SeedReference, SelfCheckError, Tally
+from ctxbench_kernels_py.kernels.seeds import seed_000
+from ctxbench_kernels_py.spec import Kernel, Param, SelfCheckError, Tally
 
 
 def _while_loop(n: int) -> int:
@@ -39,9 +39,7 @@ def bench_loop(params: dict[str, Any], loops: int, tally: Tally) -> float:
     dt = time.perf_counter() - t0
     if done != loops:
         raise SelfCheckError(f"py.loop: the loop ran {done} iterations, expected {loops}")
-    tally.ops += loops
-    tally.add("iterations", done)
-    tally.sink = done
+    tally.record(loops, "iterations", done, done)
     return dt
 
 
@@ -66,11 +64,8 @@ KERNELS = (
                 help="while: `while i < n: i += 1`, as the seed; for: `for _ in range(n): pass`",
             ),
         ),
-        seed_reference=SeedReference(
-            seed="000",
-            value=63.2,
-            unit="ns/op",
-            machine=SEED_000_MACHINE,
+        seed_reference=seed_000(
+            63.2,
             params={"form": "while"},
             note=(
                 "Python 3.4 (py_yield_from.py's test_noyield, 6.316 s / 100M); the same loop under "

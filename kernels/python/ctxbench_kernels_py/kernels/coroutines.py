@@ -14,8 +14,8 @@ import asyncio
 import time
 from typing import Any
 
-from ctxbench_kernels_py.kernels.seeds import SEED_000_MACHINE
-from ctxbench_kernels_py.spec import Kernel, SeedReference, SelfCheckError, Tally, Unsupported
+from ctxbench_kernels_py.kernels.seeds import seed_000
+from ctxbench_kernels_py.spec import Kernel, SelfCheckError, Tally, Unsupported
 
 
 def _require_greenlet() -> None:
@@ -53,10 +53,8 @@ def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
     dt = time.perf_counter() - t0
     if received != loops or not gr.dead:
         raise SelfCheckError(f"py.greenlet: {received} round trips completed, expected {loops}")
-    tally.ops += 2 * loops
     # start and finish add one switch each: 2*loops + 2 switches for 2*loops ops
-    tally.add("switches", 2 * received + 2)
-    tally.sink = value
+    tally.record(2 * loops, "switches", 2 * received + 2, value)
     return dt
 
 
@@ -90,9 +88,7 @@ def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
         raise SelfCheckError(
             f"py.asyncio: {steps} task steps and {switches} switches between tasks, expected {2 * loops}"
         )
-    tally.ops += 2 * loops
-    tally.add("task_switches", switches)
-    tally.sink = state
+    tally.record(2 * loops, "task_switches", switches, state)
     return dt
 
 
@@ -110,11 +106,8 @@ KERNELS = (
         bench=bench_greenlet,
         ops_per_loop=lambda params: 2,
         check_host=_require_greenlet,
-        seed_reference=SeedReference(
-            seed="000",
-            value=267.6,
-            unit="ns/op",
-            machine=SEED_000_MACHINE,
+        seed_reference=seed_000(
+            267.6,
             note=(
                 "Python 2.7, greenlet version not stated (py_greenlet.py, 5.353 s / 10M round trips = "
                 "535.3 ns per round trip, two switches each, so 267.6 ns per switch); a 100-frame-deeper "

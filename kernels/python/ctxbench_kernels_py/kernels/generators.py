@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ctxbench_kernels_py.kernels.seeds import SEED_000_MACHINE
-from ctxbench_kernels_py.spec import Kernel, Param, SeedReference, SelfCheckError, Tally
+from ctxbench_kernels_py.kernels.seeds import seed_000
+from ctxbench_kernels_py.spec import Kernel, Param, SelfCheckError, Tally
 
 
 def _counter(n: int) -> Iterator[int]:
@@ -43,9 +43,7 @@ def _drain(gen: Iterator[int], loops: int, tally: Tally, kernel: str) -> float:
     delivered = last + 1
     if delivered != loops:
         raise SelfCheckError(f"{kernel}: the generator delivered {delivered} values, expected {loops}")
-    tally.ops += loops
-    tally.add("resumes", delivered)
-    tally.sink = last
+    tally.record(loops, "resumes", delivered, last)
     return dt
 
 
@@ -72,11 +70,8 @@ KERNELS = (
             "out per op, no OS switch; the figure includes the loop itself (see call.py_loop)."
         ),
         bench=bench_generator,
-        seed_reference=SeedReference(
-            seed="000",
-            value=88.3,
-            unit="ns/op",
-            machine=SEED_000_MACHINE,
+        seed_reference=seed_000(
+            88.3,
             note=(
                 "Python 3.4 (py_yield_from.py's test_yield, 8.832 s / 100M), loop included: 25.1 ns above "
                 "its bare loop; under Python 2.7 it was 76.4 ns (py_yield.py, 7.643 s / 100M), 22 ns above"
@@ -105,11 +100,8 @@ KERNELS = (
                 help="delegating `yield from` frames between the consumer and the leaf generator",
             ),
         ),
-        seed_reference=SeedReference(
-            seed="000",
-            value=113.7,
-            unit="ns/op",
-            machine=SEED_000_MACHINE,
+        seed_reference=seed_000(
+            113.7,
             params={"depth": 1},
             note=(
                 "Python 3.4 (py_yield_from.py's test_yield_loop, 11.375 s / 100M); the write-up does not "

@@ -1,0 +1,179 @@
+package conn
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/agent/internal/spool"
+)
+
+type idleHandler struct{}
+
+func (idleHandler) StartRun(*agentv1.StartRun)   {}
+func (idleHandler) CancelRun(*agentv1.CancelRun) {}
+func (idleHandler) CurrentRunID() string         { return "" }
+
+// runClient runs the client with o (plus a credential, plaintext, a spool, and an idle handler unless
+// o has one) until stop.
+func runClient(t *testing.T, o Options) (stop func()) {
+	t.Helper()
+	sp, err := spool.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Credential, o.TLS, o.AgentID = "cred", TLSOptions{Insecure: true}, "a"
+	o.Facts = func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} }
+	o.Spool, o.Outbox = sp, NewOutbox()
+	if o.Handler == nil {
+		o.Handler = idleHandler{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// retries records the waits the agent logs between attempts ("retry_in").
+type retries struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (r *retries) Enabled(context.Context, slog.Level) bool { return true }
+func (r *retries) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *retries) WithGroup(string) slog.Handler            { return r }
+func (r *retries) Handle(_ context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "retry_in" {
+			r.mu.Lock()
+			r.waits = append(r.waits, a.Value.Duration())
+			r.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+// A server that accepts TCP connections and closes them at once (no HTTP/2): every attempt fails. With
+// one backoff, each attempt is exactly one connection, made only after the logged wait; grpc-go's own
+// channel backoff stacked under it would dial on its own schedule in the background and fail attempts
+// without dialing while the channel sits in TRANSIENT_FAILURE.
+func TestOneBackoffOneDialPerAttempt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var dials []time.Time
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			dials = append(dials, time.Now())
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	rec := &retries{}
+	stop := runClient(t, Options{Server: ln.Addr().String(), Log: slog.New(rec),
+		MinBackoff: 80 * time.Millisecond, MaxBackoff: 160 * time.Millisecond})
+	time.Sleep(2 * time.Second)
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	// Cancelling may land between a dial and its logged end, or in a wait: one of either unmatched.
+	if n, w := len(dials), len(rec.waits); w < 5 || n < w || n > w+1 {
+		t.Fatalf("%d connections for %d attempts (waits %v): want one connection per attempt", n, w, rec.waits)
+	}
+	for i := 1; i < len(dials); i++ {
+		gap, wait := dials[i].Sub(dials[i-1]), rec.waits[i-1]
+		if wait < 40*time.Millisecond || wait > 160*time.Millisecond {
+			t.Errorf("wait %d = %v, outside the backoff's [40ms, 160ms]", i, wait)
+		}
+		if gap < wait-5*time.Millisecond {
+			t.Errorf("connection %d came %v after the previous one, before the logged wait of %v", i, gap, wait)
+		}
+	}
+}
+
+// holdServer welcomes each stream and ends it after the next hold in line (then at once).
+type holdServer struct {
+	agentv1.UnimplementedAgentServiceServer
+	mu    sync.Mutex
+	holds []time.Duration
+}
+
+func (s *holdServer) Connect(stream agentv1.AgentService_ConnectServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Welcome{Welcome: &agentv1.Welcome{
+		MachineId: first.GetHello().GetAgentId(), HeartbeatIntervalS: 60}}}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	var hold time.Duration
+	if len(s.holds) > 0 {
+		hold, s.holds = s.holds[0], s.holds[1:]
+	}
+	s.mu.Unlock()
+	time.Sleep(hold)
+	return nil
+}
+
+// Streams that end at once grow the backoff; one that lived StableAfter resets it to MinBackoff.
+func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	agentv1.RegisterAgentServiceServer(srv, &holdServer{holds: []time.Duration{0, 0, 0, 0, 0, 300 * time.Millisecond}})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	rec := &retries{}
+	stop := runClient(t, Options{Server: lis.Addr().String(), Log: slog.New(rec),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 5 * time.Second, StableAfter: 200 * time.Millisecond})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := len(rec.waits)
+		rec.mu.Unlock()
+		if n >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.waits) < 6 {
+		t.Fatalf("%d reconnects logged, want 6: %v", len(rec.waits), rec.waits)
+	}
+	// Attempt n waits within [d/2, d], d = 20 ms·2ⁿ: the fifth quick end waits at least 160 ms.
+	if w := rec.waits[4]; w < 160*time.Millisecond || w > 320*time.Millisecond {
+		t.Errorf("fifth wait %v, want the grown backoff [160ms, 320ms] (waits %v)", w, rec.waits)
+	}
+	if w := rec.waits[5]; w > 20*time.Millisecond {
+		t.Errorf("wait after a stream that lived StableAfter = %v, want reset to at most 20ms (waits %v)", w, rec.waits)
+	}
+}
