@@ -2,7 +2,7 @@ package kernels
 
 // Family channel: goroutine hand-off over unbuffered channels.
 //
-// go.chan_pingpong measures one message delivered over an unbuffered channel to a goroutine parked in
+// channel.pingpong measures one message delivered over an unbuffered channel to a goroutine parked in
 // receive, the sender then blocking on its reply. Each message is one goroutine switch at procs=1
 // (sender parks, receiver runs), so a round trip is two ops. topology=star is seed 002's shape: one
 // driver sends to `goroutines` echo goroutines in turn and waits for each reply; topology=pairs runs
@@ -109,7 +109,7 @@ func pingPongStar(b *testing.B, m *harness.Meter, g int) {
 	stopEchoes(ins, done)
 	m.Count("replies", replies)
 	if want := int64(b.N) * int64(g); replies != want {
-		m.Fail("go.chan_pingpong: %d correct replies, want %d", replies, want)
+		m.Fail("channel.pingpong: %d correct replies, want %d", replies, want)
 	}
 	sink = replies
 }
@@ -131,7 +131,7 @@ func pingPongPairs(b *testing.B, m *harness.Meter, g int) {
 	stopEchoes(ins, done)
 	m.Count("replies", replies.Load())
 	if got, want := replies.Load(), int64(b.N)*int64(g); got != want {
-		m.Fail("go.chan_pingpong: %d correct replies, want %d", got, want)
+		m.Fail("channel.pingpong: %d correct replies, want %d", got, want)
 	}
 	sink = replies.Load()
 }

@@ -2,14 +2,14 @@ package kernels
 
 // Family goroutine: what a goroutine costs to start and to keep.
 //
-// go.goroutine_create measures one goroutine created, scheduled, run to completion (an atomic
+// goroutine.create measures one goroutine created, scheduled, run to completion (an atomic
 // increment) and exited, with the creator waiting for each batch on a WaitGroup. With procs=1 and
 // batch=1 one op is two goroutine switches (creator -> child when the creator blocks in Wait, child ->
 // creator when Done wakes it); with batch=B it is B+1 switches per B ops. Seed 000 (g_goroutine.go) timed
 // 10M `go` statements without waiting for them and reports 568 ns "creation (and destruction)" on a
 // Pentium G2030 with Go of 2014 (GOMAXPROCS 1).
 //
-// go.goroutine_memory measures the stack + heap a parked goroutine keeps. Seed 002 reports about
+// goroutine.memory measures the stack + heap a parked goroutine keeps. Seed 002 reports about
 // 300 MB for 30000 goroutines (each with two channels) on a Windows home machine: ~10 KB each.
 
 import (
@@ -69,7 +69,7 @@ func goroutineCreate() Kernel {
 					m.End(b)
 					m.Count("goroutines_run", ran.Load())
 					if got, want := ran.Load(), int64(b.N)*batch; got != want {
-						m.Fail("go.goroutine_create: %d goroutines ran, want %d", got, want)
+						m.Fail("goroutine.create: %d goroutines ran, want %d", got, want)
 					}
 					sink = ran.Load()
 				},

@@ -61,7 +61,7 @@ func goroutineMemory() Kernel {
 			n := v.Int("goroutines")
 			exe, err := os.Executable()
 			if err != nil {
-				return nil, &UnsupportedError{Why: fmt.Sprintf("go.goroutine_memory cannot find its own executable to re-run: %v", err)}
+				return nil, &UnsupportedError{Why: fmt.Sprintf("goroutine.memory cannot find its own executable to re-run: %v", err)}
 			}
 			return &harness.Case{Measure: func() (float64, int64, map[string]float64, error) {
 				return memoryChildSample(exe, n)
@@ -87,14 +87,14 @@ func memoryChildSample(exe string, n int64) (float64, int64, map[string]float64,
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("go.goroutine_memory child failed: %v: %s", err, line)}
+		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("goroutine.memory child failed: %v: %s", err, line)}
 	}
 	var r memoryReport
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("go.goroutine_memory child printed no report: %v", err)}
+		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("goroutine.memory child printed no report: %v", err)}
 	}
 	if r.Goroutines != n {
-		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("go.goroutine_memory child parked %d goroutines, want %d", r.Goroutines, n)}
+		return 0, 0, nil, &harness.CheckError{Msg: fmt.Sprintf("goroutine.memory child parked %d goroutines, want %d", r.Goroutines, n)}
 	}
 	per := float64(n)
 	counters := map[string]float64{

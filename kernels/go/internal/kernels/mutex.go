@@ -2,7 +2,7 @@ package kernels
 
 // Family lock: sync.Mutex under N goroutines.
 //
-// go.mutex measures one Lock + shared-counter increment + Unlock while `goroutines` goroutines all do
+// lock.go_mutex measures one Lock + shared-counter increment + Unlock while `goroutines` goroutines all do
 // the same on one sync.Mutex. With procs=1 the goroutines run one at a time (a holder is only switched
 // out by preemption, every ~10 ms), so the lock is nearly never contended and an op makes no switch;
 // with procs>1 contended Locks spin, then park (a goroutine switch out and one back when woken). Seed 000
@@ -65,7 +65,7 @@ func mutex() Kernel {
 					mu.Unlock()
 					m.Count("increments", got)
 					if want := int64(b.N) * g; got != want {
-						m.Fail("go.mutex: shared counter is %d after %d increments", got, want)
+						m.Fail("lock.go_mutex: shared counter is %d after %d increments", got, want)
 					}
 					sink = got
 				},

@@ -2,7 +2,7 @@ package kernels
 
 // Family sched: the Go scheduler's own switch.
 //
-// go.gosched measures one runtime.Gosched call while `goroutines` goroutines all loop on it. With
+// sched.gosched measures one runtime.Gosched call while `goroutines` goroutines all loop on it. With
 // procs=1 and two or more goroutines each call is one goroutine switch (the caller goes to the global run
 // queue and the next runnable goroutine runs); with one goroutine it is a trip through the scheduler
 // that picks the caller again (no switch). Seed 000 (g_sched.go) plots this up to 16K goroutines and
@@ -61,7 +61,7 @@ func gosched() Kernel {
 					})
 					m.Count("gosched_calls", calls.Load())
 					if got, want := calls.Load(), int64(b.N)*g; got != want {
-						m.Fail("go.gosched: %d Gosched calls, want %d", got, want)
+						m.Fail("sched.gosched: %d Gosched calls, want %d", got, want)
 					}
 				},
 			}, nil

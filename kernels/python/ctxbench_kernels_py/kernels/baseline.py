@@ -1,4 +1,4 @@
-"""py.loop: the bare interpreter loop that the seeds subtracted from every other Python figure.
+"""call.py_loop: the bare interpreter loop that the seeds subtracted from every other Python figure.
 
 One op = one iteration of an empty loop; no switch of any kind. Seed 000 timed `while i < n: i += 1`
 (its `test_noyield`): 54.2 ns/iteration under Python 2.7, 63.2 ns under Python 3.4, on a Pentium G2030.
@@ -31,14 +31,14 @@ def _for_loop(n: int) -> int:
 _LOOPS = {"while": _while_loop, "for": _for_loop}
 
 
-# py.loop: one op = one empty loop iteration, no switch; seed 000: 63.2 ns (Python 3.4, G2030).
+# call.py_loop: one op = one empty loop iteration, no switch; seed 000: 63.2 ns (Python 3.4, G2030).
 def bench_loop(params: dict[str, Any], loops: int, tally: Tally) -> float:
     loop = _LOOPS[params["form"]]
     t0 = time.perf_counter()
     done = loop(loops)
     dt = time.perf_counter() - t0
     if done != loops:
-        raise SelfCheckError(f"py.loop: the loop ran {done} iterations, expected {loops}")
+        raise SelfCheckError(f"call.py_loop: the loop ran {done} iterations, expected {loops}")
     tally.record(loops, "iterations", done, done)
     return dt
 

@@ -1,9 +1,11 @@
-"""py.greenlet and py.asyncio: user-space switches between two coroutines in one OS thread.
+"""coroutine.py_greenlet and coroutine.py_asyncio: user-space switches between two coroutines in one OS
+thread.
 
-py.greenlet: one op = one greenlet.switch() (the main greenlet and a child pass control back and forth,
-two switches per round trip), the loop shape of seed 000's py_greenlet.py. Seed 000 measured 535 ns per
+coroutine.py_greenlet: one op = one greenlet.switch() (the main greenlet and a child pass control back and
+forth, two switches per round trip), the loop shape of seed 000's py_greenlet.py. Seed 000 measured 535 ns per
 round trip (Python 2.7, greenlet version not stated, Pentium G2030), i.e. 268 ns per switch, and saw no
-effect of stack depth. py.asyncio: one op = one `await asyncio.sleep(0)` by one of two tasks, after which
+effect of stack depth.
+coroutine.py_asyncio: one op = one `await asyncio.sleep(0)` by one of two tasks, after which
 the event loop runs the other task: one task switch through the loop's ready queue. No seed measured
 asyncio.
 """
@@ -23,13 +25,13 @@ def _require_greenlet() -> None:
         import greenlet  # noqa: F401
     except ModuleNotFoundError:
         raise Unsupported(
-            "greenlet is not installed for this Python; py.greenlet needs it (pip install greenlet)"
+            "greenlet is not installed for this Python; coroutine.py_greenlet needs it (pip install greenlet)"
         ) from None
     except ImportError as exc:
         raise Unsupported(f"greenlet is installed but cannot be imported: {exc}") from None
 
 
-# py.greenlet: one op = one greenlet.switch(), two per round trip; seed 000: 535.3 ns per round trip
+# coroutine.py_greenlet: one op = one greenlet.switch(), two per round trip; seed 000: 535.3 ns per round trip
 # (Python 2.7), 267.6 ns per switch.
 def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
     import greenlet
@@ -52,13 +54,14 @@ def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
         value = gr.switch()
     dt = time.perf_counter() - t0
     if received != loops or not gr.dead:
-        raise SelfCheckError(f"py.greenlet: {received} round trips completed, expected {loops}")
+        raise SelfCheckError(f"coroutine.py_greenlet: {received} round trips completed, expected {loops}")
     # start and finish add one switch each: 2*loops + 2 switches for 2*loops ops
     tally.record(2 * loops, "switches", 2 * received + 2, value)
     return dt
 
 
-# py.asyncio: one op = one `await asyncio.sleep(0)` = one task switch via the ready queue; no seed figure.
+# coroutine.py_asyncio: one op = one `await asyncio.sleep(0)` = one task switch via the ready queue; no seed
+# figure.
 async def _alternate(me: str, n: int, state: list[Any]) -> None:
     sleep = asyncio.sleep
     for _ in range(n):
@@ -86,7 +89,8 @@ def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
     steps, switches = state[1], state[2]
     if steps != 2 * loops or switches != steps:
         raise SelfCheckError(
-            f"py.asyncio: {steps} task steps and {switches} switches between tasks, expected {2 * loops}"
+            f"coroutine.py_asyncio: {steps} task steps and {switches} switches between tasks, "
+            f"expected {2 * loops}"
         )
     tally.record(2 * loops, "task_switches", switches, state)
     return dt

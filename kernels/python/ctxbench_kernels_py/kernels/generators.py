@@ -1,7 +1,9 @@
-"""py.generator and py.yield_from: resuming a suspended generator frame, directly or through a chain.
+"""coroutine.py_generator and coroutine.py_yield_from: resuming a suspended generator frame, directly or
+through a chain.
 
 One op = one value delivered to a `for` loop by the iterator protocol (the same tp_iternext as next()):
-py.generator resumes one frame; py.yield_from resumes the outermost frame, which re-enters each of its
+coroutine.py_generator resumes one frame; coroutine.py_yield_from resumes the outermost frame, which
+re-enters each of its
 `depth` delegating frames down to the leaf that yields. No OS or greenlet switch: these are the cheapest
 "context switches" Python has. The generator bodies are seed 000's: `while i < n: yield i; i += 1`, and
 `yield from` chained k deep. Seed 000 measured 76.4 ns (Python 2.7) and 88.3 ns (Python 3.4) per value
@@ -47,12 +49,13 @@ def _drain(gen: Iterator[int], loops: int, tally: Tally, kernel: str) -> float:
     return dt
 
 
-# py.generator: one op = one generator resume (one frame in, one out); seed 000: 88.3 ns (Python 3.4).
+# coroutine.py_generator: one op = one generator resume (one frame in, one out); seed 000: 88.3 ns
+# (Python 3.4).
 def bench_generator(params: dict[str, Any], loops: int, tally: Tally) -> float:
     return _drain(_counter(loops), loops, tally, "coroutine.py_generator")
 
 
-# py.yield_from: one op = one value through `depth` yield-from frames (depth+1 frames resumed);
+# coroutine.py_yield_from: one op = one value through `depth` yield-from frames (depth+1 frames resumed);
 # seed 000: 113.7 ns (Python 3.4, depth not stated, 1 assumed).
 def bench_yield_from(params: dict[str, Any], loops: int, tally: Tally) -> float:
     return _drain(_chain(loops, params["depth"]), loops, tally, "coroutine.py_yield_from")
