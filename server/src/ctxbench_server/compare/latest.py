@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
+from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -55,4 +57,17 @@ async def on_results_stored(session: AsyncSession, stored: Sequence[ResultStored
                 "created_at": r.created_at,
             }
     if rows:
-        await session.execute(upsert(session.get_bind().dialect.name, list(rows.values())))
+        await session.execute(_upsert_many(session.get_bind().dialect.name), list(rows.values()))
+
+
+@functools.cache
+def _upsert_many(dialect: str) -> Any:
+    """upsert's statement for an executemany of rows: one statement whatever the number of rows, so
+    SQLAlchemy compiles it once (a multi-VALUES statement is compiled again for each length)."""
+    table = cast(Table, LatestResult.__table__)
+    ins = (postgresql if dialect == "postgresql" else sqlite).insert(table)
+    return ins.on_conflict_do_update(
+        index_elements=["machine_id", "kernel_id", "params_key"],
+        set_={"result_id": ins.excluded.result_id, "created_at": ins.excluded.created_at},
+        where=table.c.created_at <= ins.excluded.created_at,
+    )
