@@ -13,9 +13,11 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit import stats
 from ctxbench_server.kit.params import MAX_STRING
 from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.models import Result
+from ctxbench_server.runs import ingest
 from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, RefusedKind, Report, Update
 
 
@@ -195,3 +197,13 @@ def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:
         report(m.result_report) if m.WhichOneof("msg") == "result_report" else update(m.run_update)
         for m in msgs
     ]
+
+
+def messages_with_stats(
+    msgs: Sequence[pb.ConnectRequest],
+) -> tuple[list[Message], dict[str, stats.Stats | ValueError] | None]:
+    """messages(msgs) and the statistics of their measured reports (ingest.compute_stats): the CPU work
+    of a batch, done in one worker thread beside the event loop before a lock or a connection is taken."""
+    domain = messages(msgs)
+    has_reports = any(isinstance(m, Report) for m in domain)
+    return domain, ingest.compute_stats(domain) if has_reports else None

@@ -332,13 +332,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
         dispatch: no change of a run is lost to another one made between a read and a write); then
         each gets its answer: an Ack or a Reject per report. When the database fails the transaction,
         each message is stored alone, so a report it cannot take is rejected alone."""
-        domain = reports_wire.messages(msgs)
         # Off the event loop, before the lock and a connection are taken: the batch's statistics.
-        precomputed = (
-            await asyncio.to_thread(ingest.compute_stats, domain)
-            if any(isinstance(m, Report) for m in domain)
-            else None
-        )
+        domain, precomputed = await asyncio.to_thread(reports_wire.messages_with_stats, msgs)
         async with self.hub.locks[conn.machine_id], self._storing:
             try:
                 async with self.sessionmaker() as session:
