@@ -4,6 +4,7 @@ its listeners what was stored, once each, and a listener failing after the commi
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import uuid
@@ -92,6 +93,7 @@ def test_stats_are_computed_for_measured_reports_only() -> None:
     assert set(got) == {ok.result_id}
     s = got[ok.result_id]
     assert not isinstance(s, ValueError) and s.n == 6 and s.ci_low <= s.median <= s.ci_high
+    assert s.as_dict() == dataclasses.asdict(s)  # what the results row gets: every statistic
 
 
 async def test_listeners_hear_each_batch_once_and_a_failing_one_never_fails_ingest(
