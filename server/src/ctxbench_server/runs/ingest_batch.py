@@ -14,8 +14,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from ctxbench_server.kit import stats
-from ctxbench_server.machines.service import catalog
-from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Result, Run, RunItem, RunStatus
+from ctxbench_server.models import (
+    FINISHED_RUN,
+    ItemState,
+    Machine,
+    MachineKernel,
+    Result,
+    Run,
+    RunItem,
+    RunStatus,
+)
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, Report
 from ctxbench_server.runs.stored import ResultStored, StoredEvents
@@ -74,7 +82,7 @@ class Batch:
     stored: dict[str, str]
     agent_version: str | None
     loaded: list[Run | RunItem]
-    specs: dict[str, dict[str, Any]] | None = None
+    specs: dict[str, dict[str, Any] | None] | None = None
     # result id -> its statistics (or why there are none), computed beforehand by compute_stats
     precomputed: dict[str, stats.Stats | ValueError] = dataclasses.field(default_factory=dict)
     # what close_batch writes: the results (rows of one INSERT), their items' new state (one UPDATE by
@@ -90,9 +98,20 @@ class Batch:
         return done["b_result_id"] if done is not None else item.result_id
 
     async def spec(self, session: AsyncSession, kernel_id: str) -> dict[str, Any] | None:
+        """The machine's spec of a kernel; read once a batch, for the kernels of the items it loaded
+        (plain columns: not the whole catalog as ORM objects)."""
         if self.specs is None:
-            self.specs = await catalog(session, self.machine_id)
-        return self.specs.get(kernel_id)
+            wanted = {x.kernel_id for x in self.loaded if isinstance(x, RunItem)} | {kernel_id}
+            q = select(MachineKernel.kernel_id, MachineKernel.spec).where(
+                MachineKernel.machine_id == self.machine_id, MachineKernel.kernel_id.in_(wanted)
+            )
+            self.specs = {kid: spec for kid, spec in await session.execute(q)}
+        if kernel_id not in self.specs:  # an item not loaded by open_batch (none today): ask for it
+            q = select(MachineKernel.spec).where(
+                MachineKernel.machine_id == self.machine_id, MachineKernel.kernel_id == kernel_id
+            )
+            self.specs[kernel_id] = (await session.execute(q)).scalar_one_or_none()
+        return self.specs[kernel_id]
 
 
 async def own_run(session: AsyncSession, machine_id: str, run_id: str) -> Run:
@@ -130,8 +149,15 @@ async def open_batch(session: AsyncSession, machine_id: str, msgs: Sequence[Mess
     if result_ids:
         known = select(Result.id, Result.machine_id).where(Result.id.in_(result_ids))
         stored = {rid: mid for rid, mid in await session.execute(known)}
-    machine = await session.get(Machine, machine_id) if result_ids else None
-    return Batch(machine_id, stored, (machine.agent_version or None) if machine else None, loaded)
+    # one column, not the machine with its facts: what the batch's results record of the agent
+    version = (
+        (
+            await session.execute(select(Machine.agent_version).where(Machine.id == machine_id))
+        ).scalar_one_or_none()
+        if result_ids
+        else None
+    )
+    return Batch(machine_id, stored, version or None, loaded)
 
 
 async def close_batch(session: AsyncSession, b: Batch, events: StoredEvents) -> list[str]:
