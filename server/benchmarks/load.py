@@ -239,12 +239,14 @@ async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
                     latencies.append(time.perf_counter() - sent[msg.result_ack.result_id])
                     acks += 1
 
+        cpu0, _ = proc_stats(server.proc.pid)
         t0 = time.perf_counter()
         await asyncio.gather(
             *(send_all(a, run, TICK_S * i / len(starts)) for i, (a, run) in enumerate(starts)),
             *(read_acks(a, run) for a, run in starts),
         )
         wall = time.perf_counter() - t0
+        cpu1, _ = proc_stats(server.proc.pid)
         n = len(latencies)
         return {
             "agents": agents,
@@ -255,6 +257,8 @@ async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
             "results_per_s": round(n / wall, 1),
             "ack_p50_ms": round(1000 * statistics.median(latencies), 1),
             "ack_p99_ms": round(1000 * pct(latencies, 0.99), 1),
+            # the server's CPU time per result: what a busy host's load average does not change much
+            "server_cpu_ms_per_result": round(1000 * (cpu1 - cpu0) / max(1, n), 3),
         }
 
     return await on_server(body)

@@ -88,7 +88,7 @@ async def test_reports_stored_together_are_answered_alone(
     """Reports that arrive together are stored in one transaction, yet each gets its own answer: a
     malformed one and one the database refuses are rejected alone, the others stored and acknowledged,
     a report sent twice is stored once and acknowledged twice."""
-    from ctxbench_server.runs import reports
+    from ctxbench_server.runs import ingest
 
     agent = make_agent()
     await agent.connect()
@@ -99,16 +99,16 @@ async def test_reports_stored_together_are_answered_alone(
     # Hold the first transaction until everything else has arrived: the rest then comes in one batch.
     entered, release = asyncio.Event(), asyncio.Event()
     sizes: list[int] = []
-    record_batch = reports.record_batch
+    record_batch = ingest.record_batch
 
-    async def held(*args: Any) -> reports.Recorded:
+    async def held(*args: Any) -> ingest.Recorded:
         sizes.append(len(args[2]))
         if len(sizes) == 1:
             entered.set()
             await release.wait()
         return await record_batch(*args)
 
-    monkeypatch.setattr(reports, "record_batch", held)
+    monkeypatch.setattr(ingest, "record_batch", held)
     await agent.running(run["id"], items[0].item_id)
     await asyncio.wait_for(entered.wait(), 5)
     ok = [agent.result(run["id"], items[i]) for i in (0, 3, 4, 5)]
@@ -225,14 +225,14 @@ async def test_many_agents_connecting_at_once(
 async def test_unexpected_error_on_a_stream_is_a_generic_status(
     make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxbench_server.runs import reports
+    from ctxbench_server.runs import ingest
 
     async def boom(*_: object) -> None:
         raise RuntimeError("secret internals")
 
     agent = make_agent()
     await agent.connect()
-    monkeypatch.setattr(reports, "record_batch", boom)
+    monkeypatch.setattr(ingest, "record_batch", boom)
     await agent.send(pb.ConnectRequest(run_update=pb.RunUpdate(run_id="r", state=pb.ITEM_STATE_ACCEPTED)))
     with pytest.raises(grpc.aio.AioRpcError) as e:
         while True:
@@ -246,18 +246,18 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
-    from ctxbench_server.runs import reports
+    from ctxbench_server.runs import ingest
 
     agent = make_agent()
     await agent.connect()
     run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
     start = (await agent.expect("start_run")).start_run
-    record = reports.record_batch
+    record = ingest.record_batch
 
-    async def locked(*_: object) -> reports.Recorded:
+    async def locked(*_: object) -> ingest.Recorded:
         raise OperationalError("INSERT INTO results secret", {}, Exception("database is locked"))
 
-    monkeypatch.setattr(reports, "record_batch", locked)
+    monkeypatch.setattr(ingest, "record_batch", locked)
     req = agent.result(run["id"], start.items[0])
     await agent.send(req)
     reject = (await agent.expect("reject")).reject
@@ -266,7 +266,7 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
     assert "secret" not in reject.message and "locked" not in reject.message
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["items"][0]["state"] != "failed"
 
-    monkeypatch.setattr(reports, "record_batch", record)
+    monkeypatch.setattr(ingest, "record_batch", record)
     await agent.send(req)  # the same report again, on the same stream
     assert (await agent.expect("result_ack")).result_ack.result_id == req.result_report.result_id
     assert (await http.get(f"/api/v1/runs/{run['id']}")).json()["status"] == "succeeded"

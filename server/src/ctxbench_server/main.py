@@ -20,6 +20,7 @@ from ctxbench_server.agents.servicer import AgentService
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.cluster import Cluster
+from ctxbench_server.compare import latest
 from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
 from ctxbench_server.fleet.router import FleetInfo
@@ -27,6 +28,7 @@ from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addre
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.events import RunEvents
+from ctxbench_server.runs.stored import StoredEvents
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
@@ -102,6 +104,10 @@ class CtxbenchServer:
         self.hub = AgentHub()
         events = RunEvents(self.sessionmaker, s.max_sse_per_client, s.max_sse_total)
         self.dispatcher = Dispatcher(self.hub, self.agent_sessionmaker, events, self.sessionmaker)
+        # "result stored": compare's latest pointers in ingest's transaction, SSE after its commit
+        stored = StoredEvents()
+        stored.on_transaction(latest.on_results_stored)
+        stored.on_commit(events.results_stored)
         if self.engine.dialect.name == "postgresql":
             await self._join_cluster(events)
 
@@ -115,6 +121,7 @@ class CtxbenchServer:
             approve_new_hosts=s.approve_new_hosts,
             max_streams=s.max_agent_streams,
             hello_timeout_s=s.hello_timeout_s,
+            stored=stored,
         )
         pb_grpc.add_AgentServiceServicer_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None

@@ -13,6 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
+from ctxbench_server.agents import reports_wire
 from ctxbench_server.agents.hub import AgentConnection, AgentHub
 from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
@@ -20,8 +21,10 @@ from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_g
 from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
-from ctxbench_server.runs import reports
+from ctxbench_server.runs import ingest
 from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.reported import Message, Refused, Report
+from ctxbench_server.runs.stored import StoredEvents
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +65,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
         approve_new_hosts: bool = False,
         max_streams: int = 2000,
         hello_timeout_s: float = 10.0,
+        *,
+        stored: StoredEvents,
     ) -> None:
+        self.stored = stored  # told what ingest stored (compare's latest pointers, SSE)
         self.max_streams = max_streams
         self.hello_timeout_s = hello_timeout_s
         self.open_streams = 0
@@ -327,18 +333,16 @@ class AgentService(pb_grpc.AgentServiceServicer):
         each gets its answer: an Ack or a Reject per report. When the database fails the transaction,
         each message is stored alone, so a report it cannot take is rejected alone."""
         # Off the event loop, before the lock and a connection are taken: the batch's statistics.
-        precomputed = (
-            await asyncio.to_thread(reports.compute_stats, msgs)
-            if any(m.WhichOneof("msg") == "result_report" for m in msgs)
-            else None
-        )
+        domain, precomputed = await asyncio.to_thread(reports_wire.messages_with_stats, msgs)
         async with self.hub.locks[conn.machine_id], self._storing:
             try:
                 async with self.sessionmaker() as session:
-                    done = await reports.record_batch(session, conn.machine_id, msgs, precomputed)
+                    done = await ingest.record_batch(
+                        session, conn.machine_id, domain, self.stored, precomputed
+                    )
             except SQLAlchemyError as e:
-                if len(msgs) == 1:
-                    done = await self._store_failed(conn, msgs[0], e)
+                if len(domain) == 1:
+                    done = await self._store_failed(conn, domain[0], e)
                 else:
                     log.info(
                         "agent %s: %d messages not stored together (%s); storing them one by one",
@@ -346,11 +350,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
                         len(msgs),
                         type(e).__name__,
                     )
-                    done = reports.Recorded([], [])
-                    for m in msgs:
+                    done = ingest.Recorded([], [])
+                    for m in domain:
                         try:
                             async with self.sessionmaker() as session:
-                                one = await reports.record_batch(session, conn.machine_id, [m], precomputed)
+                                one = await ingest.record_batch(
+                                    session, conn.machine_id, [m], self.stored, precomputed
+                                )
                         except SQLAlchemyError as e1:
                             one = await self._store_failed(conn, m, e1)
                         done.outcomes += one.outcomes
@@ -358,36 +364,32 @@ class AgentService(pb_grpc.AgentServiceServicer):
         await self._answer(conn, state, msgs, done)
 
     async def _answer(
-        self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest], done: reports.Recorded
+        self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest], done: ingest.Recorded
     ) -> None:
-        """Each report's Ack or Reject, in order; browsers told about each run once; the next run started
-        if one finished."""
+        """Each report's Ack or Reject, in order; browsers told about each run an update or a Reject
+        touched once (stored results tell them themselves: the "result stored" event); the next run
+        started if one finished."""
         run_ids: dict[str, None] = {}
         for req, outcome in zip(msgs, done.outcomes, strict=True):
-            if isinstance(outcome, reports.Refused):
+            if isinstance(outcome, Refused):
                 log.warning(
-                    "agent %s: rejected %s (code %d): %s",
+                    "agent %s: rejected %s (%s): %s",
                     conn.machine_id,
                     req.WhichOneof("msg"),
-                    outcome.code,
+                    outcome.kind,
                     outcome.message,
                 )
-                conn.send(
-                    pb.ConnectResponse(
-                        reject=pb.Reject(
-                            result_id=outcome.result_id[:64],
-                            run_id=outcome.run_id[:64],
-                            code=outcome.code,
-                            message=outcome.message[:1024],
-                        )
-                    )
-                )
+                conn.send(pb.ConnectResponse(reject=reports_wire.reject(outcome)))
                 if outcome.run_id:
                     run_ids[outcome.run_id] = None
                 continue
-            if outcome is not None and outcome.ack:
-                conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=req.result_report.result_id)))
-            run_ids[req.result_report.run_id if outcome is not None else req.run_update.run_id] = None
+            if outcome is not None:
+                if outcome.ack:
+                    conn.send(
+                        pb.ConnectResponse(result_ack=pb.ResultAck(result_id=req.result_report.result_id))
+                    )
+                continue
+            run_ids[req.run_update.run_id] = None
         for run_id in run_ids:
             self.dispatcher.events.notify(run_id)
         if done.finished:
@@ -396,28 +398,25 @@ class AgentService(pb_grpc.AgentServiceServicer):
             state.may_run = False  # the next StartRun (kick's, if any) sets it again
             await self.dispatcher.kick(conn.machine_id)
 
-    async def _store_failed(
-        self, conn: AgentConnection, req: pb.ConnectRequest, e: SQLAlchemyError
-    ) -> reports.Recorded:
+    async def _store_failed(self, conn: AgentConnection, r: Message, e: SQLAlchemyError) -> ingest.Recorded:
         """One message the database failed to store: a report is acknowledged (it landed meanwhile) or
-        refused (reports.storage_failed); an update's failure ends the stream (the agent reconnects)."""
-        if req.WhichOneof("msg") != "result_report":
+        refused (ingest.storage_failed); an update's failure ends the stream (the agent reconnects)."""
+        if not isinstance(r, Report):
             raise e
-        r = req.result_report
         log.warning(
             "agent %s: could not store result %s of run %s: %s",
             conn.machine_id,
             r.result_id,
             r.run_id,
             e,
-            exc_info=not reports.refused_by_database(e),
+            exc_info=not ingest.refused_by_database(e),
         )
         try:
             async with self.sessionmaker() as session:
-                stored = await reports.storage_failed(session, conn.machine_id, r, e)
-        except reports.Refused as bad:
-            return reports.Recorded([bad], [r.run_id] if bad.run_finished else [])
-        return reports.Recorded([stored], [])
+                stored = await ingest.storage_failed(session, conn.machine_id, r, e, self.stored)
+        except Refused as bad:
+            return ingest.Recorded([bad], [r.run_id] if bad.run_finished else [])
+        return ingest.Recorded([stored], [])
 
     async def keep_last_seen(self, every_s: float = LAST_SEEN_FLUSH_S) -> None:
         """Writes machines.last_seen of the agents that spoke since the last round, in one statement a

@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import select
@@ -32,6 +32,7 @@ from ctxbench_server.runs import service
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
+    from ctxbench_server.runs.stored import ResultStored
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,11 @@ class RunEvents:
         self.changed(run_id)
         if self.cluster is not None:
             self.cluster.publish_run(run_id)
+
+    def results_stored(self, stored: Sequence[ResultStored]) -> None:
+        """The "result stored" listener (runs/stored.py), after ingest's commit: each run told once."""
+        for run_id in dict.fromkeys(r.run_id for r in stored):
+            self.notify(run_id)
 
     def changed(self, run_id: str) -> None:
         """The run changed: its feed on this process (if any) re-reads it once."""

@@ -1,0 +1,209 @@
+"""ResultReport and RunUpdate protobufs to the domain's Report and Update (runs/reported.py), and a
+Refused back to the Reject the agent acts on. The only place that reads a ResultReport: its limits are
+checked here, before anything is looked up, and a malformed report becomes a Report that says why."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit import stats
+from ctxbench_server.kit.params import MAX_STRING
+from ctxbench_server.kit.text import column_length, storable
+from ctxbench_server.models import Result
+from ctxbench_server.runs import ingest
+from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, RefusedKind, Report, Update
+
+
+def _length(column: Any) -> int:
+    length = column_length(column)
+    assert length is not None
+    return length
+
+
+RESULT_STATUS = {
+    pb.RESULT_STATUS_OK: "ok",
+    pb.RESULT_STATUS_FAILED: "failed",
+    pb.RESULT_STATUS_UNSUPPORTED: "unsupported",
+    pb.RESULT_STATUS_CANCELLED: "cancelled",
+}
+
+MAX_SAMPLES = 100_000
+MAX_ATTEMPT_CVS = 1000
+MAX_LAUNCHES = 1000
+# Strings of a report that reach a column are bounded by its size (PostgreSQL refuses longer ones);
+# the rest by what a kernel or the agent can sensibly send (the agent keeps 4 KiB of stderr).
+MAX_ID = ID_LENGTH  # run_id, item_id: the server's UUIDs
+MAX_KERNEL_ID = _length(Result.kernel_id)
+MAX_UNIT = _length(Result.unit)
+MAX_PARAM_VALUE = MAX_STRING  # what kit.params accepts for one string value; the stored key is bounded by
+# kit.params.params_key (a long one keeps its start plus a SHA-256 of the whole)
+MAX_PARAM_COUNT = 64
+MAX_COUNTERS = 256
+MAX_NAME = 200  # a counter's name, the harness name and version
+MAX_ERROR = 4096
+MAX_STDERR_TAIL = 16384
+
+# google.rpc.Code of a Reject, by why the report was refused
+INVALID_ARGUMENT = 3  # malformed: the agent drops it from its spool
+PERMISSION_DENIED = 7  # a run or result that is not this agent's
+UNAVAILABLE = 14  # not stored now; the agent keeps it and sends it again
+REJECT_CODE: dict[RefusedKind, int] = {
+    "malformed": INVALID_ARGUMENT,
+    "not_yours": PERMISSION_DENIED,
+    "unavailable": UNAVAILABLE,
+}
+
+
+def reject(refused: Refused) -> pb.Reject:
+    return pb.Reject(
+        result_id=refused.result_id[:64],
+        run_id=refused.run_id[:64],
+        code=REJECT_CODE[refused.kind],
+        message=refused.message[:1024],
+    )
+
+
+def check_report(r: pb.ResultReport) -> None:
+    """Rules a report must meet before anything is looked up. Raises ValueError saying which."""
+    try:
+        if len(r.result_id) != 36:
+            raise ValueError
+        uuid.UUID(r.result_id)
+    except ValueError:
+        raise ValueError(f"result_id {r.result_id[:64]!r} is not a UUID") from None
+    if len(r.samples) > MAX_SAMPLES:
+        raise ValueError(f"{len(r.samples)} samples, more than {MAX_SAMPLES}")
+    if r.iterations and len(r.iterations) != len(r.samples):  # none at all: the kernel did not say
+        raise ValueError(f"{len(r.samples)} samples but {len(r.iterations)} iteration counts")
+    if not all(math.isfinite(x) for x in r.samples):
+        raise ValueError("samples are not all finite numbers")
+    if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
+        raise ValueError(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
+    if r.sample_launches and len(r.sample_launches) != len(r.samples):  # none: one launch
+        raise ValueError(f"{len(r.samples)} samples but {len(r.sample_launches)} sample_launches")
+    if len(r.launches) > MAX_LAUNCHES:
+        raise ValueError(f"{len(r.launches)} launches, more than {MAX_LAUNCHES}")
+    for name, value, most in (
+        ("run_id", r.run_id, MAX_ID),
+        ("item_id", r.item_id, MAX_ID),
+        ("kernel_id", r.kernel_id, MAX_KERNEL_ID),
+        ("unit", r.unit, MAX_UNIT),
+        ("error", r.error, MAX_ERROR),
+        ("stderr_tail", r.stderr_tail, MAX_STDERR_TAIL),
+        ("harness.name", r.harness.name, MAX_NAME),
+        ("harness.version", r.harness.version, MAX_NAME),
+    ):
+        if len(value) > most:
+            raise ValueError(f"{name}: {len(value)} characters, more than {most}")
+    if len(r.params) > MAX_PARAM_COUNT:
+        raise ValueError(f"params: {len(r.params)} parameters, more than {MAX_PARAM_COUNT}")
+    if any(len(v) > MAX_PARAM_VALUE for v in r.params.values()):
+        raise ValueError(f"params: a value over {MAX_PARAM_VALUE} characters")
+    if len(r.counters) > MAX_COUNTERS:
+        raise ValueError(f"counters: {len(r.counters)} counters, more than {MAX_COUNTERS}")
+    if any(len(k) > MAX_NAME for k in r.counters):
+        raise ValueError(f"counters: a name over {MAX_NAME} characters")
+
+
+def _ts(t: Timestamp, present: bool) -> datetime | None:
+    """None when absent, or at or before 1970 (Go's zero time.Time arrives as year 1: never set)."""
+    return t.ToDatetime(tzinfo=UTC) if present and t.seconds > 0 else None
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _launch(lr: pb.Launch) -> dict[str, Any]:
+    return {
+        "index": lr.index,
+        "wall_s": _finite(lr.wall_s),
+        "cpu_s": _finite(lr.cpu_s),
+        "other_busy_frac": _finite(lr.other_busy_frac),
+        "steal_frac": _finite(lr.steal_frac),
+        "throttled_s": _finite(lr.throttled_s),
+        "disturbed": lr.disturbed,
+        "remeasured": lr.remeasured,
+        "kept": lr.kept,
+        "samples": lr.samples,
+    }
+
+
+def report(r: pb.ResultReport) -> Report:
+    """The domain's Report of r; a malformed one carries why (and only what fails its item)."""
+    started = _ts(r.started_at, r.HasField("started_at"))
+    finished = _ts(r.finished_at, r.HasField("finished_at"))
+    try:
+        check_report(r)
+    except ValueError as bad:
+        return Report(
+            r.result_id,
+            r.run_id,
+            r.item_id,
+            malformed=str(bad),
+            exit_code=r.exit_code,
+            started_at=started,
+            finished_at=finished,
+        )
+    return Report(
+        r.result_id,
+        r.run_id,
+        r.item_id,
+        status=RESULT_STATUS.get(r.status, "failed"),
+        kernel_id=r.kernel_id,
+        params=dict(r.params),
+        unit=storable(r.unit, MAX_UNIT),
+        samples=list(r.samples),
+        iterations=list(r.iterations),
+        sample_launches=list(r.sample_launches) or None,
+        # JSON has no NaN or infinity: such counters are dropped, not the measurement
+        counters={k: v for k, v in r.counters.items() if math.isfinite(v)},
+        harness={
+            "name": r.harness.name,
+            "version": r.harness.version,
+            "min_time_s": _finite(r.harness.min_time_s),
+        }
+        if r.HasField("harness")
+        else {},
+        reruns=max(0, r.reruns),
+        noisy=r.noisy,
+        attempt_cvs=[_finite(x) for x in r.attempt_cvs],
+        launches=[_launch(lr) for lr in r.launches] if r.launches else None,
+        disturbance=_finite(r.disturbance) if r.launches else None,
+        exit_code=r.exit_code,
+        error=storable(r.error),
+        stderr_tail=storable(r.stderr_tail),
+        started_at=started,
+        finished_at=finished,
+    )
+
+
+def update(u: pb.RunUpdate) -> Update:
+    return Update(
+        u.run_id, u.item_id, u.state == pb.ITEM_STATE_RUNNING, pb.ItemState.Name(u.state), u.message
+    )
+
+
+def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:
+    """A stream's reports and updates (the only kinds ingest takes), in their order."""
+    return [
+        report(m.result_report) if m.WhichOneof("msg") == "result_report" else update(m.run_update)
+        for m in msgs
+    ]
+
+
+def messages_with_stats(
+    msgs: Sequence[pb.ConnectRequest],
+) -> tuple[list[Message], dict[str, stats.Stats | ValueError] | None]:
+    """messages(msgs) and the statistics of their measured reports (ingest.compute_stats): the CPU work
+    of a batch, done in one worker thread beside the event loop before a lock or a connection is taken."""
+    domain = messages(msgs)
+    has_reports = any(isinstance(m, Report) for m in domain)
+    return domain, ingest.compute_stats(domain) if has_reports else None

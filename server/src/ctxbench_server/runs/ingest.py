@@ -1,0 +1,288 @@
+"""Results and item progress into the database: a stream's messages (already translated from protobuf by
+agents/reports_wire.py) stored in batches, each report getting its own outcome.
+
+A batch (record_batch: whatever the agent had sent when the last batch was done) is looked up with a few
+queries for all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the
+derived work (whether a run is finished) done once, one commit. A refused message is refused alone. What
+was stored is told through runs/stored.py ("result stored"): compare's latest_results pointers follow it
+inside the transaction, SSE after the commit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ctxbench_server.kernels.aliases import canonical
+from ctxbench_server.kit import stats
+from ctxbench_server.kit.params import from_wire, params_key
+from ctxbench_server.models import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
+from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.runs.ingest_batch import Batch, close_batch, open_batch, own_item, own_run, result_row
+from ctxbench_server.runs.reported import Message, Refused, Report, Update
+from ctxbench_server.runs.stored import ResultStored, StoredEvents
+
+log = logging.getLogger(__name__)
+
+ITEM_STATE_FOR = {
+    "ok": ItemState.SUCCEEDED,
+    "failed": ItemState.FAILED,
+    "unsupported": ItemState.FAILED,
+    "cancelled": ItemState.CANCELLED,
+}
+
+
+@dataclass
+class Stored:
+    ack: bool
+
+
+@dataclass
+class Recorded:
+    """Per message of a batch: Stored (a report to acknowledge), Refused (to reject), None (an update
+    acted on); and the runs the batch finished."""
+
+    outcomes: list[Stored | Refused | None]
+    finished: list[str]
+
+
+def compute_stats(msgs: Sequence[Message]) -> dict[str, stats.Stats | ValueError]:
+    """The statistics of each measured report (the bootstrap is most of what a report costs the server),
+    for record_batch. Pure: meant for a worker thread beside the event loop (numpy leaves the GIL for
+    most of it), before the machine's lock and a database connection are taken."""
+    out: dict[str, stats.Stats | ValueError] = {}
+    for r in msgs:
+        if not isinstance(r, Report) or r.malformed or r.status != "ok" or r.result_id in out:
+            continue
+        try:
+            out[r.result_id] = stats.compute(r.samples, r.sample_launches, r.result_id)
+        except ValueError as e:
+            out[r.result_id] = e
+    return out
+
+
+async def record_batch(
+    session: AsyncSession,
+    machine_id: str,
+    msgs: Sequence[Message],
+    events: StoredEvents,
+    precomputed: dict[str, stats.Stats | ValueError] | None = None,
+) -> Recorded:
+    """Stores a stream's ready reports and updates (in their order) in one transaction and commits it,
+    then tells `events` what it stored. A report or update that is refused is refused alone: the others
+    are stored. Raises SQLAlchemyError when the database fails the transaction (nothing is stored then).
+    `precomputed`: compute_stats(msgs) (else each report's statistics are computed here)."""
+    b = await open_batch(session, machine_id, msgs)
+    b.precomputed = precomputed or {}
+    outcomes: list[Stored | Refused | None] = []
+    for m in msgs:
+        try:
+            if isinstance(m, Report):
+                outcomes.append(await _record_result(session, b, m))
+            else:
+                await _record_update(session, b, m)
+                outcomes.append(None)
+        except Refused as e:
+            outcomes.append(e)
+    finished = await close_batch(session, b, events)
+    await session.commit()
+    events.committed(b.results)
+    return Recorded(outcomes, finished)
+
+
+async def _record_update(session: AsyncSession, b: Batch, u: Update) -> None:
+    """RUNNING marks the item (and a queued run) running; the rest is advisory and only logged.
+    Raises Refused for a run (or item) that is unknown or not this agent's."""
+    if not u.running or not u.item_id:
+        await own_run(session, b.machine_id, u.run_id)
+        log.debug("run %s: %s %s", u.run_id, u.state, u.message)
+        return
+    run, item = await own_item(session, b.machine_id, u.run_id, u.item_id)
+    if run.status in FINISHED_RUN or run.status == RunStatus.QUEUED:
+        return  # a late update of a finished (or finished and retried) run
+    if item.state == ItemState.QUEUED and b.current_result(item) is None:
+        item.state = ItemState.RUNNING
+    if run.started_at is None:
+        run.started_at = utcnow()
+
+
+def _already_stored(b: Batch, r: Report) -> bool:
+    """True when this result is stored already (a repeat is acknowledged again); Refused when the id is
+    another machine's."""
+    owner = b.stored.get(r.result_id)
+    if owner is None:
+        return False
+    if owner != b.machine_id:
+        raise Refused(f"result {r.result_id!r} is not this agent's", "not_yours", r.run_id, r.result_id)
+    return True
+
+
+def _attempt(run: Run, item: RunItem, r: Report, had: str | None) -> tuple[bool, int]:
+    """Whether the result becomes its item's current one, and its attempt. Not when the item already has
+    one, or it is a stale report of an earlier attempt (the run was retried: it is queued, or a CANCELLED
+    report arrives for a run nobody cancelled); those are stored as history only."""
+    if had is not None:
+        log.warning(
+            "item %s already has result %s; second result %s kept as history only", item.id, had, r.result_id
+        )
+        return False, item.attempt
+    if run.status == RunStatus.QUEUED or (r.status == "cancelled" and run.status == RunStatus.RUNNING):
+        log.info("result %s of item %s is from an earlier attempt; kept as history", r.result_id, item.id)
+        return False, max(1, item.attempt - 1)
+    return True, item.attempt
+
+
+async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
+    """Stores a result once (by result_id); a repeat is just acknowledged again. Raises Refused."""
+    if r.malformed is not None:
+        await _fail_refused_item(session, b, r, r.malformed)
+        raise Refused(r.malformed, run_id=r.run_id, result_id=r.result_id)
+    if _already_stored(b, r):
+        return Stored(ack=True)
+    try:
+        run, item = await own_item(session, b.machine_id, r.run_id, r.item_id)
+    except Refused as e:
+        e.result_id = r.result_id
+        raise
+    current, attempt = _attempt(run, item, r, b.current_result(item))
+    if r.kernel_id and canonical(r.kernel_id) != item.kernel_id:  # an old agent names the old id
+        log.warning(
+            "result %s names kernel %r but item %s is %r", r.result_id, r.kernel_id, item.id, item.kernel_id
+        )
+    spec = await b.spec(session, item.kernel_id)
+    params = from_wire(spec, r.params) if r.params else dict(item.params)
+    row = result_row(
+        id=r.result_id,
+        run_id=run.id,
+        item_id=item.id,
+        machine_id=b.machine_id,
+        kernel_id=item.kernel_id,
+        status=r.status,
+        params=params,
+        params_key=params_key(spec, params),
+        unit=r.unit,
+        iterations=r.iterations,
+        counters=r.counters,
+        harness=r.harness,
+        attempt=attempt,
+        reruns=r.reruns,
+        noisy=r.noisy,
+        attempt_cvs=r.attempt_cvs,
+        launches=r.launches,
+        disturbance=r.disturbance,
+        agent_version=b.agent_version,
+        exit_code=r.exit_code,
+        error=r.error or None,
+        stderr_tail=r.stderr_tail or None,
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+    )
+    if r.status == "ok":
+        try:
+            s = b.precomputed.get(r.result_id) or stats.compute(r.samples, r.sample_launches, r.result_id)
+            if isinstance(s, ValueError):
+                raise s
+        except ValueError as e:  # no samples: not a measurement
+            row["status"], row["error"] = "failed", f"result has no usable samples: {e}"
+        else:
+            row.update(s.as_dict(), samples=r.samples, sample_launches=r.sample_launches)
+    _add(b, run, item, row, current)
+    return Stored(ack=True)
+
+
+def _add(b: Batch, run: Run, item: RunItem, row: dict[str, Any], current: bool) -> None:
+    """The row joins the batch's INSERT; as its item's current result, the item's UPDATE too (close_batch
+    then ends the run if no item is left open)."""
+    b.rows.append(row)
+    b.stored[row["id"]] = b.machine_id
+    b.results.append(
+        ResultStored(
+            row["id"],
+            b.machine_id,
+            run.id,
+            item.id,
+            row["kernel_id"],
+            row["params_key"],
+            row["status"],
+            row["created_at"],
+        )
+    )
+    if current:
+        b.items[item.id] = {
+            "b_id": item.id,
+            "b_result_id": row["id"],
+            "b_state": ITEM_STATE_FOR[row["status"]],
+            "b_error": row["error"],
+        }
+        b.runs[run.id] = run
+
+
+def refused_by_database(e: SQLAlchemyError) -> bool:
+    """The database refuses these values for good (a constraint, a value too long for its column), as
+    opposed to failing to store anything just now: SQLSTATE classes 22 (data) and 23 (integrity)."""
+    if isinstance(e, DataError | IntegrityError):
+        return True
+    sqlstate = getattr(e.orig, "sqlstate", None) if isinstance(e, DBAPIError) else None
+    return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")
+
+
+async def storage_failed(
+    session: AsyncSession, machine_id: str, r: Report, e: SQLAlchemyError, events: StoredEvents
+) -> Stored:
+    """Storing r alone raised e (its session is gone; this is a new one): acknowledge it if the same
+    result landed meanwhile through another stream, else raise Refused. A result the database refuses
+    for good is refused as malformed (the agent sets it aside) and fails its item, like any malformed
+    report; any other failure is unavailable (the agent keeps it and sends it again). Never the
+    database's words."""
+    b = await open_batch(session, machine_id, [r])
+    if _already_stored(b, r):
+        return Stored(ack=True)
+    if not refused_by_database(e):
+        raise Refused(
+            "the server could not store this result now; send it again later",
+            "unavailable",
+            run_id=r.run_id,
+            result_id=r.result_id,
+        )
+    bad = Refused("the database refused this result", run_id=r.run_id, result_id=r.result_id)
+    try:
+        await _fail_refused_item(session, b, r, bad.message)
+        bad.run_finished = bool(await close_batch(session, b, events))
+        await session.commit()
+        events.committed(b.results)
+    except SQLAlchemyError:
+        await session.rollback()
+        log.exception("could not fail item %s of run %s after its result was refused", r.item_id, r.run_id)
+    raise bad
+
+
+async def _fail_refused_item(session: AsyncSession, b: Batch, r: Report, why: str) -> None:
+    """A malformed report of this agent's running item fails that item (the agent drops the report,
+    so it would otherwise stay open for ever): a failed result under a new id says why."""
+    try:
+        run, item = await own_item(session, b.machine_id, r.run_id, r.item_id)
+    except Refused:
+        return
+    if b.current_result(item) is not None or run.status != RunStatus.RUNNING:
+        return
+    spec = await b.spec(session, item.kernel_id)
+    row = result_row(
+        id=new_id(),
+        run_id=run.id,
+        item_id=item.id,
+        machine_id=b.machine_id,
+        kernel_id=item.kernel_id,
+        status="failed",
+        params=dict(item.params),
+        params_key=params_key(spec, item.params),
+        attempt=item.attempt,
+        exit_code=r.exit_code,
+        error=f"report rejected: {why}",
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+    )
+    _add(b, run, item, row, current=True)
