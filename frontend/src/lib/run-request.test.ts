@@ -1,25 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { Kernel, ParamSpec, RunRequest } from './api-types';
+import type { Kernel, RunRequest } from './api-types';
+import { aKernel, aParam } from './test-fixtures';
 import { buildRunRequest, formErrorsFromServer, formFromRequest } from './run-request';
 
-const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] };
-const placement: ParamSpec = {
+const threads = aParam({ name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] });
+const placement = aParam({
   name: 'placement',
   type: 'choice',
   default: 'same_core',
   choices: ['same_core', 'cross_core', 'unpinned'],
-};
+});
 
-const pipe: Kernel = {
-  id: 'ctxswitch.pipe',
-  title: 'Pipe ping-pong',
-  family: 'ctxswitch',
-  unit: 'ns/op',
-  description: '',
-  params: [placement, threads],
-  seed_reference: null,
-  machines: ['m1'],
-};
+const pipe: Kernel = aKernel('ctxswitch.pipe', { title: 'Pipe ping-pong', params: [placement, threads], machines: ['m1'] });
 const getppid: Kernel = { ...pipe, id: 'syscall.getppid', family: 'syscall', params: [] };
 
 const base = { profile: 'default' as const, repetitions: '', minTime: '' };

@@ -1,6 +1,6 @@
 // The New run form as a POST /runs body: one machine → `machine_id`, several → `machine_ids` (a batch);
 // each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
-import type { Kernel, ParamValue, Profile, RunItemRequest, RunRequest, RunSettings } from './api-types';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type ParamValue, type Profile, type RunItemRequest, type RunRequest, type RunSettings } from './api-types';
 import { coerceParam, coerceParams, type FormValue } from './params';
 import { kernelItemCount, MAX_ITEMS_PER_RUN, parseSweepValues, type SweepChoice } from './sweep';
 
@@ -41,11 +41,11 @@ export function buildRunRequest(
   // "default" is the server's own default: leaving it out keeps the body valid for older servers too.
   if (form.profile !== 'default') request.profile = form.profile;
 
-  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: 1, max: 1000 }, form.repetitions);
+  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: REPETITIONS.minimum, max: REPETITIONS.maximum }, form.repetitions);
   if (!reps.ok) errors.repetitions = reps.error;
   else if (reps.value !== undefined) request.repetitions = reps.value as number;
 
-  const minTime = coerceParam({ name: 'Min time', type: 'float', min: 0.001, max: 60 }, form.minTime);
+  const minTime = coerceParam({ name: 'Min time', type: 'float', min: MIN_TIME_S.minimum, max: MIN_TIME_S.maximum }, form.minTime);
   if (!minTime.ok) errors.min_time_s = minTime.error;
   else if (minTime.value !== undefined) request.min_time_s = minTime.value as number;
 
@@ -130,10 +130,10 @@ export function formFromRequest(request: RunSettings): RepeatedForm {
     values: {},
     sweeps: {},
     profile: request.profile ?? 'default',
-    repetitions: request.repetitions !== undefined ? String(request.repetitions) : '',
-    minTime: request.min_time_s !== undefined ? String(request.min_time_s) : '',
+    repetitions: request.repetitions != null ? String(request.repetitions) : '',
+    minTime: request.min_time_s != null ? String(request.min_time_s) : '',
   };
-  if (request.launches !== undefined) out.launches = request.launches;
+  if (request.launches != null) out.launches = request.launches;
   for (const item of request.items) {
     if (out.kernels.includes(item.kernel)) continue;
     out.kernels.push(item.kernel);

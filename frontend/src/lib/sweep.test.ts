@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ParamSpec } from './api-types';
 import { countItems, describeBadValues, kernelItemCount, MAX_NAMED_BAD_VALUES, parseSweepValues, sweepPoints, thinSweep, type SweepChoice } from './sweep';
+import type { ParamRule } from './params';
 
-const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
-const procs: ParamSpec = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
-const placement: ParamSpec = { name: 'placement', type: 'choice', default: 'same_core', choices: ['same_core', 'cross_core', 'unpinned'] };
-const ratio: ParamSpec = { name: 'ratio', type: 'float', min: 0, max: 1 };
-const sigmask: ParamSpec = { name: 'save_sigmask', type: 'bool', default: false, sweep: [false, true] };
+const threads: ParamRule = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
+const procs: ParamRule = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
+const placement: ParamRule = { name: 'placement', type: 'choice', default: 'same_core', choices: ['same_core', 'cross_core', 'unpinned'] };
+const ratio: ParamRule = { name: 'ratio', type: 'float', min: 0, max: 1 };
+const sigmask: ParamRule = { name: 'save_sigmask', type: 'bool', default: false, sweep: [false, true] };
 
 describe('thinSweep', () => {
   it('keeps every point for default and thorough', () => {
@@ -80,7 +80,7 @@ describe('item counting', () => {
   });
 
   it('sums over kernels and multiplies by machines', () => {
-    const kernels: { specs: ParamSpec[]; sweeps: Record<string, SweepChoice> }[] = [
+    const kernels: { specs: ParamRule[]; sweeps: Record<string, SweepChoice> }[] = [
       { specs: [], sweeps: {} },
       { specs: [procs], sweeps: { procs: { mode: 'default' } } },
     ];

@@ -1,7 +1,7 @@
 // Sweeps on the New run page: which points a swept parameter takes and how many items a run will
 // have. The server expands the same way (docs/architecture.md, "Profiles"); the form only predicts it.
-import type { ParamSpec, ParamValue, Profile } from './api-types';
-import { coerceParam } from './params';
+import type { ParamValue, Profile } from './api-types';
+import { coerceParam, type ParamRule } from './params';
 
 /** How one parameter is set: a single value, the kernel's default sweep, or the user's own points. */
 export type SweepChoice = { mode: 'default' } | { mode: 'custom'; text: string };
@@ -39,12 +39,12 @@ export const PROFILE_HELP: Record<Profile, string> = {
 export const MAX_ITEMS_PER_RUN = 1000;
 
 /** Whether the kernel's catalog offers a default sweep for this parameter. */
-export function hasDefaultSweep(spec: ParamSpec): boolean {
+export function hasDefaultSweep(spec: ParamRule): boolean {
   return (spec.sweep?.length ?? 0) > 0;
 }
 
 /** Whether a parameter can be swept over custom points (anything but free text). */
-export function canSweep(spec: ParamSpec): boolean {
+export function canSweep(spec: ParamRule): boolean {
   return spec.type !== 'string';
 }
 
@@ -76,7 +76,7 @@ export function describeBadValues(bad: readonly { value: string; error: string }
  * repeats dropped, order kept. Every bad value is reported, not only the first.
  */
 export function parseSweepValues(
-  spec: ParamSpec,
+  spec: ParamRule,
   text: string,
 ): { ok: true; values: ParamValue[] } | { ok: false; error: string } {
   const parts = text
@@ -96,7 +96,7 @@ export function parseSweepValues(
 }
 
 /** The points a swept parameter takes under a profile (null when the custom text is invalid). */
-export function sweepPoints(spec: ParamSpec, choice: SweepChoice, profile: Profile): ParamValue[] | null {
+export function sweepPoints(spec: ParamRule, choice: SweepChoice, profile: Profile): ParamValue[] | null {
   if (choice.mode === 'default') return thinSweep(spec.sweep ?? [], profile);
   const parsed = parseSweepValues(spec, choice.text);
   return parsed.ok ? parsed.values : null;
@@ -107,7 +107,7 @@ export function sweepPoints(spec: ParamSpec, choice: SweepChoice, profile: Profi
  * is swept; null when a custom sweep does not parse yet).
  */
 export function kernelItemCount(
-  specs: readonly ParamSpec[],
+  specs: readonly ParamRule[],
   sweeps: Readonly<Record<string, SweepChoice>>,
   profile: Profile,
 ): number | null {
@@ -133,7 +133,7 @@ export interface ItemCount {
 
 /** How many items a run will have: the sum over kernels of their products, times the machines. */
 export function countItems(
-  kernels: readonly { specs: readonly ParamSpec[]; sweeps: Readonly<Record<string, SweepChoice>> }[],
+  kernels: readonly { specs: readonly ParamRule[]; sweeps: Readonly<Record<string, SweepChoice>> }[],
   profile: Profile,
   machines: number,
 ): ItemCount {

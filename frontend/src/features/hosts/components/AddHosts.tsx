@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
-import type { Machine } from '@/lib/api-types';
+import { JOIN_TOKEN, type Machine } from '@/lib/api-types';
 import {
   type JoinTokenCreated,
   useCreateJoinToken,
@@ -50,14 +50,14 @@ function CreateJoinToken() {
       >
         <label>
           hosts{' '}
-          <input type="number" min={1} max={10000} value={uses} onChange={(e) => setUses(Number(e.target.value))} />
+          <input type="number" min={JOIN_TOKEN.uses.minimum} max={JOIN_TOKEN.uses.maximum} value={uses} onChange={(e) => setUses(Number(e.target.value))} />
         </label>{' '}
         <label>
           valid for (hours){' '}
           <input
             type="number"
             min={0.1}
-            max={720}
+            max={JOIN_TOKEN.ttl_s.maximum / 3600}
             step={0.1}
             value={hours}
             onChange={(e) => setHours(Number(e.target.value))}

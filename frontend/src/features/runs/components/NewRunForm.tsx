@@ -3,7 +3,7 @@ import { useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
 import { kernelsOnAll } from '@/features/kernels/api/group';
 import { ApiError, errorMessage } from '@/lib/api-client';
-import type { Kernel, Machine, Profile } from '@/lib/api-types';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
 import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/lib/estimate';
 import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
@@ -226,15 +226,15 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
           <input
             id="repetitions"
             type="number"
-            min={1}
-            max={1000}
+            min={REPETITIONS.minimum}
+            max={REPETITIONS.maximum}
             step={1}
             value={repetitions}
             placeholder="profile's"
             onChange={(e) => setRepetitions(e.target.value)}
             aria-invalid={errors.repetitions ? true : undefined}
           />
-          <div className="muted small">samples per item (1–1000); empty: the profile's</div>
+          <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
           {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
         </div>
         <div className="field">
@@ -242,8 +242,8 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
           <input
             id="min-time"
             type="number"
-            min={0.001}
-            max={60}
+            min={MIN_TIME_S.minimum}
+            max={MIN_TIME_S.maximum}
             step="any"
             value={minTime}
             placeholder="profile's"

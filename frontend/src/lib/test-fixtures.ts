@@ -1,0 +1,97 @@
+// Builders of the REST shapes for unit tests: every field the generated types require, filled with a
+// neutral value, so a test spells out only what it is about (and a field the server adds is added here
+// once, not in each test).
+import type { Kernel, ParamSpec, Result, Run, RunItem } from './api-types';
+import type { ParamRule } from './params';
+
+export function aParam(rule: ParamRule): ParamSpec {
+  return { default: null, min: null, max: null, sweep: [], choices: [], help: '', ...rule };
+}
+
+export function aKernel(id: string, over: Partial<Kernel> = {}): Kernel {
+  return {
+    id,
+    title: id,
+    family: id.split('.')[0] ?? '',
+    unit: 'ns/op',
+    description: '',
+    executable: 'ctxbench-kernels-cpp',
+    params: [],
+    seed_reference: null,
+    machines: [],
+    ...over,
+  };
+}
+
+export function progress(total: number, done: number, failed = 0, running = 0): Run['progress'] {
+  return { total, done, failed, running };
+}
+
+export function aRunItem(over: Pick<RunItem, 'id' | 'index' | 'state'> & Partial<RunItem>): RunItem {
+  return { kernel: 'k', params: {}, error: null, result_id: null, timeout_s: 600, attempt: 1, ...over };
+}
+
+export function aRun(over: Partial<Run> = {}): Run {
+  return {
+    id: 'r1',
+    machine_id: 'm1',
+    batch_id: 'r1',
+    profile: 'default',
+    status: 'running',
+    queued_at: '2026-01-01T00:00:00Z',
+    created_at: '2026-01-01T00:00:00Z',
+    started_at: null,
+    finished_at: null,
+    error: null,
+    repetitions: null,
+    min_time_s: null,
+    launches: null,
+    rerun_cv: null,
+    max_reruns: null,
+    facts: null,
+    request: { items: [], profile: 'default' },
+    items: [],
+    progress: progress(0, 0),
+    ...over,
+  };
+}
+
+export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>): Result {
+  return {
+    run_id: 'r1',
+    machine_id: 'm1',
+    kernel: 'k',
+    status: 'succeeded',
+    params: {},
+    params_key: '',
+    unit: 'ns/op',
+    n: 5,
+    median: 1,
+    mean: 1,
+    stddev: 0,
+    cv: 0,
+    min: 1,
+    max: 1,
+    ci_low: 1,
+    ci_high: 1,
+    ci_method: null,
+    samples: [1, 1, 1, 1, 1],
+    iterations: [],
+    sample_launches: null,
+    counters: {},
+    harness: {},
+    reruns: 0,
+    noisy: false,
+    attempt: 1,
+    attempt_cvs: [],
+    launches: null,
+    disturbance: null,
+    agent_version: null,
+    error: null,
+    exit_code: 0,
+    started_at: null,
+    finished_at: null,
+    created_at: '2026-01-01T00:00:00Z',
+    ...over,
+  };
+}
