@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel, RunRequest } from './api-types';
-import { aKernel, aParam } from './test-fixtures';
+import { aKernel, aParam, LIMITS } from './test-fixtures';
 import { buildRunRequest, formErrorsFromServer, formFromRequest } from './run-request';
 
 const threads = aParam({ name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] });
@@ -14,7 +14,7 @@ const placement = aParam({
 const pipe: Kernel = aKernel('ctxswitch.pipe', { title: 'Pipe ping-pong', params: [placement, threads], machines: ['m1'] });
 const getppid: Kernel = { ...pipe, id: 'syscall.getppid', family: 'syscall', params: [] };
 
-const base = { profile: 'default' as const, repetitions: '', minTime: '' };
+const base = { profile: 'default' as const, repetitions: '', minTime: '', limits: LIMITS };
 
 describe('buildRunRequest', () => {
   it('builds a single-machine POST /runs body', () => {
@@ -112,6 +112,20 @@ describe('buildRunRequest', () => {
     expect(built.ok).toBe(false);
     expect(!built.ok && built.errors.items).toMatch(/1001 items; at most 1000/);
   });
+
+  it("checks the server's served budgets and profiles, not copies", () => {
+    const form = { ...base, machineIds: ['m1', 'm2'], items: [{ kernel: pipe, values: {}, sweeps: { threads: { mode: 'default' as const } } }] };
+    // threads' default sweep has 4 points: within a run budget of 4, over one of 3
+    expect(buildRunRequest({ ...form, limits: { ...LIMITS, max_items_per_run: 4 } }).ok).toBe(true);
+    const over = buildRunRequest({ ...form, limits: { ...LIMITS, max_items_per_run: 3 } });
+    expect(!over.ok && over.errors.items).toMatch(/4 items; at most 3 are allowed/);
+    // two machines × 4 items over a batch budget of 7
+    const batch = buildRunRequest({ ...form, limits: { ...LIMITS, max_batch_items: 7 } });
+    expect(!batch.ok && batch.errors.items).toMatch(/8 items in all; at most 7 are allowed in one batch/);
+    // a profile that thins default sweeps (as the server says) counts 3 of the 4 points
+    const thinning = { ...LIMITS, max_items_per_run: 3, profiles: { ...LIMITS.profiles, default: { ...LIMITS.profiles.default, thin_sweeps: true } } };
+    expect(buildRunRequest({ ...form, limits: thinning }).ok).toBe(true);
+  });
 });
 
 describe('formErrorsFromServer', () => {
@@ -167,6 +181,7 @@ describe('formFromRequest', () => {
       repetitions: form.repetitions,
       minTime: form.minTime,
       launches: form.launches,
+      limits: LIMITS,
     });
     expect(again).toEqual({ ok: true, request });
   });

@@ -2,7 +2,8 @@
 // each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
 import { MIN_TIME_S, REPETITIONS, type Kernel, type ParamValue, type Profile, type RunItemRequest, type RunRequest, type RunSettings } from './api-types';
 import { coerceParam, coerceParams, type FormValue } from './params';
-import { kernelItemCount, MAX_ITEMS_PER_RUN, parseSweepValues, type SweepChoice } from './sweep';
+import type { Limits } from './limits';
+import { kernelItemCount, parseSweepValues, type SweepChoice } from './sweep';
 
 export interface RunFormItem {
   kernel: Kernel;
@@ -23,6 +24,8 @@ export interface RunFormState {
   minTime: string;
   /** Kept from a run being repeated (the form has no control for it); absent: the profile's. */
   launches?: number;
+  /** The server's profiles and budgets (GET /limits). */
+  limits: Limits;
 }
 
 /** Errors keyed like the form: "machine", "items", "repetitions", "min_time_s", "<kernel id>.<param>". */
@@ -75,11 +78,14 @@ export function buildRunRequest(
         else item.sweep[spec.name] = parsed.values;
       }
     }
-    items += kernelItemCount(kernel.params, sweeps, form.profile) ?? 0;
+    items += kernelItemCount(kernel.params, sweeps, form.limits.profiles[form.profile]?.thin_sweeps ?? false) ?? 0;
     request.items.push(item);
   }
-  if (items > MAX_ITEMS_PER_RUN && !errors.items) {
-    errors.items = `This run would have ${items} items; at most ${MAX_ITEMS_PER_RUN} are allowed. Sweep fewer points.`;
+  const { max_items_per_run: maxItems, max_batch_items: maxBatch } = form.limits;
+  if (items > maxItems && !errors.items) {
+    errors.items = `This run would have ${items} items; at most ${maxItems} are allowed. Sweep fewer points.`;
+  } else if (items * machineIds.length > maxBatch && !errors.items) {
+    errors.items = `These ${machineIds.length} runs would have ${items * machineIds.length} items in all; at most ${maxBatch} are allowed in one batch. Choose fewer machines or sweep fewer points.`;
   }
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, request };
 }

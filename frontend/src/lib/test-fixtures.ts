@@ -2,6 +2,7 @@
 // neutral value, so a test spells out only what it is about (and a field the server adds is added here
 // once, not in each test).
 import type { Kernel, ParamSpec, Result, Run, RunItem } from './api-types';
+import type { Limits } from './limits';
 import type { ParamRule } from './params';
 
 export function aParam(rule: ParamRule): ParamSpec {
@@ -95,3 +96,24 @@ export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>):
     ...over,
   };
 }
+
+/** A GET /limits answer (the server's tables as of this writing; tests that are about a limit change it). */
+export const LIMITS: Limits = {
+  profiles: {
+    quick: { min_time_s: 0.05, repetitions: 6, launches: 3, thin_sweeps: true },
+    default: { min_time_s: 0.1, repetitions: 6, launches: 3, thin_sweeps: false },
+    thorough: { min_time_s: 0.5, repetitions: 15, launches: 5, thin_sweeps: false },
+  },
+  default_profile: 'default',
+  max_items_per_run: 1000,
+  max_machines_per_batch: 100,
+  max_batch_items: 20000,
+  max_params_per_item: 32,
+  max_sweep_values: 256,
+  max_param_string: 1024,
+  max_launches: 20,
+  max_run_kernel_s: 86400,
+  max_body_bytes: 1048576,
+  max_compare_machines: 8,
+  item_timeout_s: 600,
+};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run, RunItem } from '@/lib/api-types';
-import { aResult, aRunItem } from '@/lib/test-fixtures';
+import { aResult, aRunItem, LIMITS } from '@/lib/test-fixtures';
 import { formatEta, itemDuration, runSettings, runTiming } from './timing';
 
 const item = (id: string, state: RunItem['state'], kernel = 'k'): RunItem =>
@@ -28,7 +28,7 @@ describe('itemDuration', () => {
 
 describe('runSettings', () => {
   it("uses the run's own settings, else its profile's, and the kernels' default min time", () => {
-    expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null })).toEqual({
+    expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null }, LIMITS)).toEqual({
       repetitions: 15,
       minTimeS: 0.2,
       launches: 5,
@@ -38,7 +38,7 @@ describe('runSettings', () => {
 
 describe('runTiming', () => {
   it('takes what the run spent on the items still to go off their estimates', () => {
-    const t = runTiming(run([item('i0', 'running'), item('i1', 'queued'), item('i2', 'queued')]), [], learnt, at(4));
+    const t = runTiming(run([item('i0', 'running'), item('i1', 'queued'), item('i2', 'queued')]), [], learnt, at(4), LIMITS);
     expect(t.elapsed).toBe(4);
     expect(t.estimate).toBeCloseTo(18);
     expect(t.eta).toBeCloseTo(14);
@@ -47,13 +47,13 @@ describe('runTiming', () => {
 
   it("gives finished items their own duration and scales the rest by how they compared", () => {
     // i0 took 9 s where 6 were estimated: the remaining 6 s estimate becomes 9 s, 10 - 9 = 1 s spent on it
-    const t = runTiming(run([item('i0', 'succeeded'), item('i1', 'running')]), [result('i0', [3, 3, 3])], learnt, at(10));
+    const t = runTiming(run([item('i0', 'succeeded'), item('i1', 'running')]), [result('i0', [3, 3, 3])], learnt, at(10), LIMITS);
     expect(t.durations.get('i0')).toBeCloseTo(9);
     expect(t.eta).toBeCloseTo(8);
   });
 
   it('says overdue when the items left should have finished by now', () => {
-    const t = runTiming(run([item('i0', 'running')]), [], learnt, at(60));
+    const t = runTiming(run([item('i0', 'running')]), [], learnt, at(60), LIMITS);
     expect(t.eta).toBe(0);
     expect(t.overdue).toBe(true);
     expect(formatEta(t.eta!, t.overdue)).toMatch(/any moment/);
@@ -65,10 +65,11 @@ describe('runTiming', () => {
       [result('i0', [2, 2, 2])],
       learnt,
       at(600),
+      LIMITS,
     );
     expect(done.eta).toBeNull();
     expect(done.elapsed).toBe(65);
-    const queued = runTiming(run([item('i0', 'queued')], { status: 'queued', started_at: null }), [], learnt, at(5));
+    const queued = runTiming(run([item('i0', 'queued')], { status: 'queued', started_at: null }), [], learnt, at(5), LIMITS);
     expect(queued.eta).toBeNull();
     expect(queued.elapsed).toBeNull();
     expect(queued.estimate).toBeCloseTo(6);
