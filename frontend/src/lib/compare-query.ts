@@ -3,6 +3,7 @@
 // runs as the columns instead of machines: /compare?sides=before:r1,r2;after:r3 (same-machine A/B;
 // ab=<machine> opens the run picker for it).
 // These functions are the only place that reads or writes it (and the object a share freezes).
+import { paths, withQuery } from '@/app/paths';
 
 export type SortKey = 'kernel' | 'ratio' | '-ratio';
 export type ChartScale = 'linear' | 'log';
@@ -135,8 +136,7 @@ export function encodeCompareView(view: Partial<CompareView>): string {
 }
 
 export function comparePath(view: Partial<CompareView>): string {
-  const qs = encodeCompareView(view);
-  return qs ? `/compare?${qs}` : '/compare';
+  return withQuery(paths.compare, encodeCompareView(view));
 }
 
 /** The REST query for GET /compare: only what selects data (UI state stays in the browser). */

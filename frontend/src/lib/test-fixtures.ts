@@ -1,7 +1,7 @@
 // Builders of the REST shapes for unit tests: every field the generated types require, filled with a
 // neutral value, so a test spells out only what it is about (and a field the server adds is added here
 // once, not in each test).
-import type { Kernel, ParamSpec, Result, Run, RunItem } from './api-types';
+import type { CompareCell, CompareResponse, CompareRow, Kernel, ParamSpec, Result, Run, RunItem } from './api-types';
 import type { Limits } from './limits';
 import type { ParamRule } from './params';
 
@@ -117,3 +117,42 @@ export const LIMITS: Limits = {
   max_compare_machines: 8,
   item_timeout_s: 600,
 };
+
+// A small GET /compare answer (two machines, A the baseline) from rows of medians.
+export function cell(median: number, extra: Partial<CompareCell> = {}): CompareCell {
+  return { result_id: `res-${median}`, run_id: 'run-1', median, ci_low: median * 0.9, ci_high: median * 1.1, n: 5, cv: 0.01, noisy: false, samples: [median], created_at: null, ...extra };
+}
+
+export function row(kernel: string, params: Record<string, number | string>, a: number, b: number, extra: Partial<CompareRow> = {}): CompareRow {
+  const params_key = Object.keys(params).sort().map((k) => `${k}=${params[k]}`).join('&');
+  return {
+    kernel,
+    family: kernel.split('.')[0]!,
+    params,
+    params_key,
+    unit: 'ns/op',
+    higher_is_better: false,
+    cells: { A: cell(a), B: cell(b) },
+    ratios: { A: { ratio: 1, ci_low: 1, ci_high: 1, p_value: null, significant: false }, B: { ratio: b / a, ci_low: (b / a) * 0.9, ci_high: (b / a) * 1.1, p_value: 0.01, significant: true } },
+    seed_reference: null,
+    ...extra,
+  };
+}
+
+export function response(rows: CompareRow[], extra: Partial<CompareResponse> = {}): CompareResponse {
+  return {
+    machines: [
+      { id: 'A', name: 'alpha', hostname: 'alpha', online: true, facts: {}, facts_run_id: null },
+      { id: 'B', name: 'beta', hostname: 'beta', online: true, facts: {}, facts_run_id: null },
+    ],
+    baseline: 'A',
+    rows,
+    geomean: {},
+    geomean_by_family: {},
+    geomean_direction: 'time: > 1 is slower than the baseline (throughput ratios are inverted first)',
+    facts_diff: [],
+    result_ids: [],
+    warnings: [],
+    ...extra,
+  };
+}

@@ -8,6 +8,7 @@ import { useMachines } from '@/features/machines/api/machines';
 import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 const HistoryChart = lazy(() => import('@/features/history/components/HistoryChart'));
 
@@ -79,7 +80,7 @@ function SeriesView({ data }: { data: History }) {
       <p className="lead" data-testid="history-summary">
         {data.points.length} runs{data.truncated ? ' (the newest 200)' : ''} of <code>{data.kernel}</code>
         {data.params_key ? <> with <code>{data.params_key}</code></> : null} on{' '}
-        <Link to={`/machines/${encodeURIComponent(data.machine.id)}`}>{data.machine.name}</Link>.{' '}
+        <Link to={paths.machine(data.machine.id)}>{data.machine.name}</Link>.{' '}
         {data.changes.filter((s) => s.significant).length} real change(s), {data.fact_changes.length} fact change(s).
       </p>
       <Suspense fallback={<Loading what="the chart" />}>

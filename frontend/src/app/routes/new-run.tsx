@@ -6,7 +6,7 @@ import { NoMachines } from '@/features/machines/components/NoMachines';
 import { useRun } from '@/features/runs/api/runs';
 import { NewRunForm } from '@/features/runs/components/NewRunForm';
 import { decodeNewRunQuery } from '@/lib/query-state';
-import { formFromRequest } from '@/lib/run-request';
+import { formFromRequest } from '@/features/runs/utils/run-request';
 import { useLimits } from '@/lib/limits';
 import { useDocumentTitle } from './title';
 

@@ -17,6 +17,7 @@ import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useLimits } from '@/lib/limits';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 const NO_RESULTS: Result[] = [];
 
@@ -71,7 +72,7 @@ export function RunPage() {
       return (
         <EmptyState title="Run not found">
           <p>
-            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to="/runs">recent runs</Link>.
+            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to={paths.runs}>recent runs</Link>.
           </p>
         </EmptyState>
       );
@@ -125,7 +126,7 @@ export function RunPage() {
           <ConfirmDelete
             label="Delete run"
             consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
             deleting={remove.isPending}
             error={remove.error}
             disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}

@@ -7,6 +7,7 @@ import { ApiError } from '@/lib/api-client';
 import { comparePath, isWellFormedSlug, viewFromShare, type CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 function ShareNotFound({ slug }: { slug: string }) {
   return (
@@ -14,7 +15,7 @@ function ShareNotFound({ slug }: { slug: string }) {
       <h1>Share not found</h1>
       <p data-testid="share-not-found">
         There is no shared comparison <code>{slug}</code> on this server (404). Check the link, or start a{' '}
-        <Link to="/compare">new comparison</Link>.
+        <Link to={paths.compare}>new comparison</Link>.
       </p>
     </>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups } from './sweep';
-import { row } from './fixture';
+import { row } from '@/lib/test-fixtures';
 
 describe('sweepGroups', () => {
   it('groups a kernel’s points by the swept parameter, the others fixed', () => {

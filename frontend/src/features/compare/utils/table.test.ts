@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ciLabel, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
-import { response, row } from './fixture';
+import { response, row } from '@/lib/test-fixtures';
 
 const rows = [
   row('sched.yield', { threads: 16 }, 100, 300),

@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { firstSentence, searchKernels } from '@/features/kernels/utils/catalog';
+import { firstSentence, searchKernels } from '@/features/kernels';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { formatMeasure } from '@/lib/format';
 import type { FormValue } from '@/lib/params';
-import type { FormErrors } from '@/lib/run-request';
+import type { FormErrors } from '@/features/runs/utils/run-request';
 import { kernelItemCount, type SweepChoice } from '@/lib/sweep';
 import { ParamInput } from './ParamInput';
 import { KernelText } from '@/components/KernelText';

@@ -1,13 +1,13 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
-import { kernelsOnAll } from '@/features/kernels/api/group';
+import { kernelsOnAll } from '@/features/kernels';
 import { ApiError, errorMessage } from '@/lib/api-client';
 import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
-import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/lib/estimate';
+import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/features/runs/utils/estimate';
 import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
-import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/lib/run-request';
+import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/features/runs/utils/run-request';
 import { profileHelp, profileNames, profileSettings, type Limits } from '@/lib/limits';
 import { countItems, type SweepChoice } from '@/lib/sweep';
 import { useCreateRun, useLaunchOverheads } from '../api/runs';

@@ -2,7 +2,7 @@
 // from the estimates of the items still to finish (the New run page's estimate, lib/estimate.ts, with
 // the launch costs learnt from this machine's earlier runs). Tested in timing.test.ts.
 import type { Result, Run } from '@/lib/api-types';
-import { estimateRun } from '@/lib/estimate';
+import { estimateRun } from '@/features/runs/utils/estimate';
 import { parseTimestamp, secondsBetween } from '@/lib/format';
 import { KERNEL_DEFAULT_MIN_TIME_S, profileSettings, type Limits, type ProfileSettings } from '@/lib/limits';
 

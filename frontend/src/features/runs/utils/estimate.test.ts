@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { profileSettings } from './limits';
-import { LIMITS } from './test-fixtures';
+import { profileSettings } from '@/lib/limits';
+import { LIMITS } from '@/lib/test-fixtures';
 import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, learnLaunchOverheads, repsPerLaunch } from './estimate';
 
 describe('effectiveSettings', () => {

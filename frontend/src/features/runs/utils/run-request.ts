@@ -1,9 +1,9 @@
 // The New run form as a POST /runs body: one machine → `machine_id`, several → `machine_ids` (a batch);
 // each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
-import { MIN_TIME_S, REPETITIONS, type Kernel, type ParamValue, type Profile, type RunItemRequest, type RunRequest, type RunSettings } from './api-types';
-import { coerceParam, coerceParams, type FormValue } from './params';
-import type { Limits } from './limits';
-import { kernelItemCount, parseSweepValues, type SweepChoice } from './sweep';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type ParamValue, type Profile, type RunItemRequest, type RunRequest, type RunSettings } from '@/lib/api-types';
+import { coerceParam, coerceParams, type FormValue } from '@/lib/params';
+import type { Limits } from '@/lib/limits';
+import { kernelItemCount, parseSweepValues, type SweepChoice } from '@/lib/sweep';
 
 export interface RunFormItem {
   kernel: Kernel;

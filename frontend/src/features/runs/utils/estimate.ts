@@ -2,7 +2,7 @@
 // taking its share of the repetitions, each repetition at least `min_time_s`, plus what a launch costs
 // beyond its repetitions (process start, the harness's calibration). Earlier results of the same kernel
 // on the same machine record each launch's wall time, which gives that cost better than a guess.
-import type { ProfileSettings } from './limits';
+import type { ProfileSettings } from '@/lib/limits';
 
 /**
  * A launch's cost beyond its repetitions when no earlier result says: a process start, then the

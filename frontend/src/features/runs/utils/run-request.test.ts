@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Kernel, RunRequest } from './api-types';
-import { aKernel, aParam, LIMITS } from './test-fixtures';
+import type { Kernel, RunRequest } from '@/lib/api-types';
+import { aKernel, aParam, LIMITS } from '@/lib/test-fixtures';
 import { buildRunRequest, formErrorsFromServer, formFromRequest } from './run-request';
 
 const threads = aParam({ name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] });
