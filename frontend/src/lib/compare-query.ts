@@ -4,6 +4,7 @@
 // ab=<machine> opens the run picker for it).
 // These functions are the only place that reads or writes it (and the object a share freezes).
 import { paths, withQuery } from '@/app/paths';
+import { list } from './query-state';
 
 export type SortKey = 'kernel' | 'ratio' | '-ratio';
 export type ChartScale = 'linear' | 'log';
@@ -69,16 +70,6 @@ export function encodeSides(sides: Side[]): string {
   return sides.map((s) => `${s.label}:${s.runs.join(',')}`).join(';');
 }
 
-function list(params: URLSearchParams, key: string): string[] {
-  const seen = new Set<string>();
-  for (const raw of params.getAll(key)) {
-    for (const part of raw.split(',')) {
-      const v = part.trim();
-      if (v) seen.add(v);
-    }
-  }
-  return [...seen];
-}
 
 function one(params: URLSearchParams, key: string): string | null {
   const v = params.get(key)?.trim();

@@ -13,7 +13,7 @@ function nonEmpty(value: string | null): string | null {
 }
 
 /** Distinct non-empty values, first occurrence first; "a,b" is split so hand-written links work too. */
-function list(params: URLSearchParams, key: string): string[] {
+export function list(params: URLSearchParams, key: string): string[] {
   const seen = new Set<string>();
   for (const raw of params.getAll(key)) {
     for (const part of raw.split(',')) {

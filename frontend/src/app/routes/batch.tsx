@@ -13,6 +13,7 @@ import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
+import { TableHead } from '@/components/TableHead';
 
 /** Every run of a batch (one per machine), each with its own live progress, cancel and retry. */
 export function BatchPage() {
@@ -74,15 +75,7 @@ export function BatchPage() {
       </p>
       <div className="table-wrap">
         <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Machine</th>
-              <th scope="col">Status</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Run</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Machine', 'Status', 'Progress', 'Run', 'Actions']} />
           <tbody>
             {sorted.map((run) => (
               <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />

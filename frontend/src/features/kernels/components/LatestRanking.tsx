@@ -7,6 +7,8 @@ import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useKernelLatest, versusBest } from '../api/latest';
 import { paths } from '@/app/paths';
+import { TableHead } from '@/components/TableHead';
+import { num } from '@/components/table-columns';
 
 const RankedChart = lazy(() => import('./RankedChart'));
 
@@ -44,16 +46,7 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
       </Suspense>
       <div className="table-wrap">
         <table className="table" data-testid="ranking-table">
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>Machine</th>
-              <th className="num">Median</th>
-              <th className="num">CI</th>
-              <th className="num">vs best</th>
-              <th>Measured</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'Machine', num('Median'), num('CI'), num('vs best'), 'Measured']} />
           <tbody>
             {point.results.map((r, i) => (
               <tr key={r.machine_id} data-testid="ranking-row">
