@@ -125,6 +125,10 @@ describe('buildRunRequest', () => {
     // a profile that thins default sweeps (as the server says) counts 3 of the 4 points
     const thinning = { ...LIMITS, max_items_per_run: 3, profiles: { ...LIMITS.profiles, default: { ...LIMITS.profiles.default, thin_sweeps: true } } };
     expect(buildRunRequest({ ...form, limits: thinning }).ok).toBe(true);
+    // a string parameter within the kernel grammar's 4096 characters but over the served request budget
+    const store = aKernel('storage.write', { params: [aParam({ name: 'dir', type: 'string', default: '/tmp' })] });
+    const long = buildRunRequest({ ...base, machineIds: ['m1'], items: [{ kernel: store, values: { dir: `/${'d'.repeat(20)}` } }], limits: { ...LIMITS, max_param_string: 16 } });
+    expect(long).toEqual({ ok: false, errors: { 'storage.write.dir': 'dir must be at most 16 characters' } });
   });
 });
 

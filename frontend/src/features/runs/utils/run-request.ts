@@ -64,6 +64,12 @@ export function buildRunRequest(
       for (const [name, msg] of Object.entries(c.errors)) errors[`${kernel.id}.${name}`] = msg;
     } else {
       item.params = c.params;
+      // The kernel grammar takes 4096 characters (params.ts); a run request, the server's budget.
+      for (const [name, v] of Object.entries(c.params)) {
+        if (typeof v === 'string' && [...v].length > form.limits.max_param_string) {
+          errors[`${kernel.id}.${name}`] = `${name} must be at most ${form.limits.max_param_string} characters`;
+        }
+      }
     }
     for (const spec of swept) {
       const choice = sweeps[spec.name];
