@@ -97,14 +97,15 @@ run: build
 	@scripts/run.sh
 
 # ---------------------------------------------------------------- code generation
-gen: venv proto/node_modules/.installed
+gen: venv proto/node_modules/.installed frontend/node_modules/.installed
 	scripts/gen.sh
 
 # Fails when the committed generated code differs from what `make gen` produces.
+GENERATED = agent/internal/gen server/src/ctxbench_server/gen frontend/src/lib/api
 gen-check: gen
-	@git diff --exit-code --stat -- agent/internal/gen server/src/ctxbench_server/gen || \
+	@git diff --exit-code --stat -- $(GENERATED) || \
 	  { echo "generated code is stale: run 'make gen' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- agent/internal/gen server/src/ctxbench_server/gen)" || \
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || \
 	  { echo "generated code is not committed: run 'make gen' and commit"; exit 1; }
 
 # ---------------------------------------------------------------- checks

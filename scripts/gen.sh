@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the committed protobuf code (and copies kernels/contract/legacy-ids.json beside it): Go for the agent (buf + protoc-gen-go/-go-grpc pinned below),
-# Python for the server (grpcio-tools pinned in server/pyproject.toml). Run through `make gen`.
+# Regenerates the committed generated code: from the protobuf, Go for the agent (buf + protoc-gen-go/-go-grpc
+# pinned below) and Python for the server (grpcio-tools pinned in server/pyproject.toml), with a copy of
+# kernels/contract/legacy-ids.json beside it; from the server's OpenAPI document, the explorer's REST types
+# (openapi-typescript, pinned in frontend/package-lock.json). Run through `make gen`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -36,4 +38,12 @@ done
 # The kernel id aliases (old id -> new id) the server reads (ctxbench_server/kernels/aliases.py): a copy of the
 # contract's, so the server package carries it and `make gen-check` fails when the two differ.
 cp kernels/contract/legacy-ids.json "$py_out/legacy-ids.json"
+
+# REST: the OpenAPI document as the server serves it and the fields' bounds (sorted keys: deterministic),
+# then its TypeScript types.
+rest_out=frontend/src/lib/api
+mkdir -p "$rest_out"
+.venv/bin/python scripts/openapi.py "$rest_out"
+[ -x frontend/node_modules/.bin/openapi-typescript ] || (cd frontend && npm ci --no-audit --no-fund --silent)
+(cd frontend && ./node_modules/.bin/openapi-typescript src/lib/api/openapi.json -o src/lib/api/schema.d.ts >/dev/null)
 echo "gen: ok"

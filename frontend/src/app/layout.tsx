@@ -3,6 +3,7 @@ import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteErro
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { useSession, useSignOut } from '@/features/auth/api/session';
 import { SIGN_IN_PATH, signedOutRedirect, signInPath } from '@/lib/sign-in-path';
+import { paths } from './paths';
 
 /** "Sign out" when signed in; "Sign in" when not (reads may be public, or this is an open page). */
 function SessionControl() {
@@ -53,7 +54,7 @@ function Header() {
   return (
     <header className="header">
       <nav className={open ? 'nav nav-open' : 'nav'} aria-label="Main">
-        <NavLink to="/" className="brand" end>
+        <NavLink to={paths.home} className="brand" end>
           ctxbench
         </NavLink>
         <button
@@ -67,32 +68,32 @@ function Header() {
         </button>
         {/* Following a link closes the menu, even one to the page already shown. */}
         <div className="nav-links" id="nav-links" onClick={(e) => (e.target as Element).closest('a') && setOpenOn(null)}>
-          <NavLink to="/machines" className={({ isActive }) => cls({ isActive: isActive || atHome })} end={false}>
+          <NavLink to={paths.machines} className={({ isActive }) => cls({ isActive: isActive || atHome })} end={false}>
             Machines
           </NavLink>
-          <NavLink to="/kernels" className={cls}>
+          <NavLink to={paths.kernels} className={cls}>
             Kernels
           </NavLink>
-          <NavLink to="/compare" className={cls}>
+          <NavLink to={paths.compare} className={cls}>
             Compare
           </NavLink>
-          <NavLink to="/history" className={cls}>
+          <NavLink to={paths.history} className={cls}>
             History
           </NavLink>
-          <NavLink to="/runs" className={cls} end>
+          <NavLink to={paths.runs} className={cls} end>
             Runs
           </NavLink>
-          <NavLink to="/runs/new" className={cls}>
+          <NavLink to={paths.newRun} className={cls}>
             New run
           </NavLink>
-          <NavLink to="/hosts" className={cls}>
+          <NavLink to={paths.hosts} className={cls}>
             Add hosts
           </NavLink>
           <a className="nav-link nav-right" href="/docs">
             API docs
           </a>
           {isAdmin && (
-            <NavLink to="/tokens" className={cls}>
+            <NavLink to={paths.tokens} className={cls}>
               API tokens
             </NavLink>
           )}

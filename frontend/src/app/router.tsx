@@ -7,6 +7,7 @@ import { setUnauthorizedHandler } from '@/lib/api-client';
 import { decodeCompareView, isWellFormedSlug } from '@/lib/compare-query';
 import { unauthorizedRedirect } from '@/lib/sign-in-path';
 import { Layout, RouteError } from './layout';
+import { routes } from './paths';
 import { queryClient } from './query-client';
 
 // Each page is its own chunk: the first page loads only what it shows.
@@ -50,20 +51,20 @@ const router = createBrowserRouter([
     errorElement: <RouteError />,
     children: [
       { index: true, element: <MachinesPage /> },
-      { path: 'machines', element: <MachinesPage /> },
-      { path: 'machines/:id', element: <MachinePage /> },
-      { path: 'kernels', element: <KernelsPage /> },
-      { path: 'kernels/:id', element: <KernelPage /> },
-      { path: 'hosts', element: <HostsPage /> },
-      { path: 'compare', element: <ComparePage />, loader: prefetchCompare },
-      { path: 'history', element: <HistoryPage /> },
-      { path: 's/:slug', element: <SharePage />, loader: prefetchShare },
-      { path: 'signin', element: <SignInPage /> },
-      { path: 'tokens', element: <TokensPage /> },
-      { path: 'runs', element: <RunsPage /> },
-      { path: 'runs/new', element: <NewRunPage /> },
-      { path: 'runs/:id', element: <RunPage /> },
-      { path: 'batches/:batchId', element: <BatchPage /> },
+      { path: routes.machines, element: <MachinesPage /> },
+      { path: routes.machine, element: <MachinePage /> },
+      { path: routes.kernels, element: <KernelsPage /> },
+      { path: routes.kernel, element: <KernelPage /> },
+      { path: routes.hosts, element: <HostsPage /> },
+      { path: routes.compare, element: <ComparePage />, loader: prefetchCompare },
+      { path: routes.history, element: <HistoryPage /> },
+      { path: routes.share, element: <SharePage />, loader: prefetchShare },
+      { path: routes.signIn, element: <SignInPage /> },
+      { path: routes.tokens, element: <TokensPage /> },
+      { path: routes.runs, element: <RunsPage /> },
+      { path: routes.newRun, element: <NewRunPage /> },
+      { path: routes.run, element: <RunPage /> },
+      { path: routes.batch, element: <BatchPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

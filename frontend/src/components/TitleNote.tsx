@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { MAX_NOTE, MAX_TITLE, type TitleNotePatch } from '@/lib/api-types';
 import { ErrorMessage } from './Feedback';
+import { SaveCancel } from './SaveCancel';
 
 /**
  * A run's or batch's note, shown under its title, and a form to edit both: the title on one line (at
@@ -75,14 +76,7 @@ export function TitleNote({
         </div>
       </div>
       {error ? <ErrorMessage title="Could not save:" error={error} /> : null}
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={saving}>
-          {saving ? 'Saving…' : 'Save'}
-        </button>
-        <button type="button" className="button" onClick={() => setEditing(false)}>
-          Cancel
-        </button>
-      </div>
+      <SaveCancel saving={saving} onCancel={() => setEditing(false)} />
     </form>
   );
 }

@@ -3,6 +3,8 @@
 // runs as the columns instead of machines: /compare?sides=before:r1,r2;after:r3 (same-machine A/B;
 // ab=<machine> opens the run picker for it).
 // These functions are the only place that reads or writes it (and the object a share freezes).
+import { paths, withQuery } from '@/app/paths';
+import { list } from './query-state';
 
 export type SortKey = 'kernel' | 'ratio' | '-ratio';
 export type ChartScale = 'linear' | 'log';
@@ -68,16 +70,6 @@ export function encodeSides(sides: Side[]): string {
   return sides.map((s) => `${s.label}:${s.runs.join(',')}`).join(';');
 }
 
-function list(params: URLSearchParams, key: string): string[] {
-  const seen = new Set<string>();
-  for (const raw of params.getAll(key)) {
-    for (const part of raw.split(',')) {
-      const v = part.trim();
-      if (v) seen.add(v);
-    }
-  }
-  return [...seen];
-}
 
 function one(params: URLSearchParams, key: string): string | null {
   const v = params.get(key)?.trim();
@@ -135,8 +127,7 @@ export function encodeCompareView(view: Partial<CompareView>): string {
 }
 
 export function comparePath(view: Partial<CompareView>): string {
-  const qs = encodeCompareView(view);
-  return qs ? `/compare?${qs}` : '/compare';
+  return withQuery(paths.compare, encodeCompareView(view));
 }
 
 /** The REST query for GET /compare: only what selects data (UI state stays in the browser). */

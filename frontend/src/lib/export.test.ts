@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { response, row } from '@/features/compare/utils/fixture';
+import { response, row } from '@/lib/test-fixtures';
 import type { Result, Run } from './api-types';
 import { compareToCsv, compareToJson, exportName, runToCsv, runToJson } from './export';
 

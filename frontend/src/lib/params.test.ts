@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { ParamSpec } from './api-types';
-import { coerceParam, coerceParams, initialFormValue } from './params';
+import { coerceParam, coerceParams, initialFormValue, type ParamRule } from './params';
 
-const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096 };
-const ratio: ParamSpec = { name: 'ratio', type: 'float', default: 0.5, min: 0, max: 1 };
-const placement: ParamSpec = {
+const threads: ParamRule = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096 };
+const ratio: ParamRule = { name: 'ratio', type: 'float', default: 0.5, min: 0, max: 1 };
+const placement: ParamRule = {
   name: 'placement',
   type: 'choice',
   default: 'same_core',
   choices: ['same_core', 'cross_core', 'unpinned'],
 };
-const pin: ParamSpec = { name: 'pin', type: 'bool', default: false };
-const dir: ParamSpec = { name: 'dir', type: 'string', default: '/tmp' };
+const pin: ParamRule = { name: 'pin', type: 'bool', default: false };
+const dir: ParamRule = { name: 'dir', type: 'string', default: '/tmp' };
 
 
 describe('initialFormValue', () => {

@@ -4,6 +4,9 @@ import type { ParamSpec, ParamValue } from './api-types';
 
 export type FormValue = string | boolean;
 
+/** What checking a value needs of a parameter: its name and type, and whichever bounds it has. */
+export type ParamRule = Pick<ParamSpec, 'name' | 'type'> & Partial<Omit<ParamSpec, 'name' | 'type'>>;
+
 // The wire forms of kernels/contract/README.md "Parameter values". A form trims surrounding whitespace
 // from int, float and bool fields and reads an empty one as "the kernel's default"; after that it
 // applies the wire rules exactly (the golden vectors in kernels/contract/param-vectors.json check it).
@@ -16,7 +19,7 @@ export type Coerced =
   | { ok: false; error: string };
 
 /** The form control's initial value for a parameter: its default, as the control holds it. */
-export function initialFormValue(spec: ParamSpec): FormValue {
+export function initialFormValue(spec: ParamRule): FormValue {
   const d = spec.default;
   if (spec.type === 'bool') return d === true || d === 'true';
   if (d === null || d === undefined) {
@@ -26,7 +29,7 @@ export function initialFormValue(spec: ParamSpec): FormValue {
   return String(d);
 }
 
-function rangeError(spec: ParamSpec, n: number): string | null {
+function rangeError(spec: ParamRule, n: number): string | null {
   const { min, max } = spec;
   const hasMin = min !== null && min !== undefined;
   const hasMax = max !== null && max !== undefined;
@@ -38,7 +41,7 @@ function rangeError(spec: ParamSpec, n: number): string | null {
 }
 
 /** One form value as the typed value the API expects, or a message saying what is wrong with it. */
-export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
+export function coerceParam(spec: ParamRule, raw: FormValue): Coerced {
   if (spec.type === 'bool') {
     if (typeof raw === 'boolean') return { ok: true, value: raw };
     const v = raw.trim();
@@ -88,7 +91,7 @@ export function coerceParam(spec: ParamSpec, raw: FormValue): Coerced {
 
 /** Form values of one kernel as its `params` object, or the errors by parameter name. */
 export function coerceParams(
-  specs: ParamSpec[],
+  specs: readonly ParamRule[],
   values: Record<string, FormValue>,
 ): { ok: true; params: Record<string, ParamValue> } | { ok: false; errors: Record<string, string> } {
   const params: Record<string, ParamValue> = {};

@@ -1,5 +1,6 @@
 // The URL is the state of every shareable view: these functions are the only place that reads or
 // writes a view's query string, so links stay stable and decoding stays forgiving.
+import { paths, withQuery } from '@/app/paths';
 import type { RunStatus } from './api-types';
 
 function toParams(search: string | URLSearchParams): URLSearchParams {
@@ -12,7 +13,7 @@ function nonEmpty(value: string | null): string | null {
 }
 
 /** Distinct non-empty values, first occurrence first; "a,b" is split so hand-written links work too. */
-function list(params: URLSearchParams, key: string): string[] {
+export function list(params: URLSearchParams, key: string): string[] {
   const seen = new Set<string>();
   for (const raw of params.getAll(key)) {
     for (const part of raw.split(',')) {
@@ -61,8 +62,7 @@ export function encodeNewRunQuery(query: Partial<NewRunQuery>): string {
 }
 
 export function newRunPath(query: Partial<NewRunQuery> = {}): string {
-  const qs = encodeNewRunQuery(query);
-  return qs ? `/runs/new?${qs}` : '/runs/new';
+  return withQuery(paths.newRun, encodeNewRunQuery(query));
 }
 
 // ------------------------------------------------------------------ /runs
@@ -104,15 +104,7 @@ export function runsApiQuery(query: Partial<RunsQuery> & { batch?: string | null
 
 // ------------------------------------------------------------------ /runs/:id, /batches/:id
 
-export function runPath(id: string): string {
-  return `/runs/${encodeURIComponent(id)}`;
-}
-
-export function batchPath(batchId: string): string {
-  return `/batches/${encodeURIComponent(batchId)}`;
-}
-
+export const runPath = paths.run;
+export const batchPath = paths.batch;
 /** One kernel's own page: its catalog entry (description, parameters, seed figure). */
-export function kernelPath(id: string): string {
-  return `/kernels/${encodeURIComponent(id)}`;
-}
+export const kernelPath = paths.kernel;

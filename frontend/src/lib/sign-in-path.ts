@@ -1,11 +1,12 @@
 // Where a signed-out browser goes, and where it comes back to: pure functions over addresses, so the
 // redirect rules (no open redirects, the open pages stay open) are tested without a browser.
+import { paths } from '@/app/paths';
 
-export const SIGN_IN_PATH = '/signin';
+export const SIGN_IN_PATH = paths.signIn;
 
 /** Pages that work without signing in: the sign-in page itself and shared comparisons (/s/<slug>). */
 export function isOpenPath(pathname: string): boolean {
-  return pathname === SIGN_IN_PATH || pathname.startsWith(`${SIGN_IN_PATH}/`) || pathname.startsWith('/s/');
+  return pathname === SIGN_IN_PATH || pathname.startsWith(`${SIGN_IN_PATH}/`) || pathname.startsWith(paths.share(''));
 }
 
 /**

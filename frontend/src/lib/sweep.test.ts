@@ -1,25 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import type { ParamSpec } from './api-types';
 import { countItems, describeBadValues, kernelItemCount, MAX_NAMED_BAD_VALUES, parseSweepValues, sweepPoints, thinSweep, type SweepChoice } from './sweep';
+import type { ParamRule } from './params';
 
-const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
-const procs: ParamSpec = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
-const placement: ParamSpec = { name: 'placement', type: 'choice', default: 'same_core', choices: ['same_core', 'cross_core', 'unpinned'] };
-const ratio: ParamSpec = { name: 'ratio', type: 'float', min: 0, max: 1 };
-const sigmask: ParamSpec = { name: 'save_sigmask', type: 'bool', default: false, sweep: [false, true] };
+const threads: ParamRule = { name: 'threads', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] };
+const procs: ParamRule = { name: 'procs', type: 'int', default: 1, min: 1, max: 1024, sweep: [1, 2, 4, 8] };
+const placement: ParamRule = { name: 'placement', type: 'choice', default: 'same_core', choices: ['same_core', 'cross_core', 'unpinned'] };
+const ratio: ParamRule = { name: 'ratio', type: 'float', min: 0, max: 1 };
+const sigmask: ParamRule = { name: 'save_sigmask', type: 'bool', default: false, sweep: [false, true] };
 
 describe('thinSweep', () => {
   it('keeps every point for default and thorough', () => {
-    expect(thinSweep([1, 2, 4, 8], 'default')).toEqual([1, 2, 4, 8]);
-    expect(thinSweep([1, 2, 4, 8], 'thorough')).toEqual([1, 2, 4, 8]);
+    expect(thinSweep([1, 2, 4, 8], false)).toEqual([1, 2, 4, 8]);
+    expect(thinSweep([1, 2, 4, 8], false)).toEqual([1, 2, 4, 8]);
   });
 
   it('keeps every other point for quick, always the first and the last', () => {
-    expect(thinSweep(threads.sweep ?? [], 'quick')).toEqual([1, 4, 16, 64, 256, 1024]);
-    expect(thinSweep([1, 2, 4, 8], 'quick')).toEqual([1, 4, 8]);
-    expect(thinSweep([1, 2], 'quick')).toEqual([1, 2]);
-    expect(thinSweep([7], 'quick')).toEqual([7]);
-    expect(thinSweep([], 'quick')).toEqual([]);
+    expect(thinSweep(threads.sweep ?? [], true)).toEqual([1, 4, 16, 64, 256, 1024]);
+    expect(thinSweep([1, 2, 4, 8], true)).toEqual([1, 4, 8]);
+    expect(thinSweep([1, 2], true)).toEqual([1, 2]);
+    expect(thinSweep([7], true)).toEqual([7]);
+    expect(thinSweep([], true)).toEqual([]);
   });
 });
 
@@ -63,31 +63,31 @@ describe('every bad sweep value is reported', () => {
 
 describe('item counting', () => {
   it('gives a swept parameter its points under the profile', () => {
-    expect(sweepPoints(procs, { mode: 'default' }, 'quick')).toEqual([1, 4, 8]);
-    expect(sweepPoints(procs, { mode: 'custom', text: '2,3' }, 'quick')).toEqual([2, 3]);
-    expect(sweepPoints(procs, { mode: 'custom', text: '0' }, 'default')).toBeNull();
+    expect(sweepPoints(procs, { mode: 'default' }, true)).toEqual([1, 4, 8]);
+    expect(sweepPoints(procs, { mode: 'custom', text: '2,3' }, true)).toEqual([2, 3]);
+    expect(sweepPoints(procs, { mode: 'custom', text: '0' }, false)).toBeNull();
   });
 
   it('multiplies the swept parameters of one kernel (the cartesian product)', () => {
     const specs = [threads, placement];
-    expect(kernelItemCount(specs, {}, 'default')).toBe(1);
-    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, 'default')).toBe(11);
-    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, 'quick')).toBe(6);
+    expect(kernelItemCount(specs, {}, false)).toBe(1);
+    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, false)).toBe(11);
+    expect(kernelItemCount(specs, { threads: { mode: 'default' } }, true)).toBe(6);
     expect(
-      kernelItemCount(specs, { threads: { mode: 'default' }, placement: { mode: 'custom', text: 'same_core,unpinned' } }, 'quick'),
+      kernelItemCount(specs, { threads: { mode: 'default' }, placement: { mode: 'custom', text: 'same_core,unpinned' } }, true),
     ).toBe(12);
-    expect(kernelItemCount(specs, { threads: { mode: 'custom', text: 'x' } }, 'quick')).toBeNull();
+    expect(kernelItemCount(specs, { threads: { mode: 'custom', text: 'x' } }, true)).toBeNull();
   });
 
   it('sums over kernels and multiplies by machines', () => {
-    const kernels: { specs: ParamSpec[]; sweeps: Record<string, SweepChoice> }[] = [
+    const kernels: { specs: ParamRule[]; sweeps: Record<string, SweepChoice> }[] = [
       { specs: [], sweeps: {} },
       { specs: [procs], sweeps: { procs: { mode: 'default' } } },
     ];
-    expect(countItems(kernels, 'quick', 2)).toEqual({ perKernel: [1, 3], perRun: 4, total: 8 });
-    expect(countItems(kernels, 'thorough', 1)).toEqual({ perKernel: [1, 4], perRun: 5, total: 5 });
-    expect(countItems([], 'default', 3)).toEqual({ perKernel: [], perRun: 0, total: 0 });
-    expect(countItems([{ specs: [procs], sweeps: { procs: { mode: 'custom', text: '' } } }], 'default', 2)).toEqual({
+    expect(countItems(kernels, true, 2)).toEqual({ perKernel: [1, 3], perRun: 4, total: 8 });
+    expect(countItems(kernels, false, 1)).toEqual({ perKernel: [1, 4], perRun: 5, total: 5 });
+    expect(countItems([], false, 3)).toEqual({ perKernel: [], perRun: 0, total: 0 });
+    expect(countItems([{ specs: [procs], sweeps: { procs: { mode: 'custom', text: '' } } }], false, 2)).toEqual({
       perKernel: [null],
       perRun: null,
       total: null,

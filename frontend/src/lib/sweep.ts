@@ -1,56 +1,25 @@
 // Sweeps on the New run page: which points a swept parameter takes and how many items a run will
 // have. The server expands the same way (docs/architecture.md, "Profiles"); the form only predicts it.
-import type { ParamSpec, ParamValue, Profile } from './api-types';
-import { coerceParam } from './params';
+// `thin` is the chosen profile's `thin_sweeps`, as GET /limits serves it (lib/limits.ts).
+import type { ParamValue } from './api-types';
+import { coerceParam, type ParamRule } from './params';
 
 /** How one parameter is set: a single value, the kernel's default sweep, or the user's own points. */
 export type SweepChoice = { mode: 'default' } | { mode: 'custom'; text: string };
 
-export const PROFILES: readonly Profile[] = ['quick', 'default', 'thorough'];
-
-/** What each profile sets (the server's table, docs/architecture.md "Profiles"). */
-export interface ProfileSettings {
-  /** Seconds each repetition runs for. */
-  minTimeS: number;
-  /** Repetitions in all, shared over the launches. */
-  repetitions: number;
-  /** Kernel processes per item. */
-  launches: number;
-}
-
-export const PROFILE_SETTINGS: Record<Profile, ProfileSettings> = {
-  quick: { minTimeS: 0.05, repetitions: 6, launches: 3 },
-  default: { minTimeS: 0.1, repetitions: 6, launches: 3 },
-  thorough: { minTimeS: 0.5, repetitions: 15, launches: 5 },
-};
-
-const settingsText = (p: Profile) => {
-  const s = PROFILE_SETTINGS[p];
-  return `min time ${s.minTimeS} s, ${s.repetitions} repetitions over ${s.launches} launches`;
-};
-
-export const PROFILE_HELP: Record<Profile, string> = {
-  quick: `${settingsText('quick')}, every other point of default sweeps (first and last kept): a first look in seconds`,
-  default: `${settingsText('default')}, the full default sweeps`,
-  thorough: `${settingsText('thorough')}, the full default sweeps: for numbers you will publish`,
-};
-
-/** At most this many items per run (the server refuses more). */
-export const MAX_ITEMS_PER_RUN = 1000;
-
 /** Whether the kernel's catalog offers a default sweep for this parameter. */
-export function hasDefaultSweep(spec: ParamSpec): boolean {
+export function hasDefaultSweep(spec: ParamRule): boolean {
   return (spec.sweep?.length ?? 0) > 0;
 }
 
 /** Whether a parameter can be swept over custom points (anything but free text). */
-export function canSweep(spec: ParamSpec): boolean {
+export function canSweep(spec: ParamRule): boolean {
   return spec.type !== 'string';
 }
 
-/** A profile's view of a default sweep: quick keeps every other point, always the first and last. */
-export function thinSweep<T>(points: readonly T[], profile: Profile): T[] {
-  if (profile !== 'quick') return [...points];
+/** A profile's view of a default sweep: a thinning profile keeps every other point, always the first and last. */
+export function thinSweep<T>(points: readonly T[], thin: boolean): T[] {
+  if (!thin) return [...points];
   return points.filter((_, i) => i % 2 === 0 || i === points.length - 1);
 }
 
@@ -76,7 +45,7 @@ export function describeBadValues(bad: readonly { value: string; error: string }
  * repeats dropped, order kept. Every bad value is reported, not only the first.
  */
 export function parseSweepValues(
-  spec: ParamSpec,
+  spec: ParamRule,
   text: string,
 ): { ok: true; values: ParamValue[] } | { ok: false; error: string } {
   const parts = text
@@ -96,8 +65,8 @@ export function parseSweepValues(
 }
 
 /** The points a swept parameter takes under a profile (null when the custom text is invalid). */
-export function sweepPoints(spec: ParamSpec, choice: SweepChoice, profile: Profile): ParamValue[] | null {
-  if (choice.mode === 'default') return thinSweep(spec.sweep ?? [], profile);
+export function sweepPoints(spec: ParamRule, choice: SweepChoice, thin: boolean): ParamValue[] | null {
+  if (choice.mode === 'default') return thinSweep(spec.sweep ?? [], thin);
   const parsed = parseSweepValues(spec, choice.text);
   return parsed.ok ? parsed.values : null;
 }
@@ -107,15 +76,15 @@ export function sweepPoints(spec: ParamSpec, choice: SweepChoice, profile: Profi
  * is swept; null when a custom sweep does not parse yet).
  */
 export function kernelItemCount(
-  specs: readonly ParamSpec[],
+  specs: readonly ParamRule[],
   sweeps: Readonly<Record<string, SweepChoice>>,
-  profile: Profile,
+  thin: boolean,
 ): number | null {
   let n = 1;
   for (const spec of specs) {
     const choice = sweeps[spec.name];
     if (!choice) continue;
-    const points = sweepPoints(spec, choice, profile);
+    const points = sweepPoints(spec, choice, thin);
     if (points === null) return null;
     n *= points.length;
   }
@@ -133,11 +102,11 @@ export interface ItemCount {
 
 /** How many items a run will have: the sum over kernels of their products, times the machines. */
 export function countItems(
-  kernels: readonly { specs: readonly ParamSpec[]; sweeps: Readonly<Record<string, SweepChoice>> }[],
-  profile: Profile,
+  kernels: readonly { specs: readonly ParamRule[]; sweeps: Readonly<Record<string, SweepChoice>> }[],
+  thin: boolean,
   machines: number,
 ): ItemCount {
-  const perKernel = kernels.map((k) => kernelItemCount(k.specs, k.sweeps, profile));
+  const perKernel = kernels.map((k) => kernelItemCount(k.specs, k.sweeps, thin));
   const perRun = perKernel.some((n) => n === null) ? null : perKernel.reduce<number>((a, n) => a + (n ?? 0), 0);
   return { perKernel, perRun, total: perRun === null ? null : perRun * machines };
 }

@@ -12,6 +12,8 @@ import { isTerminal, runKernels } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
+import { TableHead } from '@/components/TableHead';
 
 /** Every run of a batch (one per machine), each with its own live progress, cancel and retry. */
 export function BatchPage() {
@@ -33,7 +35,7 @@ export function BatchPage() {
     return (
       <EmptyState title="Batch not found">
         <p>
-          No run on this server belongs to batch <code>{batchId}</code>. See the <Link to="/runs">recent runs</Link>.
+          No run on this server belongs to batch <code>{batchId}</code>. See the <Link to={paths.runs}>recent runs</Link>.
         </p>
       </EmptyState>
     );
@@ -73,15 +75,7 @@ export function BatchPage() {
       </p>
       <div className="table-wrap">
         <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Machine</th>
-              <th scope="col">Status</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Run</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Machine', 'Status', 'Progress', 'Run', 'Actions']} />
           <tbody>
             {sorted.map((run) => (
               <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />
@@ -104,7 +98,7 @@ export function BatchPage() {
           <ConfirmDelete
             label="Delete batch"
             consequence={`Delete the ${sorted.length} ${sorted.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
             deleting={remove.isPending}
             error={remove.error}
             disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}

@@ -13,6 +13,7 @@ import { useMachines } from '@/features/machines/api/machines';
 import { ApiError } from '@/lib/api-client';
 import { decodeCompareView, encodeCompareView, type CompareView } from '@/lib/compare-query';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 /** The explorer's centre: machines side by side, kernel by kernel and sweep by sweep. The URL is the view. */
 export function ComparePage() {
@@ -81,14 +82,14 @@ export function ComparePage() {
       {!abMode && !canCompare(view) && view.machines.length !== 1 && (
         <p className="muted" data-testid="compare-prompt">
           Choose at least two machines above, or start from the{' '}
-          <Link to="/machines">machines page</Link>.
+          <Link to={paths.machines}>machines page</Link>.
         </p>
       )}
       {canCompare(view) && compare.isPending && <Loading what="the comparison" />}
       {err && (
         <div data-testid="compare-error">
           <ErrorMessage title={bad ? 'Cannot compare:' : 'Could not load the comparison:'} error={err} />
-          {bad && <p className="muted small">Change the machines or kernels above, or go back to the <Link to="/machines">machines</Link>.</p>}
+          {bad && <p className="muted small">Change the machines or kernels above, or go back to the <Link to={paths.machines}>machines</Link>.</p>}
         </div>
       )}
       {compare.data && !err && <CompareBody data={compare.data} view={view} onView={onView} />}

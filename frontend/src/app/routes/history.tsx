@@ -8,6 +8,8 @@ import { useMachines } from '@/features/machines/api/machines';
 import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
+import { TableHead } from '@/components/TableHead';
 
 const HistoryChart = lazy(() => import('@/features/history/components/HistoryChart'));
 
@@ -31,15 +33,7 @@ function StepsTable({ steps, unit }: { steps: Step[]; unit: string }) {
   return (
     <div className="table-wrap">
       <table className="table" data-testid="history-steps">
-        <thead>
-          <tr>
-            <th>First run after</th>
-            <th>Before → after</th>
-            <th>Ratio [95 % CI]</th>
-            <th>Verdict</th>
-            <th>Facts that changed</th>
-          </tr>
-        </thead>
+        <TableHead columns={['First run after', 'Before → after', 'Ratio [95 % CI]', 'Verdict', 'Facts that changed']} />
         <tbody>
           {steps.map((s) => (
             <tr key={s.run_id} data-significant={s.significant}>
@@ -79,7 +73,7 @@ function SeriesView({ data }: { data: History }) {
       <p className="lead" data-testid="history-summary">
         {data.points.length} runs{data.truncated ? ' (the newest 200)' : ''} of <code>{data.kernel}</code>
         {data.params_key ? <> with <code>{data.params_key}</code></> : null} on{' '}
-        <Link to={`/machines/${encodeURIComponent(data.machine.id)}`}>{data.machine.name}</Link>.{' '}
+        <Link to={paths.machine(data.machine.id)}>{data.machine.name}</Link>.{' '}
         {data.changes.filter((s) => s.significant).length} real change(s), {data.fact_changes.length} fact change(s).
       </p>
       <Suspense fallback={<Loading what="the chart" />}>
@@ -94,15 +88,7 @@ function SeriesView({ data }: { data: History }) {
       <h2>Runs</h2>
       <div className="table-wrap">
         <table className="table" data-testid="history-points">
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Median</th>
-              <th>CI</th>
-              <th>Launches</th>
-              <th>Agent</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Run', 'Median', 'CI', 'Launches', 'Agent']} />
           <tbody>
             {[...data.points].reverse().map((p) => (
               <tr key={p.result_id}>
@@ -161,15 +147,7 @@ function FleetChanges() {
         ) : (
           <div className="table-wrap">
             <table className="table" data-testid="fleet-changes">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Machine</th>
-                  <th>Kernel</th>
-                  <th>Ratio [95 % CI]</th>
-                  <th>Facts that changed</th>
-                </tr>
-              </thead>
+              <TableHead columns={['When', 'Machine', 'Kernel', 'Ratio [95 % CI]', 'Facts that changed']} />
               <tbody>
                 {changes.data.changes.map((c) => (
                   <tr key={`${c.machine_id}/${c.kernel}/${c.params_key}/${c.run_id}`}>

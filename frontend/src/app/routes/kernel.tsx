@@ -7,6 +7,7 @@ import { Seeds } from '@/features/kernels/components/Seeds';
 import { findKernel } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 /** One kernel's catalog entry at /kernels/<id>, where the run and compare tables link a kernel's name. */
 export function KernelPage() {
@@ -21,7 +22,7 @@ export function KernelPage() {
     return (
       <EmptyState title="Kernel not found">
         <p>
-          No connected agent lists a kernel <code>{id}</code>. See <Link to="/kernels">all kernels</Link>.
+          No connected agent lists a kernel <code>{id}</code>. See <Link to={paths.kernels}>all kernels</Link>.
         </p>
       </EmptyState>
     );
@@ -35,7 +36,7 @@ export function KernelPage() {
         <code>{kernel.id}</code> <span className="muted">{kernel.title !== kernel.id ? kernel.title : ''}</span>
       </h1>
       <p className="lead">
-        {kernel.family} family · <Link to={`/kernels?family=${encodeURIComponent(kernel.family)}`}>its other kernels</Link> · <Link to="/kernels">all kernels</Link>
+        {kernel.family} family · <Link to={`${paths.kernels}?family=${encodeURIComponent(kernel.family)}`}>its other kernels</Link> · <Link to={paths.kernels}>all kernels</Link>
       </p>
       <KernelCard kernel={kernel} machineIds={(machines.data ?? []).map((m) => m.id)} />
       <h2>Latest on every machine</h2>

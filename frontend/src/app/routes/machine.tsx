@@ -14,6 +14,7 @@ import { comparePath } from '@/lib/compare-query';
 import { historyPath } from '@/features/history/utils/history';
 import { newRunPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 /** One machine: its facts in full, grouped, and its run history. */
 export function MachinePage() {
@@ -32,7 +33,7 @@ export function MachinePage() {
       return (
         <EmptyState title="Machine not found">
           <p>
-            No machine <code>{id}</code> is on this server (it may have been deleted). See the <Link to="/machines">machines</Link>.
+            No machine <code>{id}</code> is on this server (it may have been deleted). See the <Link to={paths.machines}>machines</Link>.
           </p>
         </EmptyState>
       );
@@ -90,7 +91,7 @@ export function MachinePage() {
             label="Delete machine"
             consequence={`Delete ${m.name} with all its runs and results? Its agent must enroll again to come back, as a new machine. This cannot be undone.`}
             typeToConfirm={m.name}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/machines', { replace: true }) })}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.machines, { replace: true }) })}
             deleting={remove.isPending}
             error={remove.error}
             disabledReason={

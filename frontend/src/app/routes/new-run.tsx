@@ -7,7 +7,8 @@ import { NoMachines } from '@/features/machines/components/NoMachines';
 import { useRun } from '@/features/runs/api/runs';
 import { NewRunForm } from '@/features/runs/components/NewRunForm';
 import { decodeNewRunQuery, encodeNewRunQuery } from '@/lib/query-state';
-import { formFromRequest } from '@/lib/run-request';
+import { formFromRequest } from '@/features/runs/utils/run-request';
+import { useLimits } from '@/lib/limits';
 import { useDocumentTitle } from './title';
 
 export function NewRunPage() {
@@ -17,8 +18,9 @@ export function NewRunPage() {
   const from = decodeNewRunQuery(searchParams).from ?? '';
   const machines = useMachines({ poll: true });
   const kernels = useKernels();
+  const limits = useLimits();
   const repeated = useRun(from, { enabled: from !== '' });
-  const waiting = machines.isPending || kernels.isPending || (from !== '' && repeated.isPending);
+  const waiting = machines.isPending || kernels.isPending || limits.isPending || (from !== '' && repeated.isPending);
   const repeat = repeated.data?.request ? formFromRequest(repeated.data.request) : undefined;
   // ?kernel= with an old id (a renamed kernel): the same form with its new id.
   const asked = decodeNewRunQuery(searchParams);
@@ -33,11 +35,13 @@ export function NewRunPage() {
       {waiting && <Loading what={from ? 'machines, kernels and the run to repeat' : 'machines and kernels'} />}
       {machines.isError && <ErrorMessage title="Could not load machines:" error={machines.error} />}
       {kernels.isError && <ErrorMessage title="Could not load kernels:" error={kernels.error} />}
+      {limits.isError && <ErrorMessage title="Could not load the server's profiles and limits:" error={limits.error} />}
       {repeated.isError && <ErrorMessage title="Could not load the run to repeat:" error={repeated.error} />}
       {!waiting &&
         machines.data &&
         kernels.data &&
-        (machines.data.length === 0 ? <NoMachines /> : <NewRunForm machines={machines.data} kernels={kernels.data} repeat={repeat} />)}
+        limits.data &&
+        (machines.data.length === 0 ? <NoMachines /> : <NewRunForm machines={machines.data} kernels={kernels.data} limits={limits.data} repeat={repeat} />)}
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { Link } from 'react-router';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 export function NotFoundPage() {
   useDocumentTitle('Not found');
@@ -7,8 +8,8 @@ export function NotFoundPage() {
     <>
       <h1>Page not found</h1>
       <p>
-        There is no page at this address. Go to the <Link to="/machines">machines</Link> or the{' '}
-        <Link to="/runs">runs</Link>.
+        There is no page at this address. Go to the <Link to={paths.machines}>machines</Link> or the{' '}
+        <Link to={paths.runs}>runs</Link>.
       </p>
     </>
   );

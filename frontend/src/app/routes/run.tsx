@@ -15,7 +15,9 @@ import { runTiming } from '@/features/runs/utils/timing';
 import { ApiError } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
+import { useLimits } from '@/lib/limits';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 const NO_RESULTS: Result[] = [];
 
@@ -55,6 +57,7 @@ export function RunPage() {
   // The ETA uses launch costs learnt from this machine's earlier runs, as the New run estimate does.
   const overheads = useLaunchOverheads(run.data && !isTerminal(run.data.status) ? run.data.machine_id : null);
   const now = useNow(1000);
+  const limits = useLimits();
   const patch = usePatchRun(id);
   const remove = useDeleteRun(id);
   const navigate = useNavigate();
@@ -69,7 +72,7 @@ export function RunPage() {
       return (
         <EmptyState title="Run not found">
           <p>
-            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to="/runs">recent runs</Link>.
+            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to={paths.runs}>recent runs</Link>.
           </p>
         </EmptyState>
       );
@@ -80,7 +83,9 @@ export function RunPage() {
   const r = run.data;
   const ended = isTerminal(r.status);
   const measured = results.data ?? NO_RESULTS;
-  const timing = runTiming(r, measured, overheads.data ?? new Map(), now);
+  // The estimates need the server's profiles (GET /limits, read once): until they come, no timing.
+  const timing = limits.data ? runTiming(r, measured, overheads.data ?? new Map(), now, limits.data) : undefined;
+  const durations = timing?.durations ?? new Map<string, number>();
   return (
     <>
       <h1 className="run-title">
@@ -104,7 +109,7 @@ export function RunPage() {
 
       <div className="page-head">
         <h2>Results</h2>
-        {measured.length > 0 && <RunExports run={r} results={measured} durations={timing.durations} />}
+        {measured.length > 0 && <RunExports run={r} results={measured} durations={durations} />}
       </div>
       {results.isError && <ErrorMessage title="Could not load results:" error={results.error} />}
       {measured.length > 0 && <ResultsTable results={measured} items={r.items} />}
@@ -114,14 +119,14 @@ export function RunPage() {
       {results.isPending && <Loading what="results" />}
 
       <h2>Items</h2>
-      <RunItemsTable items={r.items} durations={timing.durations} />
+      <RunItemsTable items={r.items} durations={durations} />
 
       {canWrite && (
         <div className="housekeeping">
           <ConfirmDelete
             label="Delete run"
             consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate('/runs', { replace: true }) })}
+            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
             deleting={remove.isPending}
             error={remove.error}
             disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}

@@ -7,6 +7,7 @@ import { RunsTable } from '@/features/runs/components/RunsTable';
 import type { RunStatus } from '@/lib/api-types';
 import { decodeRunsQuery, encodeRunsQuery, newRunPath, RUN_STATUS_FILTERS } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 export function RunsPage() {
   useDocumentTitle('Runs');
@@ -59,7 +60,7 @@ export function RunsPage() {
           filtered ? (
             <EmptyState title="No runs match">
               <p>
-                No run matches these filters. <Link to="/runs">Show all runs</Link>.
+                No run matches these filters. <Link to={paths.runs}>Show all runs</Link>.
               </p>
             </EmptyState>
           ) : (

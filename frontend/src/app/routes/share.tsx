@@ -7,6 +7,7 @@ import { ApiError } from '@/lib/api-client';
 import { comparePath, isWellFormedSlug, viewFromShare, type CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 function ShareNotFound({ slug }: { slug: string }) {
   return (
@@ -14,7 +15,7 @@ function ShareNotFound({ slug }: { slug: string }) {
       <h1>Share not found</h1>
       <p data-testid="share-not-found">
         There is no shared comparison <code>{slug}</code> on this server (404). Check the link, or start a{' '}
-        <Link to="/compare">new comparison</Link>.
+        <Link to={paths.compare}>new comparison</Link>.
       </p>
     </>
   );
@@ -38,12 +39,24 @@ export function SharePage() {
   const s = share.data;
   const view = { ...viewFromShare(s.view), ...local };
   const data = s.compare;
+  const live = <Link to={comparePath({ ...view, runs: view.runs, cell: null })}>Open the live comparison</Link>;
+  if (data === null) {
+    // Shares stored before the server froze its answers (migration 0003) keep only their view.
+    return (
+      <>
+        <h1>Shared comparison</h1>
+        <p data-testid="share-unfrozen">
+          This comparison was shared on {formatDateTime(s.created_at)}, before the server kept the numbers of a share. {live} to
+          see the latest results of the same machines and kernels.
+        </p>
+      </>
+    );
+  }
   return (
     <>
       <h1>Shared comparison</h1>
       <div className="message message-frozen" role="note" data-testid="frozen-banner">
-        Frozen on {formatDateTime(s.created_at)}: these numbers will not change.{' '}
-        <Link to={comparePath({ ...view, runs: view.runs, cell: null })}>Open the live comparison</Link> for the latest results.
+        Frozen on {formatDateTime(s.created_at)}: these numbers will not change. {live} for the latest results.
       </div>
       <p className="lead">
         {data.machines.map((m) => m.name).join(' vs ')}, baseline {data.machines.find((m) => m.id === data.baseline)?.name ?? data.baseline};{' '}

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { MAX_TOKEN_NAME } from '@/lib/api-types';
 import type { Scope } from '../api/session';
 import { useCreateToken, type ApiTokenCreated } from '../api/tokens';
 
@@ -77,7 +78,7 @@ export function CreateTokenForm() {
         <div className="row">
           <div className="field">
             <label htmlFor="token-name">Name</label>
-            <input id="token-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} placeholder="ci-nightly" required />
+            <input id="token-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={MAX_TOKEN_NAME} placeholder="ci-nightly" required />
           </div>
           <div className="field">
             <label htmlFor="token-scope">Scope</label>

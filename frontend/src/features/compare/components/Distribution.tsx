@@ -2,7 +2,7 @@ import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Scatter, S
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import { formatNumber, formatParams } from '@/lib/format';
 import { ecdf, stripPoints } from '../utils/distribution';
-import { ChartFrame } from './ChartFrame';
+import { ChartFrame } from '@/components/ChartFrame';
 import { machineColour } from '../utils/heatmap';
 
 /** One row's raw samples per machine: a strip plot and the ECDF. */

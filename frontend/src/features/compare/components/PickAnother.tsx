@@ -1,7 +1,8 @@
 import { Link } from 'react-router';
-import { useRecentRuns } from '@/features/machines/api/machine';
+import { useRecentRuns } from '@/features/machines';
 import type { Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
+import { paths } from '@/app/paths';
 
 /**
  * One machine chosen (e.g. from a run's "Compare with…" when no other machine has measured its
@@ -36,7 +37,7 @@ export function PickAnother({ machines, view, onView }: { machines: Machine[]; v
         </div>
       )}
       <p className="small">
-        To measure another host, <Link to="/hosts">Add hosts</Link>, then run the same kernels there.
+        To measure another host, <Link to={paths.hosts}>Add hosts</Link>, then run the same kernels there.
       </p>
     </div>
   );

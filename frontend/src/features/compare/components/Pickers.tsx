@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useRecentRuns } from '@/features/machines/api/machine';
-import { runsQuery } from '@/features/runs/api/runs';
+import { useRecentRuns } from '@/features/machines';
+import { runsQuery } from '@/features/runs';
 import { runKernels, type Kernel, type Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';

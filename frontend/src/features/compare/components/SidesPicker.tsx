@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { runsQuery, useRun } from '@/features/runs/api/runs';
+import { runsQuery, useRun } from '@/features/runs';
 import { runKernels, type Machine } from '@/lib/api-types';
 import type { CompareView, Side } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';

@@ -3,7 +3,7 @@ import type { CompareResponse } from '@/lib/api-types';
 import type { ChartScale } from '@/lib/compare-query';
 import { formatNumber, formatParams, type Scale } from '@/lib/format';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGroup } from '../utils/sweep';
-import { ChartFrame } from './ChartFrame';
+import { ChartFrame } from '@/components/ChartFrame';
 import { kernelScales, scaleKey } from '../utils/table';
 import { machineColour } from '../utils/heatmap';
 import { seedTooltip } from '@/lib/seeds';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups } from './sweep';
-import { row } from './fixture';
+import { row } from '@/lib/test-fixtures';
 
 describe('sweepGroups', () => {
   it('groups a kernel’s points by the swept parameter, the others fixed', () => {
@@ -54,9 +54,9 @@ describe('log2Ticks', () => {
 });
 
 describe('seedMark', () => {
-  const seed = { seed: '001', value: 2000, unit: 'ns/op', machine: 'old laptop' };
+  const seed = { seed: '001', value: 2000, unit: 'ns/op', machine: 'old laptop', params: {}, note: '' };
   it('is a point at the seed’s value of the swept parameter', () => {
-    const [g] = sweepGroups([row('k.a', { n: 1, p: 'x' }, 1, 1, { seed_reference: { ...seed, params: { n: 2, p: 'x' } } }), row('k.a', { n: 2, p: 'x' }, 1, 1)]);
+    const [g] = sweepGroups([row('k.a', { n: 1, p: 'x' }, 1, 1, { seed_reference: { ...seed, params: { n: '2', p: 'x' } } }), row('k.a', { n: 2, p: 'x' }, 1, 1)]);
     expect(seedMark(g!)).toMatchObject({ kind: 'point', x: 2, value: 2000 });
   });
   it('is a line when the seed names no value for it, nothing when it measured something else', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ciLabel, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
-import { response, row } from './fixture';
+import { response, row } from '@/lib/test-fixtures';
 
 const rows = [
   row('sched.yield', { threads: 16 }, 100, 300),
@@ -65,9 +65,10 @@ describe('rowWarning', () => {
   it("finds the server's warning on the row or in the list", () => {
     const r = row('storage.write', { block: 4096 }, 1, 2);
     expect(rowWarning({ ...r, warning: 'units differ' }, [])).toBe('units differ');
-    expect(rowWarning(r, ['storage.write block=4096: units differ (MB/s vs ns/op)'])).toMatch(/units differ/);
     expect(rowWarning(r, [{ kernel: 'storage.write', params_key: 'block=4096', message: 'units differ' }])).toBe('units differ');
-    expect(rowWarning(r, ['sched.yield: something'])).toBeNull();
+    expect(rowWarning(r, [{ row: 'storage.write', detail: 'units differ (MB/s vs ns/op)' }])).toBe('units differ (MB/s vs ns/op)');
+    expect(rowWarning(r, [{ kernel: 'storage.write', params_key: 'block=8', message: 'another point' }])).toBeNull();
+    expect(rowWarning(r, [{ kernel: 'sched.yield', message: 'something' }])).toBeNull();
   });
 });
 

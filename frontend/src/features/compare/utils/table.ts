@@ -77,10 +77,8 @@ export function geomeanRows(data: Pick<CompareResponse, 'rows' | 'machines' | 'g
 export function rowWarning(row: CompareRow, warnings: CompareResponse['warnings']): string | null {
   if (row.warning) return row.warning;
   for (const w of warnings ?? []) {
-    if (typeof w === 'string') {
-      if (w.includes(row.kernel) && (row.params_key === '' || w.includes(row.params_key))) return w;
-    } else if (w && (w.kernel === row.kernel || w.row === rowKey(row) || w.row === row.kernel)) {
-      if (w.params_key === undefined || w.params_key === row.params_key) return w.message ?? w.detail ?? JSON.stringify(w);
+    if (w.kernel === row.kernel || w.row === rowKey(row) || w.row === row.kernel) {
+      if (w.params_key === undefined || w.params_key === row.params_key) return warningText(w);
     }
   }
   return null;
@@ -88,7 +86,7 @@ export function rowWarning(row: CompareRow, warnings: CompareResponse['warnings'
 
 /** Words for a warning that belongs to no row. */
 export function warningText(w: CompareResponse['warnings'][number]): string {
-  return typeof w === 'string' ? w : (w.message ?? w.detail ?? JSON.stringify(w));
+  return w.message ?? w.detail ?? JSON.stringify(w);
 }
 
 /** Is a ratio a slowdown (worse) relative to the baseline? */

@@ -1,5 +1,5 @@
 import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { ChartFrame } from '@/features/compare/components/ChartFrame';
+import { ChartFrame } from '@/components/ChartFrame';
 import { formatDateTime, formatNumber, seriesScale } from '@/lib/format';
 import type { History } from '../api/history';
 import { factMarks, historyRows, timeTick } from '../utils/history';

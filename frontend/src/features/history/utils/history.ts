@@ -1,3 +1,4 @@
+import { paths, withQuery } from '@/app/paths';
 import { formatNumber } from '@/lib/format';
 import type { FactChange, HistoryPoint, Step, StepRule } from '../api/history';
 
@@ -18,8 +19,7 @@ export function historyPath(query: Partial<HistoryQuery>): string {
   if (query.machine) q.set('machine', query.machine);
   if (query.kernel) q.set('kernel', query.kernel);
   if (query.params !== null && query.params !== undefined) q.set('params', query.params);
-  const s = q.toString();
-  return s ? `/history?${s}` : '/history';
+  return withQuery(paths.history, q.toString());
 }
 
 export interface HistoryRow {

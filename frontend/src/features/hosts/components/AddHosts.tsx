@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
-import type { Machine } from '@/lib/api-types';
+import { JOIN_TOKEN, type Machine } from '@/lib/api-types';
+import { TableHead } from '@/components/TableHead';
 import {
   type JoinTokenCreated,
   useCreateJoinToken,
@@ -50,14 +51,14 @@ function CreateJoinToken() {
       >
         <label>
           hosts{' '}
-          <input type="number" min={1} max={10000} value={uses} onChange={(e) => setUses(Number(e.target.value))} />
+          <input type="number" min={JOIN_TOKEN.uses.minimum} max={JOIN_TOKEN.uses.maximum} value={uses} onChange={(e) => setUses(Number(e.target.value))} />
         </label>{' '}
         <label>
           valid for (hours){' '}
           <input
             type="number"
             min={0.1}
-            max={720}
+            max={JOIN_TOKEN.ttl_s.maximum / 3600}
             step={0.1}
             value={hours}
             onChange={(e) => setHours(Number(e.target.value))}
@@ -82,17 +83,7 @@ function JoinTokens() {
   return (
     <div className="table-wrap">
       <table className="table" data-testid="join-tokens">
-        <thead>
-          <tr>
-            <th>created</th>
-            <th>by</th>
-            <th>expires</th>
-            <th>used</th>
-            <th>left</th>
-            <th>state</th>
-            <th />
-          </tr>
-        </thead>
+        <TableHead columns={['created', 'by', 'expires', 'used', 'left', 'state', '']} />
         <tbody>
           {tokens.data.map((t) => (
             <tr key={t.id}>
@@ -125,15 +116,7 @@ export function HostsTable({ machines }: { machines: Machine[] }) {
     <div className="table-wrap">
       {act.error && <ErrorMessage error={act.error} />}
       <table className="table" data-testid="hosts">
-        <thead>
-          <tr>
-            <th>host</th>
-            <th>connection</th>
-            <th>status</th>
-            <th>agent</th>
-            <th />
-          </tr>
-        </thead>
+        <TableHead columns={['host', 'connection', 'status', 'agent', '']} />
         <tbody>
           {machines.map((m) => {
             const status = m.status ?? 'active';

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel } from '@/lib/api-types';
+import { aKernel } from '@/lib/test-fixtures';
 import { kernelsByFamily, kernelsOnAll } from './group';
 
-const k = (id: string, machines: string[]): Kernel => ({
-  id,
-  title: id,
-  family: id.split('.')[0] ?? '',
-  unit: 'ns/op',
-  description: '',
-  params: [],
-  seed_reference: null,
-  machines,
-});
+const k = (id: string, machines: string[]): Kernel => aKernel(id, { machines });
 
 describe('kernelsByFamily', () => {
   const all = [k('syscall.getppid', ['m1']), k('call.function', ['m1', 'm2']), k('syscall.raw', ['m1']), k('ctxswitch.pipe', ['m2'])];

@@ -6,6 +6,7 @@ import { formatMeasure, formatParams } from '@/lib/format';
 import { kernelPath, newRunPath } from '@/lib/query-state';
 import { paramRange } from '../utils/catalog';
 import { SeedLink } from '@/components/SeedLink';
+import { TableHead } from '@/components/TableHead';
 
 function show(v: unknown): string {
   if (v === null || v === undefined) return '—';
@@ -42,16 +43,7 @@ export function KernelCard({ kernel, machineIds }: { kernel: Kernel; machineIds:
       </p>
       {kernel.params.length > 0 && (
         <table className="table params-table">
-          <thead>
-            <tr>
-              <th scope="col">Parameter</th>
-              <th scope="col">Type</th>
-              <th scope="col">Default</th>
-              <th scope="col">Range / choices</th>
-              <th scope="col">Default sweep</th>
-              <th scope="col">Help</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Parameter', 'Type', 'Default', 'Range / choices', 'Default sweep', 'Help']} />
           <tbody>
             {kernel.params.map((p) => (
               <tr key={p.name}>

@@ -2,10 +2,13 @@ import { lazy, Suspense, useState } from 'react';
 import { Link } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { RelativeTime } from '@/components/Time';
-import { historyPath } from '@/features/history/utils/history';
+import { historyPath } from '@/features/history';
 import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useKernelLatest, versusBest } from '../api/latest';
+import { paths } from '@/app/paths';
+import { TableHead } from '@/components/TableHead';
+import { num } from '@/components/table-columns';
 
 const RankedChart = lazy(() => import('./RankedChart'));
 
@@ -18,7 +21,7 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
   if (latest.data.length === 0) {
     return (
       <p className="muted" data-testid="ranking-empty">
-        No machine has measured it yet: start a run from <Link to="/runs/new">New run</Link>.
+        No machine has measured it yet: start a run from <Link to={paths.newRun}>New run</Link>.
       </p>
     );
   }
@@ -43,22 +46,13 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
       </Suspense>
       <div className="table-wrap">
         <table className="table" data-testid="ranking-table">
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>Machine</th>
-              <th className="num">Median</th>
-              <th className="num">CI</th>
-              <th className="num">vs best</th>
-              <th>Measured</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'Machine', num('Median'), num('CI'), num('vs best'), 'Measured']} />
           <tbody>
             {point.results.map((r, i) => (
               <tr key={r.machine_id} data-testid="ranking-row">
                 <td>{i + 1}</td>
                 <td>
-                  <Link to={`/machines/${encodeURIComponent(r.machine_id)}`}>{r.machine_name}</Link>{' '}
+                  <Link to={paths.machine(r.machine_id)}>{r.machine_name}</Link>{' '}
                   <Link className="small" to={historyPath({ machine: r.machine_id, kernel: kernelId, params: point.params_key })}>
                     history
                   </Link>

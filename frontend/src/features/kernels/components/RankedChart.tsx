@@ -1,5 +1,5 @@
 import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { ChartFrame } from '@/features/compare/components/ChartFrame';
+import { ChartFrame } from '@/components/ChartFrame';
 import { formatNumber, seriesScale } from '@/lib/format';
 import type { RankedPoint } from '../api/latest';
 

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Kernel } from '@/lib/api-types';
+import { aKernel, aParam } from '@/lib/test-fixtures';
 import { currentKernelIds, decodeKernelsQuery, encodeKernelsQuery, findKernel, firstSentence, paramRange, searchKernels } from './catalog';
 
-const k = (id: string, description = ''): Kernel => ({
-  id,
-  title: id,
-  family: id.split('.')[0]!,
-  unit: 'ns/op',
-  description,
-  params: [{ name: 'threads', type: 'int', default: 1, min: 1, max: 64 }],
-  seed_reference: null,
-  machines: [],
-});
+const k = (id: string, description = ''): Kernel =>
+  aKernel(id, { description, params: [aParam({ name: 'threads', type: 'int', default: 1, min: 1, max: 64 })] });
 
 describe('kernels page', () => {
   it('round-trips its URL', () => {

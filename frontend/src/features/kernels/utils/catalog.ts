@@ -1,5 +1,6 @@
 // The kernels page: search over the catalog and its URL state (?q=&family=).
-import type { Kernel, ParamSpec } from '@/lib/api-types';
+import type { Kernel } from '@/lib/api-types';
+import type { ParamRule } from '@/lib/params';
 
 export interface KernelsQuery {
   q: string;
@@ -40,7 +41,7 @@ export function searchKernels(kernels: Kernel[], query: KernelsQuery): Kernel[] 
 }
 
 /** A parameter's range or choices in words: "1…4096", "same_core | cross_core". */
-export function paramRange(p: ParamSpec): string {
+export function paramRange(p: ParamRule): string {
   if (p.choices && p.choices.length) return p.choices.join(' | ');
   if (p.min !== null && p.min !== undefined && p.max !== null && p.max !== undefined) return `${p.min}…${p.max}`;
   if (p.min !== null && p.min !== undefined) return `≥ ${p.min}`;

@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import type { Machine } from '@/lib/api-types';
 import { newRunPath } from '@/lib/query-state';
+import { AddHostLink } from './AddHostLink';
 
 /**
  * What to do next on a server with machines but no run yet: start one on an online machine (with the
@@ -30,10 +31,7 @@ export function GettingStarted({ machines }: { machines: Machine[] }) {
           )}
         </li>
         <li>
-          <Link className="button" to="/hosts" data-testid="add-first-host">
-            Add a host
-          </Link>{' '}
-          <span className="muted">create a join token and run the one-line installer on each machine to compare.</span>
+          <AddHostLink>create a join token and run the one-line installer on each machine to compare.</AddHostLink>
         </li>
         <li>
           <span className="muted">

@@ -7,6 +7,7 @@ import type { Machine, Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath, runPath } from '@/lib/query-state';
 import { MachineFacts } from './MachineFacts';
+import { paths } from '@/app/paths';
 
 /** Each machine's newest run among `runs` (newest first, as the server lists them). */
 function lastRuns(runs: Run[] | undefined): Map<string, Run> {
@@ -71,7 +72,7 @@ export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: 
                     />
                   </td>
                   <td>
-                    <Link className="strong" to={`/machines/${encodeURIComponent(m.id)}`} data-testid="machine-link">
+                    <Link className="strong" to={paths.machine(m.id)} data-testid="machine-link">
                       {m.name}
                     </Link>
                     <div className="muted small">{m.hostname}</div>

@@ -1,5 +1,5 @@
-import { Link } from 'react-router';
 import { EmptyState } from '@/components/Feedback';
+import { AddHostLink } from './AddHostLink';
 
 /** What to do when no agent has connected yet: add a host, or start the local one. */
 export function NoMachines() {
@@ -7,10 +7,7 @@ export function NoMachines() {
     <EmptyState title="No machines yet">
       <p>A machine appears here when a ctxbench agent connects to this server. Next:</p>
       <p>
-        <Link className="button button-primary" to="/hosts" data-testid="add-first-host">
-          Add a host
-        </Link>{' '}
-        <span className="muted">create a join token and run the one-line installer it gives on the host.</span>
+        <AddHostLink primary>create a join token and run the one-line installer it gives on the host.</AddHostLink>
       </p>
       <p>To measure this computer instead, start the server together with a local agent:</p>
       <pre>make run</pre>

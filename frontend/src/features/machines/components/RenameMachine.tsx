@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
 import { MAX_MACHINE_NAME, type Machine } from '@/lib/api-types';
 import { useRenameMachine } from '../api/machine';
+import { SaveCancel } from '@/components/SaveCancel';
 
 /** "Rename": a display name for the machine (its id stays); empty gives the agent's own name back. */
 export function RenameMachine({ machine }: { machine: Machine }) {
@@ -39,14 +40,7 @@ export function RenameMachine({ machine }: { machine: Machine }) {
         </div>
       </div>
       {rename.isError && <ErrorMessage title="Could not rename:" error={rename.error} />}
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={rename.isPending}>
-          {rename.isPending ? 'Saving…' : 'Save'}
-        </button>
-        <button type="button" className="button" onClick={() => setEditing(false)}>
-          Cancel
-        </button>
-      </div>
+      <SaveCancel saving={rename.isPending} onCancel={() => setEditing(false)} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import { isTerminal, type BatchCreated, type BatchInfo, type Result, type Run, type RunRequest, type TitleNotePatch } from '@/lib/api-types';
-import { learnLaunchOverheads, type PastResult } from '@/lib/estimate';
+import { learnLaunchOverheads, type PastResult } from '@/features/runs/utils/estimate';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
 /** Polling, when the live stream cannot be had: a run and its results every 2 s until it ends. */

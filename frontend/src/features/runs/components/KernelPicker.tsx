@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { firstSentence, searchKernels } from '@/features/kernels/utils/catalog';
+import { firstSentence, searchKernels } from '@/features/kernels';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { formatMeasure } from '@/lib/format';
 import type { FormValue } from '@/lib/params';
-import type { FormErrors } from '@/lib/run-request';
+import type { FormErrors } from '@/features/runs/utils/run-request';
 import { kernelItemCount, type SweepChoice } from '@/lib/sweep';
 import { ParamInput } from './ParamInput';
 import { KernelText } from '@/components/KernelText';
@@ -15,6 +15,8 @@ interface Props {
   values: (kernel: Kernel) => Record<string, FormValue>;
   sweeps: (kernel: Kernel) => Record<string, SweepChoice>;
   profile: Profile;
+  /** The profile thins default sweeps (its `thin_sweeps`, GET /limits). */
+  thin: boolean;
   errors: FormErrors;
   onToggle: (kernelId: string, on: boolean) => void;
   onParam: (kernelId: string, name: string, value: FormValue) => void;
@@ -80,7 +82,7 @@ function About({ kernel }: { kernel: Kernel }) {
  * parameters. A search box (id, title, family, description, parameter names) narrows the list and a
  * family folds away; a chosen kernel always stays in sight, so its parameters and their errors do too.
  */
-export function KernelPicker({ groups, selected, values, sweeps, profile, errors, onToggle, onParam, onSweep, searchInvalid }: Props) {
+export function KernelPicker({ groups, selected, values, sweeps, profile, thin, errors, onToggle, onParam, onSweep, searchInvalid }: Props) {
   const [search, setSearch] = useState('');
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const all = groups.flatMap(([, ks]) => ks);
@@ -157,7 +159,7 @@ export function KernelPicker({ groups, selected, values, sweeps, profile, errors
               const boxId = `kernel-${k.id}`;
               const v = values(k);
               const s = sweeps(k);
-              const count = checked ? kernelItemCount(k.params, s, profile) : null;
+              const count = checked ? kernelItemCount(k.params, s, thin) : null;
               return (
                 <div key={k.id} className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
                   <div className="kernel-head">
@@ -186,6 +188,7 @@ export function KernelPicker({ groups, selected, values, sweeps, profile, errors
                           sweep={s[p.name]}
                           onSweep={(choice) => onSweep(k.id, p.name, choice)}
                           profile={profile}
+                          thin={thin}
                         />
                       ))}
                     </div>

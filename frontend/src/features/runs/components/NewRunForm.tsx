@@ -1,14 +1,15 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage } from '@/components/Feedback';
-import { kernelsOnAll } from '@/features/kernels/api/group';
+import { kernelsOnAll } from '@/features/kernels';
 import { ApiError, errorMessage } from '@/lib/api-client';
-import type { Kernel, Machine, Profile } from '@/lib/api-types';
-import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/lib/estimate';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
+import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, repsPerLaunch } from '@/features/runs/utils/estimate';
 import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
-import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/lib/run-request';
-import { countItems, PROFILE_HELP, PROFILES, type SweepChoice } from '@/lib/sweep';
+import { buildRunRequest, formErrorsFromServer, type FormErrors, type RepeatedForm } from '@/features/runs/utils/run-request';
+import { profileHelp, profileNames, profileSettings, type Limits } from '@/lib/limits';
+import { countItems, type SweepChoice } from '@/lib/sweep';
 import { useCreateRun, useLaunchOverheads } from '../api/runs';
 import { KernelPicker, MissingKernels } from './KernelPicker';
 import { MachinePicker } from './MachinePicker';
@@ -39,7 +40,7 @@ function focusFirstInvalid(form: HTMLFormElement) {
  * parameter values, sweeps, profile and overrides are local to the form, or come from `repeat` (the
  * request of the run named by ?from=, so "Run again" posts the same body).
  */
-export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[]; kernels: Kernel[]; repeat?: RepeatedForm }) {
+export function NewRunForm({ machines, kernels, limits, repeat }: { machines: Machine[]; kernels: Kernel[]; limits: Limits; repeat?: RepeatedForm }) {
   const [searchParams, setSearchParams] = useSearchParams();
   // The URL gives the first state; after that each change is written through to it. Reading the URL
   // back would lag: the router commits a search change a tick later, so two quick clicks would lose one.
@@ -60,7 +61,8 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
 
   const [paramValues, setParamValues] = useState<Record<string, Record<string, FormValue>>>(repeat?.values ?? {});
   const [sweepChoices, setSweepChoices] = useState<Record<string, Record<string, SweepChoice>>>(repeat?.sweeps ?? {});
-  const [profile, setProfile] = useState<Profile>(repeat?.profile ?? 'default');
+  const [profile, setProfile] = useState<Profile>(repeat?.profile ?? limits.default_profile);
+  const thin = limits.profiles[profile]?.thin_sweeps ?? false;
   const [repetitions, setRepetitions] = useState(repeat?.repetitions ?? '');
   const [minTime, setMinTime] = useState(repeat?.minTime ?? '');
   const launches = repeat?.launches;
@@ -85,11 +87,11 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
   const chosenKernels = groups.flatMap(([, ks]) => ks).filter((k) => selected.has(k.id));
   const count = countItems(
     chosenKernels.map((k) => ({ specs: k.params, sweeps: sweepsOf(k) })),
-    profile,
+    thin,
     chosenIds.length,
   );
 
-  const settings = effectiveSettings(profile, repetitions, minTime, launches);
+  const settings = effectiveSettings(profileSettings(limits, profile), repetitions, minTime, launches);
   const overheads = useLaunchOverheads(chosenIds.length === 1 ? chosenIds[0]! : null);
   const estimate =
     count.perRun === null
@@ -139,7 +141,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
     e.preventDefault();
     setSubmitError(null);
     const items = chosenKernels.map((kernel) => ({ kernel, values: valuesOf(kernel), sweeps: sweepsOf(kernel) }));
-    const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime, launches });
+    const built = buildRunRequest({ machineIds: chosenIds, items, profile, repetitions, minTime, launches, limits });
     if (!built.ok) {
       setErrors(built.errors);
       setRefusals((n) => n + 1);
@@ -196,6 +198,7 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
               values={valuesOf}
               sweeps={sweepsOf}
               profile={profile}
+              thin={thin}
               errors={errors}
               onToggle={onToggle}
               onParam={onParam}
@@ -211,14 +214,14 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
         <div className="field">
           <label htmlFor="profile">Profile</label>
           <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help">
-            {PROFILES.map((p) => (
+            {profileNames(limits).map((p) => (
               <option key={p} value={p}>
                 {p}
               </option>
             ))}
           </select>
           <div id="profile-help" className="muted small">
-            {PROFILE_HELP[profile]}
+            {profileHelp(limits, profile)}
           </div>
         </div>
         <div className="field">
@@ -226,15 +229,15 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
           <input
             id="repetitions"
             type="number"
-            min={1}
-            max={1000}
+            min={REPETITIONS.minimum}
+            max={REPETITIONS.maximum}
             step={1}
             value={repetitions}
             placeholder="profile's"
             onChange={(e) => setRepetitions(e.target.value)}
             aria-invalid={errors.repetitions ? true : undefined}
           />
-          <div className="muted small">samples per item (1–1000); empty: the profile's</div>
+          <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
           {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
         </div>
         <div className="field">
@@ -242,8 +245,8 @@ export function NewRunForm({ machines, kernels, repeat }: { machines: Machine[];
           <input
             id="min-time"
             type="number"
-            min={0.001}
-            max={60}
+            min={MIN_TIME_S.minimum}
+            max={MIN_TIME_S.maximum}
             step="any"
             value={minTime}
             placeholder="profile's"

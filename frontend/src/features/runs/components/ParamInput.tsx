@@ -14,6 +14,8 @@ interface Props {
   /** Switches between a single value (null) and a sweep; without it the parameter takes one value only. */
   onSweep?: (choice: SweepChoice | null) => void;
   profile?: Profile;
+  /** The profile thins default sweeps (its `thin_sweeps`, GET /limits). */
+  thin?: boolean;
 }
 
 type Mode = 'value' | 'default' | 'custom';
@@ -60,7 +62,7 @@ function customHint(spec: ParamSpec): string {
 }
 
 /** One kernel parameter as the control its type calls for, or as a sweep over several points. */
-export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, profile = 'default' }: Props) {
+export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, profile = 'default', thin = false }: Props) {
   const describedBy = [spec.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   const common = {
     id,
@@ -80,13 +82,13 @@ export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, p
 
   let control;
   if (sweep?.mode === 'default') {
-    const points = thinSweep(spec.sweep ?? [], profile);
+    const points = thinSweep(spec.sweep ?? [], thin);
     control = (
       <div className="sweep-points small" id={id} data-testid="sweep-points">
         {points.map(String).join(', ')}{' '}
         <span className="muted">
           ({points.length} {points.length === 1 ? 'point' : 'points'}
-          {profile === 'quick' && points.length < (spec.sweep?.length ?? 0) ? `; quick keeps every other of ${spec.sweep?.length}` : ''})
+          {points.length < (spec.sweep?.length ?? 0) ? `; ${profile} keeps every other of ${spec.sweep?.length}` : ''})
         </span>
       </div>
     );

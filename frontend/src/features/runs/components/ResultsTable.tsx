@@ -1,6 +1,8 @@
 import { KernelLink } from '@/components/KernelLink';
 import type { Result, RunItem } from '@/lib/api-types';
 import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow } from '../utils/result-rows';
+import { TableHead } from '@/components/TableHead';
+import { num } from '@/components/table-columns';
 
 /**
  * A result's counters, compact: the summary line (switches per op, CPU/wall) opens into every counter
@@ -56,38 +58,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
   return (
     <div className="table-wrap">
       <table className="table results">
-        <thead>
-          <tr>
-            <th scope="col" className="col-kernel">Kernel</th>
-            <th scope="col">Params</th>
-            <th scope="col">Unit</th>
-            <th scope="col" className="num">
-              n
-            </th>
-            <th scope="col" className="num">
-              Median
-            </th>
-            <th scope="col" className="num">
-              95 % CI
-            </th>
-            <th scope="col" className="num">
-              Mean
-            </th>
-            <th scope="col" className="num">
-              Stddev
-            </th>
-            <th scope="col" className="num">
-              CV
-            </th>
-            <th scope="col" className="num">
-              Min
-            </th>
-            <th scope="col" className="num">
-              Max
-            </th>
-            <th scope="col">Counters</th>
-          </tr>
-        </thead>
+        <TableHead columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Median'), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} />
         <tbody>
           {sorted.map((result) => {
             const r = toResultRow(result, scales);

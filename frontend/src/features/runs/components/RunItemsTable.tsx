@@ -2,31 +2,15 @@ import { KernelLink } from '@/components/KernelLink';
 import { StatusBadge } from '@/components/StatusBadge';
 import type { RunItem } from '@/lib/api-types';
 import { formatDuration, formatParams } from '@/lib/format';
+import { TableHead } from '@/components/TableHead';
+import { num } from '@/components/table-columns';
 
 /** The run's items, each with its state and, once it finished with a result, what it took. */
 export function RunItemsTable({ items, durations }: { items: RunItem[]; durations?: ReadonlyMap<string, number> }) {
   return (
     <div className="table-wrap">
       <table className="table">
-        <thead>
-          <tr>
-            <th scope="col" className="num">
-              #
-            </th>
-            <th scope="col" className="col-kernel">
-              Kernel
-            </th>
-            <th scope="col">Params</th>
-            <th scope="col">State</th>
-            <th scope="col" className="num" title="The wall time of the item's kernel processes (launches)">
-              Took
-            </th>
-            <th scope="col" className="num">
-              Attempt
-            </th>
-            <th scope="col">Error</th>
-          </tr>
-        </thead>
+        <TableHead columns={[num('#'), { label: 'Kernel', className: 'col-kernel' }, 'Params', 'State', num('Took', "The wall time of the item's kernel processes (launches)"), num('Attempt'), 'Error']} />
         <tbody>
           {[...items]
             .sort((a, b) => a.index - b.index)

@@ -11,7 +11,7 @@ import type { LiveMode } from '../api/run-events';
 import { runsQuery } from '../api/runs';
 import { compareWithView } from '../utils/compare-with';
 import { formatEta, type RunTiming } from '../utils/timing';
-import { formatEstimate } from '@/lib/estimate';
+import { formatEstimate } from '@/features/runs/utils/estimate';
 import { RunActions } from './RunActions';
 import { progressView } from '../utils/progress';
 

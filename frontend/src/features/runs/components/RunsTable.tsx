@@ -4,6 +4,8 @@ import { DateTime, RelativeTime } from '@/components/Time';
 import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
 import { runTitle } from '../utils/run-title';
+import { TableHead } from '@/components/TableHead';
+import { num } from '@/components/table-columns';
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
   // Runs per batch among those listed: a batch of several machines says so.
@@ -12,20 +14,7 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
   return (
     <div className="table-wrap">
       <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Status</th>
-            <th scope="col">Machine</th>
-            <th scope="col">Batch</th>
-            <th scope="col">Profile</th>
-            <th scope="col">Kernels</th>
-            <th scope="col" className="num">
-              Items
-            </th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Run', 'Status', 'Machine', 'Batch', 'Profile', 'Kernels', num('Items'), 'Created']} />
         <tbody>
           {runs.map((run) => {
             const kernels = runKernels(run);

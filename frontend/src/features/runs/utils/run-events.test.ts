@@ -1,43 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run } from '@/lib/api-types';
+import { aResult, aRun, aRunItem, progress } from '@/lib/test-fixtures';
 import { parseRunEvent, reduceRunEvent, retryableItems, streamGivesUp, upsertResult, type RunLiveState } from './run-events';
 
-const run = (over: Partial<Run> = {}): Run => ({
-  id: 'r1',
-  machine_id: 'm1',
-  status: 'running',
-  created_at: '2026-01-01T00:00:00Z',
-  started_at: null,
-  finished_at: null,
-  error: null,
-  repetitions: 5,
-  min_time_s: null,
-  items: [
-    { id: 'i1', index: 0, kernel: 'k', params: {}, state: 'running', error: null, result_id: null },
-    { id: 'i2', index: 1, kernel: 'k', params: {}, state: 'queued', error: null, result_id: null },
-  ],
-  progress: { total: 2, done: 0, failed: 0 },
-  ...over,
-});
+const run = (over: Partial<Run> = {}): Run =>
+  aRun({
+    repetitions: 5,
+    items: [aRunItem({ id: 'i1', index: 0, state: 'running' }), aRunItem({ id: 'i2', index: 1, state: 'queued' })],
+    progress: progress(2, 0),
+    ...over,
+  });
 
-const result = (id: string, itemId: string, median = 1): Result => ({
-  id,
-  item_id: itemId,
-  kernel: 'k',
-  params: {},
-  unit: 'ns/op',
-  n: 5,
-  median,
-  mean: 1,
-  stddev: 0,
-  cv: 0,
-  min: 1,
-  max: 1,
-  ci_low: 1,
-  ci_high: 1,
-  samples: [1],
-  counters: {},
-});
+const result = (id: string, itemId: string, median = 1): Result => aResult({ id, item_id: itemId, median, samples: [1] });
 
 const empty: RunLiveState = { run: undefined, results: undefined, ended: false };
 
@@ -65,7 +39,7 @@ describe('reduceRunEvent', () => {
     const s1 = reduceRunEvent(empty, { type: 'run', run: run() });
     expect(s1.run?.status).toBe('running');
     expect(s1.ended).toBe(false);
-    const done = run({ status: 'succeeded', progress: { total: 2, done: 2, failed: 0 } });
+    const done = run({ status: 'succeeded', progress: progress(2, 2, 0) });
     const s2 = reduceRunEvent(s1, { type: 'end', run: done });
     expect(s2).toEqual({ run: done, results: undefined, ended: true });
   });

@@ -1,37 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run, RunItem } from '@/lib/api-types';
+import { aResult, aRunItem, LIMITS } from '@/lib/test-fixtures';
 import { formatEta, itemDuration, runSettings, runTiming } from './timing';
 
-const item = (id: string, state: RunItem['state'], kernel = 'k'): RunItem => ({
-  id,
-  index: Number(id.slice(1)),
-  kernel,
-  params: {},
-  state,
-  error: null,
-  result_id: state === 'succeeded' ? `r-${id}` : null,
-});
+const item = (id: string, state: RunItem['state'], kernel = 'k'): RunItem =>
+  aRunItem({ id, index: Number(id.slice(1)), kernel, state, result_id: state === 'succeeded' ? `r-${id}` : null });
 
 const result = (itemId: string, walls: number[]): Result =>
-  ({
-    id: `r-${itemId}`,
-    item_id: itemId,
-    kernel: 'k',
-    params: {},
-    unit: 'ns/op',
-    n: 6,
-    median: 1,
-    mean: 1,
-    stddev: 0,
-    cv: 0,
-    min: 1,
-    max: 1,
-    ci_low: 1,
-    ci_high: 1,
-    samples: [],
-    counters: {},
-    launches: walls.map((w, index) => ({ index, wall_s: w, samples: 2 })),
-  }) as unknown as Result;
+  aResult({ id: `r-${itemId}`, item_id: itemId, n: 6, samples: [], launches: walls.map((w, index) => ({ index, wall_s: w, samples: 2 })) });
 
 // 3 launches × (learnt 1 s + 2 reps × 0.5 s) = 6 s per item
 const settings = { profile: 'default' as const, repetitions: 6, min_time_s: 0.5, launches: 3 };
@@ -44,7 +20,7 @@ const run = (items: RunItem[], extra: Partial<Run> = {}) =>
 
 describe('itemDuration', () => {
   it("adds its launches' wall time (interleaved with other items'), else takes start to end", () => {
-    expect(itemDuration({ launches: [{ index: 0, wall_s: 1.5, samples: 2 }, { index: 1, wall_s: 2, samples: 2 }] })).toBeCloseTo(3.5);
+    expect(itemDuration({ launches: [{ index: 0, wall_s: 1.5, samples: 2 }, { index: 1, wall_s: 2, samples: 2 }], started_at: null, finished_at: null })).toBeCloseTo(3.5);
     expect(itemDuration({ launches: null, started_at: START, finished_at: '2026-11-23T10:00:04Z' })).toBe(4);
     expect(itemDuration({ launches: [{ index: 0, wall_s: null, samples: 2 }], started_at: null, finished_at: null })).toBeNull();
   });
@@ -52,7 +28,7 @@ describe('itemDuration', () => {
 
 describe('runSettings', () => {
   it("uses the run's own settings, else its profile's, and the kernels' default min time", () => {
-    expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null })).toEqual({
+    expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null }, LIMITS)).toEqual({
       repetitions: 15,
       minTimeS: 0.2,
       launches: 5,
@@ -62,7 +38,7 @@ describe('runSettings', () => {
 
 describe('runTiming', () => {
   it('takes what the run spent on the items still to go off their estimates', () => {
-    const t = runTiming(run([item('i0', 'running'), item('i1', 'queued'), item('i2', 'queued')]), [], learnt, at(4));
+    const t = runTiming(run([item('i0', 'running'), item('i1', 'queued'), item('i2', 'queued')]), [], learnt, at(4), LIMITS);
     expect(t.elapsed).toBe(4);
     expect(t.estimate).toBeCloseTo(18);
     expect(t.eta).toBeCloseTo(14);
@@ -71,13 +47,13 @@ describe('runTiming', () => {
 
   it("gives finished items their own duration and scales the rest by how they compared", () => {
     // i0 took 9 s where 6 were estimated: the remaining 6 s estimate becomes 9 s, 10 - 9 = 1 s spent on it
-    const t = runTiming(run([item('i0', 'succeeded'), item('i1', 'running')]), [result('i0', [3, 3, 3])], learnt, at(10));
+    const t = runTiming(run([item('i0', 'succeeded'), item('i1', 'running')]), [result('i0', [3, 3, 3])], learnt, at(10), LIMITS);
     expect(t.durations.get('i0')).toBeCloseTo(9);
     expect(t.eta).toBeCloseTo(8);
   });
 
   it('says overdue when the items left should have finished by now', () => {
-    const t = runTiming(run([item('i0', 'running')]), [], learnt, at(60));
+    const t = runTiming(run([item('i0', 'running')]), [], learnt, at(60), LIMITS);
     expect(t.eta).toBe(0);
     expect(t.overdue).toBe(true);
     expect(formatEta(t.eta!, t.overdue)).toMatch(/any moment/);
@@ -89,10 +65,11 @@ describe('runTiming', () => {
       [result('i0', [2, 2, 2])],
       learnt,
       at(600),
+      LIMITS,
     );
     expect(done.eta).toBeNull();
     expect(done.elapsed).toBe(65);
-    const queued = runTiming(run([item('i0', 'queued')], { status: 'queued', started_at: null }), [], learnt, at(5));
+    const queued = runTiming(run([item('i0', 'queued')], { status: 'queued', started_at: null }), [], learnt, at(5), LIMITS);
     expect(queued.eta).toBeNull();
     expect(queued.elapsed).toBeNull();
     expect(queued.estimate).toBeCloseTo(6);

@@ -1,13 +1,10 @@
 // How long a run takes, while it runs and after: elapsed, each finished item's duration, and an ETA
 // from the estimates of the items still to finish (the New run page's estimate, lib/estimate.ts, with
 // the launch costs learnt from this machine's earlier runs). Tested in timing.test.ts.
-import type { Profile, Result, Run } from '@/lib/api-types';
-import { estimateRun } from '@/lib/estimate';
+import type { Result, Run } from '@/lib/api-types';
+import { estimateRun } from '@/features/runs/utils/estimate';
 import { parseTimestamp, secondsBetween } from '@/lib/format';
-import { PROFILE_SETTINGS, type ProfileSettings } from '@/lib/sweep';
-
-/** The kernels' own min time when a run leaves it unset (the server's KERNEL_DEFAULT_MIN_TIME_S). */
-export const KERNEL_DEFAULT_MIN_TIME_S = 0.2;
+import { KERNEL_DEFAULT_MIN_TIME_S, profileSettings, type Limits, type ProfileSettings } from '@/lib/limits';
 
 /**
  * What one item cost: the wall time of all its launches (they are interleaved with the other items'
@@ -23,9 +20,9 @@ export function itemDuration(result: Pick<Result, 'launches' | 'started_at' | 'f
   return s !== null && s >= 0 ? s : null;
 }
 
-/** The settings the run measures with: its own, else its profile's. */
-export function runSettings(run: Pick<Run, 'profile' | 'repetitions' | 'min_time_s' | 'launches'>): ProfileSettings {
-  const base = PROFILE_SETTINGS[(run.profile ?? 'default') as Profile] ?? PROFILE_SETTINGS.default;
+/** The settings the run measures with: its own, else its profile's (as the server serves it). */
+export function runSettings(run: Pick<Run, 'profile' | 'repetitions' | 'min_time_s' | 'launches'>, limits: Limits): ProfileSettings {
+  const base = profileSettings(limits, run.profile);
   return {
     repetitions: run.repetitions ?? base.repetitions,
     minTimeS: run.min_time_s ?? KERNEL_DEFAULT_MIN_TIME_S,
@@ -56,8 +53,9 @@ export function runTiming(
   results: readonly Result[],
   overheads: ReadonlyMap<string, number>,
   now: Date,
+  limits: Limits,
 ): RunTiming {
-  const settings = runSettings(run);
+  const settings = runSettings(run, limits);
   const perKernel = new Map<string, number>();
   const estimateOf = (kernel: string) => {
     let s = perKernel.get(kernel);

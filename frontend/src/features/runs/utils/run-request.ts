@@ -1,8 +1,9 @@
 // The New run form as a POST /runs body: one machine → `machine_id`, several → `machine_ids` (a batch);
 // each chosen kernel with its fixed values and its sweeps; the profile and optional overrides.
-import type { Kernel, ParamValue, Profile, RunItemRequest, RunRequest, RunSettings } from './api-types';
-import { coerceParam, coerceParams, type FormValue } from './params';
-import { kernelItemCount, MAX_ITEMS_PER_RUN, parseSweepValues, type SweepChoice } from './sweep';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type ParamValue, type Profile, type RunItemRequest, type RunRequest, type RunSettings } from '@/lib/api-types';
+import { coerceParam, coerceParams, type FormValue } from '@/lib/params';
+import type { Limits } from '@/lib/limits';
+import { kernelItemCount, parseSweepValues, type SweepChoice } from '@/lib/sweep';
 
 export interface RunFormItem {
   kernel: Kernel;
@@ -23,6 +24,8 @@ export interface RunFormState {
   minTime: string;
   /** Kept from a run being repeated (the form has no control for it); absent: the profile's. */
   launches?: number;
+  /** The server's profiles and budgets (GET /limits). */
+  limits: Limits;
 }
 
 /** Errors keyed like the form: "machine", "items", "repetitions", "min_time_s", "<kernel id>.<param>". */
@@ -41,11 +44,11 @@ export function buildRunRequest(
   // "default" is the server's own default: leaving it out keeps the body valid for older servers too.
   if (form.profile !== 'default') request.profile = form.profile;
 
-  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: 1, max: 1000 }, form.repetitions);
+  const reps = coerceParam({ name: 'Repetitions', type: 'int', min: REPETITIONS.minimum, max: REPETITIONS.maximum }, form.repetitions);
   if (!reps.ok) errors.repetitions = reps.error;
   else if (reps.value !== undefined) request.repetitions = reps.value as number;
 
-  const minTime = coerceParam({ name: 'Min time', type: 'float', min: 0.001, max: 60 }, form.minTime);
+  const minTime = coerceParam({ name: 'Min time', type: 'float', min: MIN_TIME_S.minimum, max: MIN_TIME_S.maximum }, form.minTime);
   if (!minTime.ok) errors.min_time_s = minTime.error;
   else if (minTime.value !== undefined) request.min_time_s = minTime.value as number;
 
@@ -61,6 +64,12 @@ export function buildRunRequest(
       for (const [name, msg] of Object.entries(c.errors)) errors[`${kernel.id}.${name}`] = msg;
     } else {
       item.params = c.params;
+      // The kernel grammar takes 4096 characters (params.ts); a run request, the server's budget.
+      for (const [name, v] of Object.entries(c.params)) {
+        if (typeof v === 'string' && [...v].length > form.limits.max_param_string) {
+          errors[`${kernel.id}.${name}`] = `${name} must be at most ${form.limits.max_param_string} characters`;
+        }
+      }
     }
     for (const spec of swept) {
       const choice = sweeps[spec.name];
@@ -75,11 +84,14 @@ export function buildRunRequest(
         else item.sweep[spec.name] = parsed.values;
       }
     }
-    items += kernelItemCount(kernel.params, sweeps, form.profile) ?? 0;
+    items += kernelItemCount(kernel.params, sweeps, form.limits.profiles[form.profile]?.thin_sweeps ?? false) ?? 0;
     request.items.push(item);
   }
-  if (items > MAX_ITEMS_PER_RUN && !errors.items) {
-    errors.items = `This run would have ${items} items; at most ${MAX_ITEMS_PER_RUN} are allowed. Sweep fewer points.`;
+  const { max_items_per_run: maxItems, max_batch_items: maxBatch } = form.limits;
+  if (items > maxItems && !errors.items) {
+    errors.items = `This run would have ${items} items; at most ${maxItems} are allowed. Sweep fewer points.`;
+  } else if (items * machineIds.length > maxBatch && !errors.items) {
+    errors.items = `These ${machineIds.length} runs would have ${items * machineIds.length} items in all; at most ${maxBatch} are allowed in one batch. Choose fewer machines or sweep fewer points.`;
   }
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, request };
 }
@@ -130,10 +142,10 @@ export function formFromRequest(request: RunSettings): RepeatedForm {
     values: {},
     sweeps: {},
     profile: request.profile ?? 'default',
-    repetitions: request.repetitions !== undefined ? String(request.repetitions) : '',
-    minTime: request.min_time_s !== undefined ? String(request.min_time_s) : '',
+    repetitions: request.repetitions != null ? String(request.repetitions) : '',
+    minTime: request.min_time_s != null ? String(request.min_time_s) : '',
   };
-  if (request.launches !== undefined) out.launches = request.launches;
+  if (request.launches != null) out.launches = request.launches;
   for (const item of request.items) {
     if (out.kernels.includes(item.kernel)) continue;
     out.kernels.push(item.kernel);

@@ -1,28 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import type { Kernel, ParamSpec, RunRequest } from './api-types';
+import type { Kernel, RunRequest } from '@/lib/api-types';
+import { aKernel, aParam, LIMITS } from '@/lib/test-fixtures';
 import { buildRunRequest, formErrorsFromServer, formFromRequest } from './run-request';
 
-const threads: ParamSpec = { name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] };
-const placement: ParamSpec = {
+const threads = aParam({ name: 'threads', type: 'int', default: 1, min: 1, max: 4096, sweep: [1, 2, 4, 8] });
+const placement = aParam({
   name: 'placement',
   type: 'choice',
   default: 'same_core',
   choices: ['same_core', 'cross_core', 'unpinned'],
-};
+});
 
-const pipe: Kernel = {
-  id: 'ctxswitch.pipe',
-  title: 'Pipe ping-pong',
-  family: 'ctxswitch',
-  unit: 'ns/op',
-  description: '',
-  params: [placement, threads],
-  seed_reference: null,
-  machines: ['m1'],
-};
+const pipe: Kernel = aKernel('ctxswitch.pipe', { title: 'Pipe ping-pong', params: [placement, threads], machines: ['m1'] });
 const getppid: Kernel = { ...pipe, id: 'syscall.getppid', family: 'syscall', params: [] };
 
-const base = { profile: 'default' as const, repetitions: '', minTime: '' };
+const base = { profile: 'default' as const, repetitions: '', minTime: '', limits: LIMITS };
 
 describe('buildRunRequest', () => {
   it('builds a single-machine POST /runs body', () => {
@@ -120,6 +112,24 @@ describe('buildRunRequest', () => {
     expect(built.ok).toBe(false);
     expect(!built.ok && built.errors.items).toMatch(/1001 items; at most 1000/);
   });
+
+  it("checks the server's served budgets and profiles, not copies", () => {
+    const form = { ...base, machineIds: ['m1', 'm2'], items: [{ kernel: pipe, values: {}, sweeps: { threads: { mode: 'default' as const } } }] };
+    // threads' default sweep has 4 points: within a run budget of 4, over one of 3
+    expect(buildRunRequest({ ...form, limits: { ...LIMITS, max_items_per_run: 4 } }).ok).toBe(true);
+    const over = buildRunRequest({ ...form, limits: { ...LIMITS, max_items_per_run: 3 } });
+    expect(!over.ok && over.errors.items).toMatch(/4 items; at most 3 are allowed/);
+    // two machines × 4 items over a batch budget of 7
+    const batch = buildRunRequest({ ...form, limits: { ...LIMITS, max_batch_items: 7 } });
+    expect(!batch.ok && batch.errors.items).toMatch(/8 items in all; at most 7 are allowed in one batch/);
+    // a profile that thins default sweeps (as the server says) counts 3 of the 4 points
+    const thinning = { ...LIMITS, max_items_per_run: 3, profiles: { ...LIMITS.profiles, default: { ...LIMITS.profiles.default, thin_sweeps: true } } };
+    expect(buildRunRequest({ ...form, limits: thinning }).ok).toBe(true);
+    // a string parameter within the kernel grammar's 4096 characters but over the served request budget
+    const store = aKernel('storage.write', { params: [aParam({ name: 'dir', type: 'string', default: '/tmp' })] });
+    const long = buildRunRequest({ ...base, machineIds: ['m1'], items: [{ kernel: store, values: { dir: `/${'d'.repeat(20)}` } }], limits: { ...LIMITS, max_param_string: 16 } });
+    expect(long).toEqual({ ok: false, errors: { 'storage.write.dir': 'dir must be at most 16 characters' } });
+  });
 });
 
 describe('formErrorsFromServer', () => {
@@ -175,6 +185,7 @@ describe('formFromRequest', () => {
       repetitions: form.repetitions,
       minTime: form.minTime,
       launches: form.launches,
+      limits: LIMITS,
     });
     expect(again).toEqual({ ok: true, request });
   });

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { profileSettings } from '@/lib/limits';
+import { LIMITS } from '@/lib/test-fixtures';
 import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, learnLaunchOverheads, repsPerLaunch } from './estimate';
 
 describe('effectiveSettings', () => {
   it("takes the profile's settings unless the form overrides them with valid values", () => {
-    expect(effectiveSettings('default', '', '')).toEqual({ minTimeS: 0.1, repetitions: 6, launches: 3 });
-    expect(effectiveSettings('thorough', '', '')).toEqual({ minTimeS: 0.5, repetitions: 15, launches: 5 });
-    expect(effectiveSettings('quick', '9', '0.2', 1)).toEqual({ minTimeS: 0.2, repetitions: 9, launches: 1 });
-    expect(effectiveSettings('quick', 'x', '-1')).toEqual({ minTimeS: 0.05, repetitions: 6, launches: 3 });
+    expect(effectiveSettings(profileSettings(LIMITS, 'default'), '', '')).toEqual({ minTimeS: 0.1, repetitions: 6, launches: 3 });
+    expect(effectiveSettings(profileSettings(LIMITS, 'thorough'), '', '')).toEqual({ minTimeS: 0.5, repetitions: 15, launches: 5 });
+    expect(effectiveSettings(profileSettings(LIMITS, 'quick'), '9', '0.2', 1)).toEqual({ minTimeS: 0.2, repetitions: 9, launches: 1 });
+    expect(effectiveSettings(profileSettings(LIMITS, 'quick'), 'x', '-1')).toEqual({ minTimeS: 0.05, repetitions: 6, launches: 3 });
   });
 });
 

@@ -2,8 +2,7 @@
 // taking its share of the repetitions, each repetition at least `min_time_s`, plus what a launch costs
 // beyond its repetitions (process start, the harness's calibration). Earlier results of the same kernel
 // on the same machine record each launch's wall time, which gives that cost better than a guess.
-import type { Profile } from './api-types';
-import { PROFILE_SETTINGS, type ProfileSettings } from './sweep';
+import type { ProfileSettings } from '@/lib/limits';
 
 /**
  * A launch's cost beyond its repetitions when no earlier result says: a process start, then the
@@ -21,9 +20,8 @@ export function guessLaunchCost(minTimeS: number): number {
 /** The agent gives each launch at least this many repetitions (or all of them when fewer were asked). */
 export const MIN_REPS_PER_LAUNCH = 2;
 
-/** The settings a run will get: the profile's, with the form's valid overrides. */
-export function effectiveSettings(profile: Profile, repetitions: string, minTime: string, launches?: number): ProfileSettings {
-  const base = PROFILE_SETTINGS[profile];
+/** The settings a run will get: the profile's (`base`, from lib/limits.ts), with the form's valid overrides. */
+export function effectiveSettings(base: ProfileSettings, repetitions: string, minTime: string, launches?: number): ProfileSettings {
   const reps = Number(repetitions);
   const min = Number(minTime);
   return {
