@@ -117,8 +117,14 @@ async def test_a_reconnect_gets_what_it_missed_or_resync(
             _, first, _ = await p.next()
             assert _seq(first) == _seq(seen) + 1  # the next one after it, from the replay log
             await p.until("run", {"id": two["id"], "what": "created"})
-        async with push(http, **{"last-event-id": "another-process.7"}) as p:
-            assert (await p.next())[0] == "resync"
+        for stale in (
+            "another-process.7",
+            "no-dot",
+            f"{server.changes.instance}.x",
+            f"{server.changes.instance}.9999",
+        ):
+            async with push(http, **{"last-event-id": stale}) as p:
+                assert (await p.next())[0] == "resync", stale
         async with push(http, **{"last-event-id": f"{server.changes.instance}.0"}) as p:
             # nothing was dropped from the replay log yet: everything since the start
             assert (await p.next())[0] == "run"
