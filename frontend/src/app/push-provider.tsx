@@ -3,18 +3,19 @@ import { useEffect } from 'react';
 import { connectPush } from '@/lib/push';
 
 /**
- * Keeps the one push channel (lib/push.ts) open while the app runs; opens it again at once when the
- * browser signs in (a signed-out browser's stream is refused with 401, then retried slowly).
+ * Keeps the one push channel (lib/push.ts) open while this browser may read (signed in, or public
+ * reads); it opens once the layout's session read says so, and closes on sign-out. Until then, and
+ * whenever it is down, pages fall back to their timers.
  */
 export function PushChannel() {
   const client = useQueryClient();
   // Only reads the session the layout asks for: this observer never fetches.
-  const signedOut =
+  const mayRead =
     useQuery({
       queryKey: ['session'],
       enabled: false,
-      select: (s: { authenticated: boolean; public_read: boolean }) => !s.authenticated && !s.public_read,
+      select: (s: { authenticated: boolean; public_read: boolean }) => s.authenticated || s.public_read,
     }).data === true;
-  useEffect(() => (signedOut ? undefined : connectPush(client)), [client, signedOut]);
+  useEffect(() => (mayRead ? connectPush(client) : undefined), [client, mayRead]);
   return null;
 }
