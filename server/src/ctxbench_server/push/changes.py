@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.models import Run
 from ctxbench_server.push.budget import StreamBudget, StreamsFull
+from ctxbench_server.push.queue import StreamQueue
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
@@ -47,28 +48,13 @@ RESYNC = "event: resync\ndata: {}\n\n"
 DROPPED = ": this stream fell behind and is closed; reconnect\n\n"
 
 
-class PushStream:
-    """One browser's stream: what it missed (`backlog`), then new events (`queue`, None ends it)."""
+class PushStream(StreamQueue):
+    """One browser's stream: what it missed (`backlog`), then new events (its queue)."""
 
     def __init__(self, client: str, backlog: list[str]) -> None:
-        self.client = client
+        super().__init__(client, MAX_QUEUED)
         self.backlog = backlog
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(MAX_QUEUED)
         self.released = False
-
-    def put(self, chunk: str) -> bool:
-        try:
-            self.queue.put_nowait(chunk)
-        except asyncio.QueueFull:
-            return False
-        return True
-
-    def end(self, last: str | None = None) -> None:
-        while self.queue.qsize() + 2 > MAX_QUEUED:
-            self.queue.get_nowait()
-        if last is not None:
-            self.queue.put_nowait(last)
-        self.queue.put_nowait(None)
 
 
 class Changes:
@@ -183,15 +169,8 @@ class Changes:
             for chunk in stream.backlog:
                 yield chunk
             stream.backlog = []
-            while True:
-                try:
-                    got = await asyncio.wait_for(stream.queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if got is None:
-                    return
-                yield got
+            async for chunk in stream.chunks(KEEPALIVE_S):
+                yield chunk
         finally:
             self.release(stream)
 

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from ctxbench_server.kit.errors import CtxbenchError, NotFound
 from ctxbench_server.models import FINISHED_RUN, Result
 from ctxbench_server.push.budget import StreamBudget, StreamsFull, TooManyStreams
+from ctxbench_server.push.queue import StreamQueue
 from ctxbench_server.runs import service
 
 if TYPE_CHECKING:
@@ -50,34 +51,16 @@ def sse(event: str, data: object) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-class Subscriber:
-    """One open stream: the state it joined with (`backlog`), then what changed (`queue`)."""
+class Subscriber(StreamQueue):
+    """One open stream: the state it joined with (`backlog`), then what changed (its queue)."""
 
     def __init__(self, client: str) -> None:
-        self.client = client
+        super().__init__(client, MAX_QUEUED)
         self.backlog: list[str] = []
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(MAX_QUEUED)
         self.live = False  # caught up: the feed puts changes in its queue
         self.ends_after_backlog = False
         self.feed: Feed | None = None
         self.released = False
-
-    def put(self, chunk: str) -> bool:
-        """False when the stream has fallen MAX_QUEUED chunks behind."""
-        try:
-            self.queue.put_nowait(chunk)
-        except asyncio.QueueFull:
-            return False
-        return True
-
-    def end(self, last: str | None = None) -> None:
-        """Ends the stream after what it holds; a full queue is emptied first (the stream is dropped)."""
-        if self.queue.qsize() + (last is not None) >= MAX_QUEUED:
-            while not self.queue.empty():
-                self.queue.get_nowait()
-        if last is not None:
-            self.queue.put_nowait(last)
-        self.queue.put_nowait(None)
 
 
 class Feed:
@@ -220,15 +203,8 @@ class RunEvents:
             sub.backlog = []
             if sub.ends_after_backlog:
                 return
-            while True:
-                try:
-                    got = await asyncio.wait_for(sub.queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if got is None:
-                    return
-                yield got
+            async for chunk in sub.chunks(KEEPALIVE_S):
+                yield chunk
         finally:
             self.release(sub)
 
