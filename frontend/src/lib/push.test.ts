@@ -110,7 +110,8 @@ describe('connectPush', () => {
     source().onopen?.();
     expect(isPushLive()).toBe(true);
     expect(poll()).toBe(false);
-    expect(spy).not.toHaveBeenCalled(); // the first open needs no catch-up
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false }); // what changed before it opened
+    spy.mockClear();
     source().emit('machine', { id: 'm1', what: 'offline' });
     expect(spy).toHaveBeenLastCalledWith({ queryKey: ['machines'], exact: undefined }, { cancelRefetch: false });
     spy.mockClear();

@@ -110,7 +110,7 @@ export interface PushOptions {
 /**
  * Opens the channel and keeps it open: events invalidate their queries; when the browser gives up on it
  * (refused: 401, 429, 503) a new one is opened after a growing wait. Each state change refetches what
- * is on screen once: going down starts the fallback timers, coming back catches up with what was missed.
+ * is on screen once: going down starts the fallback timers, coming up catches up with what was missed.
  * Returns a function that closes it.
  */
 export function connectPush(client: QueryClient, options: PushOptions = {}): () => void {
@@ -122,12 +122,13 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
   let retryMs = options.retryMs ?? 5000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
-  let opened = false; // once: the first open needs no catch-up
 
+  // Going down starts the timers again; coming up (the first time too: what changed between the page's
+  // first reads and the stream's start was told to nobody) reads what is on screen once more.
   const setLive = (next: boolean) => {
     if (live === next) return;
     live = next;
-    if (!next || opened) void client.invalidateQueries(undefined, { cancelRefetch: false });
+    void client.invalidateQueries(undefined, { cancelRefetch: false });
   };
 
   const apply = (event: PushEvent) => {
@@ -160,7 +161,6 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
     es.onopen = () => {
       retryMs = options.retryMs ?? 5000;
       setLive(true);
-      opened = true;
     };
     es.onerror = () => {
       setLive(false);
