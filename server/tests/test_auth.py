@@ -71,7 +71,10 @@ def concrete(path: str) -> str:
 async def request(client: httpx.AsyncClient, method: str, path: str, **kw: Any) -> httpx.Response:
     if method in BODY_METHODS:
         kw.setdefault("json", {})
-    return await client.request(method, concrete(path), **kw)
+    async with client.stream(method, concrete(path), **kw) as r:
+        if not r.headers.get("content-type", "").startswith("text/event-stream"):
+            await r.aread()  # an event stream never ends (GET /events): its status is the answer
+    return r
 
 
 def base(server: CtxbenchServer) -> str:

@@ -3,7 +3,8 @@
 Real processes: two `ctxbench-server`s sharing a database (and a data dir: the same agent token, admin
 token and gRPC CA), one real Go agent connected to each. What one server is told reaches the other
 through PostgreSQL's LISTEN/NOTIFY only: a run posted on one starts on an agent of the other within 1 s,
-event streams on either follow a run wherever it runs, a cancel reaches the agent wherever it is, and
+event streams on either follow a run wherever it runs, the push channel on one tells what changed on
+the other, a cancel reaches the agent wherever it is, and
 after the servers' listener connections are cut they resync.
 
 Needs CTXBENCH_TEST_DATABASE_URL (scripts/with-postgres.sh sets it: `make test-multiserver`).
@@ -152,6 +153,32 @@ def test_event_streams_on_either_server_follow_a_run_wherever_it_runs(fleet: Fle
     assert first[1]["progress"]["done"] < n, first
     assert [k for k, _ in events].count("run") >= 2
     assert events[-1][0] == "end" and events[-1][1]["status"] == "succeeded"
+
+
+def test_the_push_channel_on_one_server_tells_what_changed_on_the_other(fleet: Fleet) -> None:
+    """GET /events on server 2: a rename and a run posted on server 1, and the run's progress (on server
+    1's agent) to succeeded, through ctxbench_change and ctxbench_run."""
+    wait_until("machine 1 online on server 1", lambda: fleet.m1 in _online(fleet.s1), 30)
+    seen: list[tuple[str, dict]] = []
+    url = f"{fleet.s2.base_url}/api/v1/events"
+    with httpx.stream("GET", url, headers=fleet.s2.auth, timeout=10) as r:
+        assert r.status_code == 200
+        lines = r.iter_lines()
+        assert next(lines) == "retry: 3000"  # subscribed: what happens from now on reaches it
+        renamed = fleet.s1.http.patch(f"/machines/{fleet.m1}", json={"name": "pushed"})
+        assert renamed.status_code == 200, renamed.text
+        run = _post(fleet.s1, fleet.m1, 1)
+        kind = ""
+        for line in lines:  # nothing for 10 s fails: server 2 was not told
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                seen.append((kind, json.loads(line.removeprefix("data: "))))
+                if kind == "run" and seen[-1][1]["id"] == run["id"] and seen[-1][1]["status"] == "succeeded":
+                    break
+    fleet.s1.http.patch(f"/machines/{fleet.m1}", json={"name": None})
+    assert ("machine", {"id": fleet.m1, "what": "renamed"}) in seen, seen
+    assert any(k == "run" and e["id"] == run["id"] and e["what"] == "created" for k, e in seen), seen
 
 
 def test_a_cancel_on_one_server_stops_the_run_on_an_agent_of_the_other(fleet: Fleet) -> None:

@@ -20,6 +20,7 @@ from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.limits.router import router as limits_router
 from ctxbench_server.machines.router import router as machines_router
+from ctxbench_server.push.router import router as push_router
 from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
@@ -45,6 +46,7 @@ api.include_router(compare_router, dependencies=readers)
 api.include_router(history_router, dependencies=readers)
 api.include_router(limits_router, dependencies=readers)
 api.include_router(tokens_router, dependencies=readers)
+api.include_router(push_router, dependencies=readers)
 api.include_router(shares_router)
 api.include_router(fleet_router)
 

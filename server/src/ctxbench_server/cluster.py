@@ -1,6 +1,6 @@
 """Several server processes on one PostgreSQL: what each must tell the others, through PostgreSQL itself.
 
-Every process keeps one connection of its own (asyncpg, outside the pools) that LISTENs on three channels
+Every process keeps one connection of its own (asyncpg, outside the pools) that LISTENs on four channels
 (payload: JSON `{"from": <process id>, "ids": [...]}`, ids coalesced, under PostgreSQL's 8000 bytes):
 
 - `ctxbench_run`: runs whose state or results changed (sent after the commit): each process's event
@@ -8,7 +8,10 @@ Every process keeps one connection of its own (asyncpg, outside the pools) that 
 - `ctxbench_machine`: machines with news for their agent (a run posted, cancelled or retried on a process
   that does not hold the agent's stream): the process that holds it reconciles (runs/dispatch.py);
 - `ctxbench_release`: machines whose agent connected to another process, or that were revoked: a
-  process holding an older stream of one closes it.
+  process holding an older stream of one closes it;
+- `ctxbench_change`: the explorer's push channel (push/changes.py): `<kind>:<what>:<id>` tokens (a machine
+  online or offline, renamed, deleted; a run created or deleted; a batch changed) that each process sends
+  to its own browsers' streams (run progress needs none: it comes on `ctxbench_run`).
 
 The same connection holds a session advisory lock per machine whose stream this process holds: a machine
 is served by one process at a time (a newer stream elsewhere asks the holder to let go, then takes the
@@ -45,7 +48,8 @@ log = logging.getLogger(__name__)
 RUN_CHANNEL = "ctxbench_run"
 MACHINE_CHANNEL = "ctxbench_machine"
 RELEASE_CHANNEL = "ctxbench_release"
-CHANNELS = (RUN_CHANNEL, MACHINE_CHANNEL, RELEASE_CHANNEL)
+CHANGE_CHANNEL = "ctxbench_change"
+CHANNELS = (RUN_CHANNEL, MACHINE_CHANNEL, RELEASE_CHANNEL, CHANGE_CHANNEL)
 APPLICATION_NAME = "ctxbench-cluster"  # the listener's name in pg_stat_activity
 MAX_PAYLOAD = 7000  # bytes of one NOTIFY (PostgreSQL's limit is 8000)
 CLAIM_WAIT_S = 5.0  # how long a new stream waits for another process to let its machine go
@@ -110,7 +114,7 @@ def _signed(hi: int, lo: int) -> int:
 
 
 class Cluster:
-    """This process's listener connection: publishes and receives the three channels, holds presence."""
+    """This process's listener connection: publishes and receives the four channels, holds presence."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         _, kwargs = engine.dialect.create_connect_args(engine.url)
@@ -122,6 +126,7 @@ class Cluster:
         self.on_run: Callable[[str], None] = lambda _id: None
         self.on_machine: Callable[[str], None] = lambda _id: None
         self.on_release: Callable[[str], None] = lambda _id: None
+        self.on_change: Callable[[str], None] = lambda _token: None
         self.on_resync: Callable[[], None] = lambda: None
         self._conn: asyncpg.Connection | None = None
         self._generation = 0  # connections so far: a lock taken on an earlier one died with it
@@ -226,6 +231,9 @@ class Cluster:
     def publish_release(self, machine_id: str) -> None:
         self._queue(RELEASE_CHANNEL, machine_id)
 
+    def publish_change(self, token: str) -> None:
+        self._queue(CHANGE_CHANNEL, token)
+
     def _queue(self, channel: str, id_: str) -> None:
         self._pending[channel][id_] = None
         self._wake.set()
@@ -279,6 +287,7 @@ class Cluster:
             RUN_CHANNEL: self.on_run,
             MACHINE_CHANNEL: self.on_machine,
             RELEASE_CHANNEL: self.on_release,
+            CHANGE_CHANNEL: self.on_change,
         }
         if own and channel != MACHINE_CHANNEL:
             return  # this process told its own streams already, and never asks itself to let go

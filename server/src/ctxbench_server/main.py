@@ -26,6 +26,8 @@ from ctxbench_server.db import create_engine, create_sessionmaker, migrate
 from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from ctxbench_server.push.budget import StreamBudget
+from ctxbench_server.push.changes import Changes
 from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.stored import StoredEvents
@@ -102,7 +104,13 @@ class CtxbenchServer:
         async with self.sessionmaker() as session:
             login_code = await auth_service.create_login_code(session)
         self.hub = AgentHub()
-        events = RunEvents(self.sessionmaker, s.max_sse_per_client, s.max_sse_total)
+        budget = StreamBudget(s.max_sse_per_client, s.max_sse_total)  # run streams and push streams
+        events = RunEvents(self.sessionmaker, budget=budget)
+        self.changes = events.changes = Changes(budget, self.sessionmaker)
+        self.hub.on_presence = lambda machine_id, online: self.changes.machine(
+            machine_id, "online" if online else "offline"
+        )
+        self.changes.start()
         self.dispatcher = Dispatcher(self.hub, self.agent_sessionmaker, events, self.sessionmaker)
         # "result stored": compare's latest pointers in ingest's transaction, SSE after its commit
         stored = StoredEvents()
@@ -148,6 +156,7 @@ class CtxbenchServer:
         announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
 
         self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
+        self.app.state.changes = self.changes
         self.app.state.fleet = FleetInfo(
             grpc_addresses=public_grpc_addresses(s, self.grpc_port),
             ca_fingerprint=self.tls.ca_fingerprint if self.tls else "",
@@ -189,13 +198,21 @@ class CtxbenchServer:
     async def _join_cluster(self, events: RunEvents) -> None:
         """Several server processes may share this PostgreSQL: listen to what the others tell (cluster.py)."""
         self.cluster = cluster = Cluster(self.engine)
-        self.hub.cluster = events.cluster = cluster
-        cluster.on_run = events.changed
+        self.hub.cluster = events.cluster = self.changes.cluster = cluster
+        changes = self.changes
+
+        def run_changed(run_id: str) -> None:
+            events.changed(run_id)
+            changes.received_run(run_id)
+
+        cluster.on_run = run_changed
         cluster.on_machine = self.dispatcher.reconcile_soon
         cluster.on_release = self.hub.release_here
+        cluster.on_change = changes.received
 
         def resync() -> None:
             events.resync()
+            changes.resync()
             self.dispatcher.resync()
 
         cluster.on_resync = resync
@@ -211,6 +228,8 @@ class CtxbenchServer:
                     await task
         if hasattr(self, "dispatcher"):
             self.dispatcher.events.close()  # end SSE streams so HTTP can drain
+        if hasattr(self, "changes"):
+            await self.changes.close()
         if hasattr(self, "http"):
             self.http.should_exit = True
             with contextlib.suppress(Exception):

@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -99,6 +99,8 @@ class AgentHub:
         self._revoked: set[str] = set()
         # The other server processes (PostgreSQL only; set by main).
         self.cluster: Cluster | None = None
+        # Tells the explorer's push channel (set by main): a machine's stream began (True) or ended.
+        self.on_presence: Callable[[str, bool], None] = lambda _machine_id, _online: None
 
     def is_revoked(self, machine_id: str) -> bool:
         return machine_id in self._revoked
@@ -129,10 +131,12 @@ class AgentHub:
             )
             old.close()
         self._conns[conn.machine_id] = conn
+        self.on_presence(conn.machine_id, True)
 
     def unregister(self, conn: AgentConnection) -> None:
         if self._conns.get(conn.machine_id) is conn:
             del self._conns[conn.machine_id]
+            self.on_presence(conn.machine_id, False)
         conn.close()
         if conn.claimed and self.cluster is not None:
             conn.claimed = False

@@ -17,6 +17,7 @@ from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.schemas import MachineOut
 from ctxbench_server.models import JoinToken
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.push.deps import ChangesDep
 
 router = APIRouter(tags=["fleet"])
 
@@ -101,10 +102,13 @@ async def delete_join_token(token_id: str, session: SessionDep, _admin: AdminDep
 @router.post(
     "/machines/{machine_id}/revoke", response_model=MachineOut, responses={404: {"description": "unknown"}}
 )
-async def revoke_machine(machine_id: str, session: SessionDep, hub: HubDep, _admin: AdminDep) -> MachineOut:
+async def revoke_machine(
+    machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
+) -> MachineOut:
     await service.set_status(session, machine_id, service.REVOKED)
     # Closes the open stream now; a stream authenticated just before the commit cannot register after.
     hub.revoke(machine_id)
+    changes.machine(machine_id, "changed")
     return await machines.get_machine(session, machine_id, await hub.online())
 
 
@@ -113,6 +117,9 @@ async def revoke_machine(machine_id: str, session: SessionDep, hub: HubDep, _adm
     response_model=MachineOut,
     responses={404: {"description": "unknown"}, 409: {"description": "revoked"}},
 )
-async def approve_machine(machine_id: str, session: SessionDep, hub: HubDep, _admin: AdminDep) -> MachineOut:
+async def approve_machine(
+    machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
+) -> MachineOut:
     await service.set_status(session, machine_id, service.ACTIVE)
+    changes.machine(machine_id, "changed")
     return await machines.get_machine(session, machine_id, await hub.online())

@@ -7,6 +7,7 @@ from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.machines import service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
+from ctxbench_server.push.deps import ChangesDep
 
 router = APIRouter(prefix="/machines", tags=["machines"])
 
@@ -30,13 +31,14 @@ async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> Mach
     },
 )
 async def rename_machine(
-    machine_id: str, body: MachinePatch, session: SessionDep, hub: HubDep, who: WriteDep
+    machine_id: str, body: MachinePatch, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
 ) -> MachineOut:
     """Gives the machine a display name (its id stays); `null` or `""` gives the agent's own name back.
     The agent's later Hellos keep it."""
     await service.must_exist(session, machine_id)  # 404 before a lock is made for the id
     async with hub.locks[machine_id]:  # a Hello in flight would otherwise write the agent's name back
         await service.rename(session, machine_id, body.name, who.name)
+    changes.machine(machine_id, "renamed")
     return await service.get_machine(session, machine_id, await hub.online())
 
 
@@ -49,11 +51,14 @@ async def rename_machine(
         409: {"description": "its agent is connected, or one of its runs is queued or running"},
     },
 )
-async def delete_machine(machine_id: str, session: SessionDep, hub: HubDep, who: AdminDep) -> Response:
+async def delete_machine(
+    machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: AdminDep
+) -> Response:
     """Deletes the machine with all its runs and results (admin only). Refused while its agent is
     connected (stop it or revoke the machine first) or while one of its runs is queued or running.
     Its credential goes too: the host comes back only by enrolling again, as a new, empty machine."""
     await service.must_exist(session, machine_id)  # 404 before a lock is made for the id
     async with hub.locks[machine_id]:
         await service.delete_machine(session, machine_id, machine_id in await hub.online(), who.name)
+    changes.machine(machine_id, "deleted")
     return Response(status_code=204)

@@ -11,7 +11,8 @@ With several server processes (PostgreSQL, cluster.py), `notify` also tells the 
 ctxbench_run, after the change was committed): each re-reads the run once for its own streams.
 
 Budgets: at most max_per_client streams per client (its credential, else its address) and max_total in
-all (docs/operations.md "Budgets"); a stream counts until its response ends.
+all, shared with the push channel (push/budget.py, docs/operations.md "Budgets"); a stream counts until
+its response ends.
 """
 
 from __future__ import annotations
@@ -19,20 +20,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import Counter
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.kit.errors import CtxbenchError, NotFound
 from ctxbench_server.models import FINISHED_RUN, Result
+from ctxbench_server.push.budget import StreamBudget, StreamsFull, TooManyStreams
+from ctxbench_server.push.queue import StreamQueue
 from ctxbench_server.runs import service
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
+    from ctxbench_server.push.changes import Changes
     from ctxbench_server.runs.stored import ResultStored
+
+__all__ = ["RunEvents", "StreamsFull", "Subscriber", "TooManyStreams", "sse"]
 
 log = logging.getLogger(__name__)
 
@@ -43,52 +48,20 @@ CACHE_BYTES = 8 * 1024 * 1024
 DROPPED = ": this stream fell behind and is closed; reconnect for the current state\n\n"
 
 
-class TooManyStreams(CtxbenchError):
-    """Too many event streams from this client."""
-
-    status_code = 429
-    headers: ClassVar[dict[str, str] | None] = {"Retry-After": "5"}
-
-
-class StreamsFull(CtxbenchError):
-    """Too many event streams open on this server."""
-
-    status_code = 503
-    headers: ClassVar[dict[str, str] | None] = {"Retry-After": "5"}
-
-
 def sse(event: str, data: object) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-class Subscriber:
-    """One open stream: the state it joined with (`backlog`), then what changed (`queue`)."""
+class Subscriber(StreamQueue):
+    """One open stream: the state it joined with (`backlog`), then what changed (its queue)."""
 
     def __init__(self, client: str) -> None:
-        self.client = client
+        super().__init__(client, MAX_QUEUED)
         self.backlog: list[str] = []
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(MAX_QUEUED)
         self.live = False  # caught up: the feed puts changes in its queue
         self.ends_after_backlog = False
         self.feed: Feed | None = None
         self.released = False
-
-    def put(self, chunk: str) -> bool:
-        """False when the stream has fallen MAX_QUEUED chunks behind."""
-        try:
-            self.queue.put_nowait(chunk)
-        except asyncio.QueueFull:
-            return False
-        return True
-
-    def end(self, last: str | None = None) -> None:
-        """Ends the stream after what it holds; a full queue is emptied first (the stream is dropped)."""
-        if self.queue.qsize() + (last is not None) >= MAX_QUEUED:
-            while not self.queue.empty():
-                self.queue.get_nowait()
-        if last is not None:
-            self.queue.put_nowait(last)
-        self.queue.put_nowait(None)
 
 
 class Feed:
@@ -135,21 +108,23 @@ class RunEvents:
         sessionmaker: async_sessionmaker[AsyncSession] | None = None,
         max_per_client: int = 200,
         max_total: int = 2000,
+        budget: StreamBudget | None = None,
     ) -> None:
         self.sessionmaker = sessionmaker
-        self.max_per_client = max_per_client
-        self.max_total = max_total
+        self.budget = budget or StreamBudget(max_per_client, max_total)
         self.closed = False
         self._feeds: dict[str, Feed] = {}
-        self._per_client: Counter[str] = Counter()
-        self.open_streams = 0
+        self.open_streams = 0  # run streams (the budget also counts the push channel's)
         self.reads = 0  # database reads of all feeds (tests and the storm figure count them)
         self.cluster: Cluster | None = None  # the other server processes (PostgreSQL only; set by main)
+        self.changes: Changes | None = None  # the explorer's push channel (set by main)
 
     def notify(self, run_id: str) -> None:
         """The run changed (committed): its streams here re-read it, and so do those of the other server
-        processes."""
+        processes; the push channel tells every browser (here, and through ctxbench_run elsewhere)."""
         self.changed(run_id)
+        if self.changes is not None:
+            self.changes.run(run_id, tell_cluster=False)
         if self.cluster is not None:
             self.cluster.publish_run(run_id)
 
@@ -174,18 +149,8 @@ class RunEvents:
         StreamsFull, or NotFound (unknown run) before anything is sent."""
         if self.closed:
             raise StreamsFull("the server is stopping")
-        if self._per_client[client] >= self.max_per_client:
-            raise TooManyStreams(
-                f"{self._per_client[client]} event streams open from this client, the most "
-                f"CTXBENCH_MAX_SSE_PER_CLIENT ({self.max_per_client}) allows; close one or retry later"
-            )
-        if self.open_streams >= self.max_total:
-            raise StreamsFull(
-                f"{self.open_streams} event streams open on this server, the most CTXBENCH_MAX_SSE_TOTAL "
-                f"({self.max_total}) allows; retry later"
-            )
+        self.budget.take(client)
         sub = Subscriber(client)
-        self._per_client[client] += 1
         self.open_streams += 1
         feed = self._feeds.get(run_id)
         if feed is None:
@@ -227,9 +192,7 @@ class RunEvents:
         if sub.released:
             return
         sub.released = True
-        self._per_client[sub.client] -= 1
-        if self._per_client[sub.client] <= 0:
-            del self._per_client[sub.client]
+        self.budget.give(sub.client)
         self.open_streams -= 1
         feed = sub.feed
         if feed is not None:
@@ -246,15 +209,8 @@ class RunEvents:
             sub.backlog = []
             if sub.ends_after_backlog:
                 return
-            while True:
-                try:
-                    got = await asyncio.wait_for(sub.queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if got is None:
-                    return
-                yield got
+            async for chunk in sub.chunks(KEEPALIVE_S):
+                yield chunk
         finally:
             self.release(sub)
 

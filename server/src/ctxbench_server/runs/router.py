@@ -11,6 +11,7 @@ from ctxbench_server.agents.deps import DispatcherDep, HubDep
 from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models import RunStatus
+from ctxbench_server.push.deps import ChangesDep
 from ctxbench_server.runs import edits, service
 from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
 from ctxbench_server.runs.starts import start_many
@@ -30,11 +31,17 @@ batches_router = APIRouter(prefix="/batches", tags=["runs"])
     },
 )
 async def create_run(
-    body: RunCreate, request: Request, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep
+    body: RunCreate,
+    request: Request,
+    session: SessionDep,
+    dispatcher: DispatcherDep,
+    changes: ChangesDep,
+    _who: WriteDep,
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
     batch_id, run_ids = await service.create_runs(session, body, request.app.state.settings)
+    changes.runs(run_ids.values(), "created")
     await start_many(dispatcher, run_ids)
     out = await service.runs_out(session, list(run_ids.values()))
     if body.machine_ids is None:
@@ -90,10 +97,13 @@ async def get_run(run_id: str, session: SessionDep) -> RunOut:
     response_model=RunOut,
     responses={404: {"description": "unknown run"}, 422: {"description": "`name` or `note` too long"}},
 )
-async def patch_run(run_id: str, body: TitleNotePatch, session: SessionDep, who: WriteDep) -> RunOut:
+async def patch_run(
+    run_id: str, body: TitleNotePatch, session: SessionDep, changes: ChangesDep, who: WriteDep
+) -> RunOut:
     """A title (`name`, one line, at most 200 characters) and a free-text `note` (at most 4000); fields
     left out stay as they are, `null` or `""` clears one."""
     await edits.patch_run(session, run_id, body, who.name)
+    changes.run(run_id)
     return service.run_out(await service.load_run(session, run_id))
 
 
@@ -105,11 +115,14 @@ async def patch_run(run_id: str, body: TitleNotePatch, session: SessionDep, who:
         409: {"description": "queued or running: cancel it first"},
     },
 )
-async def delete_run(run_id: str, session: SessionDep, hub: HubDep, who: WriteDep) -> Response:
+async def delete_run(
+    run_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
+) -> Response:
     """Deletes a finished run with its items and results; compare falls back to the newest result left."""
     run = await service.load_run(session, run_id)
     async with hub.locks[run.machine_id]:  # not while a retry queues it again
         await edits.delete_run(session, run_id, who.name)
+    changes.run(run_id, "deleted")
     return Response(status_code=204)
 
 
@@ -188,9 +201,12 @@ async def get_batch(batch_id: str, session: SessionDep) -> BatchInfo:
     response_model=BatchInfo,
     responses={404: {"description": "no such batch"}, 422: {"description": "`name` or `note` too long"}},
 )
-async def patch_batch(batch_id: str, body: TitleNotePatch, session: SessionDep, who: WriteDep) -> BatchInfo:
+async def patch_batch(
+    batch_id: str, body: TitleNotePatch, session: SessionDep, changes: ChangesDep, who: WriteDep
+) -> BatchInfo:
     """A title and a note for the batch, as PATCH /runs/{id} gives one run."""
     await edits.patch_batch(session, batch_id, body, who.name)
+    changes.batch(batch_id)
     return await edits.batch_info(session, batch_id)
 
 
@@ -202,11 +218,15 @@ async def patch_batch(batch_id: str, body: TitleNotePatch, session: SessionDep, 
         409: {"description": "one of its runs is queued or running: cancel it first"},
     },
 )
-async def delete_batch(batch_id: str, session: SessionDep, hub: HubDep, who: WriteDep) -> Response:
+async def delete_batch(
+    batch_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
+) -> Response:
     """Deletes every run of the batch with their results: all of them, or none when one is unfinished."""
     info = await edits.batch_info(session, batch_id)
     async with contextlib.AsyncExitStack() as stack:
         for machine_id in sorted(info.machine_ids):  # one order everywhere: no deadlock
             await stack.enter_async_context(hub.locks[machine_id])
         await edits.delete_batch(session, batch_id, who.name)
+    changes.batch(batch_id, "deleted")
+    changes.runs(info.run_ids, "deleted")
     return Response(status_code=204)

@@ -2,6 +2,7 @@ import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack
 import { apiGet, apiPost } from '@/lib/api-client';
 import type { CompareResponse, Share, ShareCreated } from '@/lib/api-types';
 import { compareApiQuery, type CompareView } from '@/lib/compare-query';
+import { pollUnlessPushed } from '@/lib/push';
 
 export const compareQuery = (view: CompareView) => {
   const qs = compareApiQuery(view);
@@ -23,7 +24,7 @@ export function useCompare(view: CompareView) {
     ...compareQuery(view),
     enabled: canCompare(view),
     placeholderData: keepPreviousData,
-    refetchInterval: 10_000,
+    refetchInterval: pollUnlessPushed(10_000),
   });
 }
 

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiFetch, apiGet, apiPost } from '@/lib/api-client';
 import type { Machine } from '@/lib/api-types';
+import { pollUnlessPushed } from '@/lib/push';
 
 export interface JoinToken {
   id: string;
@@ -27,7 +28,7 @@ export function useJoinTokens() {
   return useQuery({
     queryKey: ['join-tokens'],
     queryFn: ({ signal }) => apiGet<JoinToken[]>('/join-tokens', signal),
-    refetchInterval: 5000,
+    refetchInterval: pollUnlessPushed(5000),
   });
 }
 

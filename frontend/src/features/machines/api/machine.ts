@@ -1,13 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiDelete, apiGet, apiPatch } from '@/lib/api-client';
 import type { Machine, Run } from '@/lib/api-types';
+import { pollUnlessPushed } from '@/lib/push';
 import { MACHINES_POLL_MS } from './machines';
 
 export function useMachine(id: string) {
   return useQuery({
     queryKey: ['machines', id],
     queryFn: ({ signal }) => apiGet<Machine>(`/machines/${encodeURIComponent(id)}`, signal),
-    refetchInterval: MACHINES_POLL_MS,
+    refetchInterval: pollUnlessPushed(MACHINES_POLL_MS),
   });
 }
 
@@ -16,7 +17,7 @@ export function useRecentRuns() {
   return useQuery({
     queryKey: ['runs', 'list', 'recent'],
     queryFn: ({ signal }) => apiGet<Run[]>('/runs?limit=200&items=false', signal),
-    refetchInterval: 5000,
+    refetchInterval: pollUnlessPushed(5000),
   });
 }
 

@@ -2,6 +2,7 @@ import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient }
 import { ApiError, apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import { isTerminal, type BatchCreated, type BatchInfo, type Result, type Run, type RunRequest, type TitleNotePatch } from '@/lib/api-types';
 import { learnLaunchOverheads, type PastResult } from '@/features/runs/utils/estimate';
+import { pollUnlessPushed } from '@/lib/push';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
 /** Polling, when the live stream cannot be had: a run and its results every 2 s until it ends. */
@@ -69,12 +70,12 @@ export function useRunResults(id: string, options: { enabled?: boolean; poll?: b
 }
 
 export function useRuns(query: RunsQuery) {
-  return useQuery({ ...runsQuery(query), refetchInterval: RUNS_POLL_MS });
+  return useQuery({ ...runsQuery(query), refetchInterval: pollUnlessPushed(RUNS_POLL_MS) });
 }
 
 /** The runs of a batch; each run's own progress comes live, so the list itself refreshes slowly. */
 export function useBatchRuns(batchId: string) {
-  return useQuery({ ...batchRunsQuery(batchId), refetchInterval: 10_000 });
+  return useQuery({ ...batchRunsQuery(batchId), refetchInterval: pollUnlessPushed(10_000) });
 }
 
 /** Puts a run the server just sent into the cache, and marks lists as out of date. */
