@@ -77,6 +77,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events
+         * @description Server-Sent Events for the whole explorer: `machine` {id, what: online|offline|renamed|changed|
+         *     deleted}, `run` {id, what: created|changed|deleted, status, machine_id, batch_id}, `batch` {id, what:
+         *     changed|deleted}, each with an `id:`; `resync` (refetch everything) when a reconnect's
+         *     `Last-Event-ID` is too old or from another server process; `retry: 3000`; `: keepalive` every 15 s.
+         *     Changes are coalesced (at most one event per thing every 0.25 s).
+         */
+        get: operations["events_api_v1_events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -2072,6 +2096,51 @@ export interface operations {
             };
             /** @description unknown kernel, prefix, run or batch; baseline not compared; too many */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    events_api_v1_events_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "last-event-id"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description this client has CTXBENCH_MAX_SSE_PER_CLIENT streams open */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the server has CTXBENCH_MAX_SSE_TOTAL streams open */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
