@@ -15,17 +15,16 @@ import grpc
 import uvicorn
 from pydantic import ValidationError
 
-from ctxbench_server.agents.hub import AgentHub
-from ctxbench_server.agents.servicer import AgentService
+from ctxbench_server.agents.servicer import AgentService, add_to_server
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.cluster import Cluster
 from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.events import RunEvents
 
 log = logging.getLogger("ctxbench_server")
@@ -116,7 +115,7 @@ class CtxbenchServer:
             max_streams=s.max_agent_streams,
             hello_timeout_s=s.hello_timeout_s,
         )
-        pb_grpc.add_AgentServiceServicer_to_server(self.agent_service, self.grpc)
+        add_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None
         if s.grpc_tls:
             self.tls = ensure_tls(s)

@@ -7,21 +7,25 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
-from ctxbench_server.agents.hub import AgentConnection, AgentHub
+from ctxbench_server.agents import wire
+from ctxbench_server.agents.wire import add_to_server as add_to_server
+from ctxbench_server.dispatch.commands import CancelRun, StartRun
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
 from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied
+from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import reports
-from ctxbench_server.runs.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +60,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self,
         token: str,
         hub: AgentHub,
-        dispatcher: Dispatcher,
+        dispatcher: Dispatcher[Any],
         sessionmaker: async_sessionmaker[AsyncSession],
         heartbeat_interval_s: int,
         approve_new_hosts: bool = False,
@@ -178,7 +182,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
         try:
             async with self.hub.locks[machine_id], self.sessionmaker() as session:
-                await machines.upsert_from_hello(session, hello)
+                await machines.upsert_from_hello(session, wire.agent_hello(hello))
         except Exception:  # never a database's words to an agent: it retries with backoff
             log.exception("agent %s: could not record its Hello", machine_id)
             await context.abort(
@@ -211,14 +215,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         try:
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
-                kind = msg.WhichOneof("msg")
-                if kind == "start_run":
+                if isinstance(msg, StartRun):
                     state.may_run = True
-                elif kind == "cancel_run":
+                elif isinstance(msg, CancelRun):
                     state.may_run = False
-                yield msg
+                yield wire.response(msg)
             if conn.abort_with is not None:
-                await context.abort(*conn.abort_with)
+                await context.abort(conn.abort_with.grpc_code, str(conn.abort_with.detail))
         finally:
             reader.cancel()
             watchdog.cancel()
@@ -289,10 +292,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.debug("agent %s: read ended after the stream was closed", conn.machine_id, exc_info=True)
                 return
             log.exception("agent %s: stream failed", conn.machine_id)
-            conn.abort_with = (
-                grpc.StatusCode.UNAVAILABLE,
-                "the server failed handling a message from this agent; reconnect",
-            )
+            conn.abort_with = Unavailable("the server failed handling a message from this agent; reconnect")
         finally:
             pump.cancel()
             if pump.done() and not pump.cancelled():

@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.auth.deps import AdminDep
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
 from ctxbench_server.machines import service as machines

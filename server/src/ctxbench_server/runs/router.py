@@ -7,13 +7,13 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from ctxbench_server.agents.deps import DispatcherDep, HubDep
 from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import DispatcherDep, HubDep
+from ctxbench_server.dispatch.starts import start_many
 from ctxbench_server.models import RunStatus
 from ctxbench_server.runs import edits, service
 from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
-from ctxbench_server.runs.starts import start_many
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 batches_router = APIRouter(prefix="/batches", tags=["runs"])

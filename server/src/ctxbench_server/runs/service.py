@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
+from ctxbench_server.dispatch.dispatcher import load_run as load_run
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
 from ctxbench_server.machines.service import catalogs as machine_catalogs
@@ -371,13 +372,6 @@ def item_out(it: Any, index: int) -> RunItemOut:
         timeout_s=it.timeout_s,
         attempt=it.attempt,
     )
-
-
-async def load_run(session: AsyncSession, run_id: str) -> Run:
-    run = await session.get(Run, run_id, options=[selectinload(Run.items)], populate_existing=True)
-    if run is None:
-        raise NotFound(f"run {run_id!r} not found")
-    return run
 
 
 def run_out(

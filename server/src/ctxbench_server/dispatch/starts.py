@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from ctxbench_server.agents.hub import AgentConnection
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.dispatch.commands import StartItem, StartRun, wire_size_bound
+from ctxbench_server.dispatch.hub import AgentConnection
 from ctxbench_server.kit.params import to_wire
 from ctxbench_server.machines.service import catalogs
 from ctxbench_server.models import Machine, Run, RunItem, RunStatus
 from ctxbench_server.models.base import utcnow
 
 if TYPE_CHECKING:
-    from ctxbench_server.runs.dispatch import Dispatcher
+    from ctxbench_server.dispatch.dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ WireCache = dict[tuple[str, str], dict[str, str]]
 
 def run_items(
     run: Run, items: Iterable[Any], specs: Mapping[str, dict[str, Any]], wire: WireCache | None = None
-) -> list[pb.RunItem]:
+) -> list[StartItem]:
     """The run's items still without a result, as the agent gets them. `items`: in their order (by
     index), RunItems or rows with their id, kernel_id, params, timeout_s and result_id. `wire`: params already
     put in wire form, by kernel and params (a batch's machines share most of them)."""
@@ -52,7 +52,7 @@ def run_items(
         if params is None:
             params = wire[key] = to_wire(specs.get(it.kernel_id, {}), it.params)
         out.append(
-            pb.RunItem(
+            StartItem(
                 item_id=it.id,
                 kernel_id=it.kernel_id,
                 params=params,
@@ -65,32 +65,27 @@ def run_items(
     return out
 
 
-def start_messages(run_id: str, items: Sequence[pb.RunItem]) -> list[pb.ConnectResponse]:
+def start_messages(run_id: str, items: Sequence[StartItem]) -> list[StartRun]:
     """One StartRun when the items fit in MAX_START_RUN_BYTES (what every agent understands); else parts
-    of at most that each: the first with `more`, the next ones `continued`, the last without `more`."""
+    of at most that each: the first with `more`, the next ones `continued`, the last without `more`.
+    Sized by wire_size_bound (never less than protobuf's bytes)."""
     max_bytes = MAX_START_RUN_BYTES
-    whole = pb.ConnectResponse()
-    whole.start_run.run_id = run_id
-    whole.start_run.items.extend(items)
-    if whole.start_run.ByteSize() <= max_bytes:  # the usual case, sized in one call
-        return [whole]
-    parts: list[list[pb.RunItem]] = [[]]
+    sizes = [wire_size_bound(item) for item in items]
+    if sum(sizes) <= max_bytes:  # the usual case
+        return [StartRun(run_id, list(items))]
+    parts: list[list[StartItem]] = [[]]
     size = 0
-    for item in items:
-        n = item.ByteSize() + 8  # the field's tag and length
+    for item, n in zip(items, sizes, strict=True):
         if parts[-1] and size + n > max_bytes:
             parts.append([])
             size = 0
         parts[-1].append(item)
         size += n
     last = len(parts) - 1
-    return [
-        pb.ConnectResponse(start_run=pb.StartRun(run_id=run_id, items=part, more=i < last, continued=i > 0))
-        for i, part in enumerate(parts)
-    ]
+    return [StartRun(run_id, part, more=i < last, continued=i > 0) for i, part in enumerate(parts)]
 
 
-def send_start(conn: AgentConnection, run: Run, items: list[pb.RunItem]) -> int:
+def send_start(conn: AgentConnection, run: Run, items: list[StartItem]) -> int:
     """Pushes the run's StartRun, in parts in a row when it needs several (nothing goes between them).
     An agent that takes no parts (older than them) gets the first part as a plain StartRun: it runs
     those items, and as it goes idle with items of the run still open, Dispatcher.on_heartbeat sends the
@@ -98,7 +93,7 @@ def send_start(conn: AgentConnection, run: Run, items: list[pb.RunItem]) -> int:
     msgs = start_messages(run.id, items)
     conn.current_run_id = run.id  # what a cancel on another server process stops (Dispatcher.reconcile)
     if len(msgs) > 1 and not conn.start_run_parts:
-        first = list(msgs[0].start_run.items)
+        first = msgs[0].items
         log.warning(
             "run %s: %d items take more than one message and agent %s takes no parts (an older agent): "
             "sent the first %d; the rest follow as it goes idle",
@@ -107,14 +102,14 @@ def send_start(conn: AgentConnection, run: Run, items: list[pb.RunItem]) -> int:
             conn.machine_id,
             len(first),
         )
-        conn.send(pb.ConnectResponse(start_run=pb.StartRun(run_id=run.id, items=first)))
+        conn.send(StartRun(run.id, first))
         return len(first)
     for msg in msgs:
         conn.send(msg)
     return len(items)
 
 
-async def start_many(dispatcher: Dispatcher, machine_ids: Iterable[str]) -> None:
+async def start_many(dispatcher: Dispatcher[Any], machine_ids: Iterable[str]) -> None:
     """Dispatcher.kick for many machines at once (a batch POST): every connected machine without a
     running run starts its oldest queued run, all in one transaction, read with five queries in all
     rather than five per machine. Takes the machines' locks (in order: never a deadlock)."""
