@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "ctxbench_server"
 
-# The outer layer: HTTP routers, dependencies and middleware, the gRPC adapter, and the wiring. They may import
-# the domain; the domain never imports them.
+# The outer layer: HTTP routers, dependencies and middleware, the gRPC adapter, and the wiring. They may
+# import the domain; the domain never imports them.
 ADAPTER_MODULES = {"app", "main", "fleet.dist", "exception_handlers", "frontend"}
 ADAPTER_PACKAGES = {"agents"}
 ADAPTER_NAMES = {"router", "deps", "middleware"}
