@@ -25,6 +25,7 @@ from ctxbench_server.runs.schemas import (
     PROFILES,
     Progress,
     ResultOut,
+    RunColumns,
     RunCreate,
     RunItemOut,
     RunOut,
@@ -344,7 +345,7 @@ async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
     rows = select(
         RunItem.run_id,
         RunItem.id,
-        RunItem.index.label("position"),  # (a Row's .index is tuple.index)
+        RunItem.index,
         RunItem.kernel_id,
         RunItem.params,
         RunItem.state,
@@ -354,24 +355,13 @@ async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
         RunItem.attempt,
     ).where(RunItem.run_id.in_(run_ids))
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
-        items[it.run_id].append(item_out(it, it.position))
+        items[it.run_id].append(item_out(it._mapping))  # (a Row's .index is tuple.index)
     return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
 
 
-def item_out(it: Any, index: int) -> RunItemOut:
-    """A run item as the API sends it, from a RunItem or a row of its columns (`index` apart: a Row's
-    .index is tuple.index)."""
-    return RunItemOut(
-        id=it.id,
-        index=index,
-        kernel=it.kernel_id,
-        params=it.params,
-        state=it.state,
-        error=it.error,
-        result_id=it.result_id,
-        timeout_s=it.timeout_s,
-        attempt=it.attempt,
-    )
+def item_out(it: Any) -> RunItemOut:
+    """A run item as the API sends it, from a RunItem or a row's mapping of its columns."""
+    return RunItemOut.model_validate(it)
 
 
 def run_out(
@@ -383,31 +373,9 @@ def run_out(
     """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL;
     `items`: its items already read (run.items is then not touched)."""
     if items is None:
-        items = (
-            [item_out(it, it.index) for it in sorted(run.items, key=lambda it: it.index)]
-            if light is None
-            else []
-        )
+        items = [item_out(it) for it in sorted(run.items, key=lambda it: it.index)] if light is None else []
     return RunOut(
-        id=run.id,
-        machine_id=run.machine_id,
-        batch_id=run.batch_id,
-        name=run.name,
-        note=run.note,
-        batch_name=run.batch_name,
-        status=run.status,
-        profile=run.profile,
-        created_at=run.created_at,
-        queued_at=run.queued_at,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        error=run.error,
-        repetitions=run.repetitions,
-        min_time_s=run.min_time_s,
-        rerun_cv=run.rerun_cv,
-        max_reruns=run.max_reruns,
-        launches=run.launches,
-        facts=run.facts,
+        **dict(RunColumns.model_validate(run)),
         request={k: v for k, v in run.spec.items() if k not in ("machine_id", "machine_ids")},
         items=items,
         progress=light
@@ -539,41 +507,4 @@ async def list_results(session: AsyncSession, run_id: str, history: bool = False
 
 
 def result_out(r: Result) -> ResultOut:
-    return ResultOut(
-        id=r.id,
-        run_id=r.run_id,
-        item_id=r.item_id,
-        machine_id=r.machine_id,
-        kernel=r.kernel_id,
-        status=r.status,
-        params=r.params,
-        params_key=r.params_key,
-        unit=r.unit,
-        n=r.n,
-        median=r.median,
-        mean=r.mean,
-        stddev=r.stddev,
-        cv=r.cv,
-        min=r.min,
-        max=r.max,
-        ci_low=r.ci_low,
-        ci_high=r.ci_high,
-        ci_method=r.ci_method,
-        samples=r.samples,
-        iterations=r.iterations,
-        counters=r.counters,
-        harness=r.harness,
-        attempt=r.attempt,
-        reruns=r.reruns,
-        noisy=r.noisy,
-        attempt_cvs=r.attempt_cvs,
-        sample_launches=r.sample_launches,
-        launches=r.launches,
-        disturbance=r.disturbance,
-        agent_version=r.agent_version,
-        exit_code=r.exit_code,
-        error=r.error,
-        started_at=r.started_at,
-        finished_at=r.finished_at,
-        created_at=r.created_at,
-    )
+    return ResultOut.model_validate(r)
