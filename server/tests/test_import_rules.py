@@ -56,9 +56,7 @@ def package(mod: str) -> str:
 
 def is_adapter(mod: str) -> bool:
     return (
-        mod in ADAPTER_MODULES
-        or package(mod) in ADAPTER_PACKAGES
-        or mod.rsplit(".", 1)[-1] in ADAPTER_NAMES
+        mod in ADAPTER_MODULES or package(mod) in ADAPTER_PACKAGES or mod.rsplit(".", 1)[-1] in ADAPTER_NAMES
     )
 
 

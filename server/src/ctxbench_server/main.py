@@ -176,7 +176,7 @@ class CtxbenchServer:
         self.sign_in_url = f"{s.base_url(self.http_port)}/?login={login_code}"
         announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
-        self._seen_task = asyncio.create_task(self.agent_service.keep_last_seen())
+        self._seen_task = asyncio.create_task(self.agent_service.liveness.keep_last_seen())
 
     async def _join_cluster(self, events: RunEvents) -> None:
         """Several server processes may share this PostgreSQL: listen to what the others tell (cluster.py)."""

@@ -28,6 +28,15 @@ def add_to_server(servicer: pb_grpc.AgentServiceServicer, server: grpc.aio.Serve
     pb_grpc.add_AgentServiceServicer_to_server(servicer, server)
 
 
+def bearer(context: grpc.aio.ServicerContext) -> str:
+    """The token of `authorization: Bearer <token>` metadata ("" when none)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            v = value.decode() if isinstance(value, bytes) else value
+            return v.removeprefix("Bearer ").strip() if v.startswith("Bearer ") else ""
+    return ""
+
+
 def facts_to_dict(facts: pb.MachineFacts) -> dict[str, Any]:
     d = MessageToDict(facts, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     d["memory_bytes"] = int(d.get("memory_bytes", 0))  # proto3 JSON spells 64-bit ints as strings

@@ -42,11 +42,15 @@ def _string(s: str) -> int:
     return 6 + (n if s.isascii() else len(s.encode("utf-8", "surrogatepass")))
 
 
-def wire_size_bound(item: StartItem) -> int:
+def params_size_bound(params: dict[str, str]) -> int:
+    return sum(6 + _string(k) + _string(v) for k, v in params.items())
+
+
+def wire_size_bound(item: StartItem, params_size: int | None = None) -> int:
     """At least the bytes the item takes inside a StartRun on the wire (protobuf: each string its tag,
     length and bytes; each map entry its own tag and length around its key and value; the numbers at
-    most 11 bytes each; and the item's own tag and length). agents' test checks it against protobuf."""
-    size = _string(item.item_id) + _string(item.kernel_id) + 4 * 11 + 6
-    for k, v in item.params.items():
-        size += 6 + _string(k) + _string(v)
-    return size
+    most 11 bytes each; and the item's own tag and length). `params_size`: params_size_bound(item.params)
+    when known. tests/test_wire.py checks it against protobuf."""
+    if params_size is None:
+        params_size = params_size_bound(item.params)
+    return _string(item.item_id) + _string(item.kernel_id) + 4 * 11 + 6 + params_size

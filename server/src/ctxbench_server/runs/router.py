@@ -34,12 +34,12 @@ async def create_run(
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
-    batch_id, run_ids = await service.create_runs(session, body, request.app.state.settings)
-    await start_many(dispatcher, run_ids)
-    out = await service.runs_out(session, list(run_ids.values()))
+    created = await service.create_runs(session, body, request.app.state.settings)
+    await start_many(dispatcher, created.run_ids, created.items)
+    out = await service.runs_out(session, list(created.run_ids.values()), created.items)
     if body.machine_ids is None:
         return out[0]
-    return BatchOut(batch_id=batch_id, runs=out)
+    return BatchOut(batch_id=created.batch_id, runs=out)
 
 
 @router.get(
