@@ -161,11 +161,13 @@ async def start_many(
     dispatcher: Dispatcher[Any],
     machine_ids: Iterable[str],
     known: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    known_specs: Mapping[str, dict[str, dict[str, Any]]] | None = None,
 ) -> None:
     """Dispatcher.kick for many machines at once (a batch POST): every connected machine without a
     running run starts its oldest queued run, all in one transaction, with five statements in all rather
-    than five per machine. `known`: items just inserted, by run id (the POST's own, in index order):
-    not read back. Takes the machines' locks (in order: never a deadlock)."""
+    than five per machine. `known`: items just inserted, by run id (the POST's own, in index order), and
+    `known_specs` the machines' catalogs just read (by machine id): not read again. Takes the machines'
+    locks (in order: never a deadlock)."""
     hub = dispatcher.hub
     ids = sorted(set(machine_ids))
     conns = {mid: conn for mid in ids if (conn := hub.get(mid)) is not None}
@@ -189,7 +191,9 @@ async def start_many(
                 )
             ).all()
             items = await _items(session, [run.id for run in runs], known or {})
-            specs = await catalogs(session, first)
+            specs = dict(known_specs or {})
+            if any(mid not in specs for mid in first):
+                specs.update(await catalogs(session, [mid for mid in first if mid not in specs]))
             # The facts snapshot is copied in SQL (no machine's facts read and written back here).
             facts = select(Machine.facts).where(Machine.id == Run.machine_id).scalar_subquery()
             await session.execute(

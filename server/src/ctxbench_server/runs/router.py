@@ -35,7 +35,7 @@ async def create_run(
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
     created = await service.create_runs(session, body, request.app.state.settings)
-    await start_many(dispatcher, created.run_ids, created.items)
+    await start_many(dispatcher, created.run_ids, created.items, created.catalogs)
     out = await service.runs_out(session, list(created.run_ids.values()), created.items)
     if body.machine_ids is None:
         return out[0]

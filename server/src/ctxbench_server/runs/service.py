@@ -6,9 +6,9 @@ import asyncio
 import base64
 import json
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import and_, case, func, insert, or_, select
+from sqlalchemy import Table, and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -34,6 +34,7 @@ class Created(NamedTuple):
     batch_id: str
     run_ids: dict[str, str]  # machine id -> run id, in the order of the body's machines
     items: dict[str, list[dict[str, Any]]]  # run id -> its items' rows as inserted, by index
+    catalogs: dict[str, dict[str, dict[str, Any]]]  # machine id -> kernel id -> spec, as checked
 
 
 async def target_machines(session: AsyncSession, body: RunCreate) -> list[str]:
@@ -133,10 +134,13 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
             }
             for i, (k, p) in enumerate(expanded[mid])
         ]
-    await session.execute(insert(Run), run_rows)
-    await session.execute(insert(RunItem), [row for rows in items.values() for row in rows])
+    # Core inserts of the tables (the ORM's bulk insert costs ~0.15 ms a row in bookkeeping: 0.7 s for 5000)
+    await session.execute(insert(cast(Table, Run.__table__)), run_rows)
+    await session.execute(
+        insert(cast(Table, RunItem.__table__)), [row for rows in items.values() for row in rows]
+    )
     await session.commit()
-    return Created(batch_id, run_ids, items)
+    return Created(batch_id, run_ids, items, catalogs)
 
 
 async def runs_out(
