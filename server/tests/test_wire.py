@@ -58,3 +58,20 @@ def test_parts_fit_the_budget_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> No
     assert [(p.more, p.continued) for p in parts] == [(i < len(parts) - 1, i > 0) for i in range(len(parts))]
     assert all(wire.response(p).start_run.ByteSize() <= 64 * 1024 for p in parts)
     assert starts.start_messages("r", items[:10]) == [StartRun("r", items[:10])]
+
+
+def test_items_of_one_point_keep_their_own_ids_and_fields() -> None:
+    # items are copied from one RunItem per point (agents/wire.py _template): each keeps its id
+    same = [item(i) for i in range(3)]
+    other = StartItem("other", "syscall.getppid", {"threads": "2"}, 6, 0.1, 60.0, 3)
+    big = item(9, "d" * 400)  # over MAX_TEMPLATE_PARAMS: built whole
+    got = wire.response(StartRun("r", [*same, other, same[0], big])).start_run.items
+    assert [it.item_id for it in got] == [
+        "item-000000",
+        "item-000001",
+        "item-000002",
+        "other",
+        "item-000000",
+        "item-000009",
+    ]
+    assert [wire.run_item(it) for it in [*same, other, same[0], big]] == list(got)
