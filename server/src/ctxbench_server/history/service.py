@@ -4,7 +4,6 @@ real (history/changes.py), for one series or across the fleet."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import facts as facts_mod
 from ctxbench_server.history import changes
+from ctxbench_server.history.schemas import HistoryPoint
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.kit.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
@@ -75,23 +75,6 @@ def fact_changes(
                 }
             )
     return out
-
-
-@dataclass(frozen=True)
-class Point:
-    run_id: str
-    result_id: str
-    at: datetime
-    median: float
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str | None
-    n: int
-    n_launches: int
-    unit: str
-    agent_version: str | None
-    noisy: bool
-    disturbance: float | None
 
 
 def step_out(
@@ -182,8 +165,8 @@ def _pick_point(keys: list[dict[str, Any]], kernel_id: str, params_key: str | No
     return params_key
 
 
-def _point(r: Result) -> Point:
-    return Point(
+def _point(r: Result) -> HistoryPoint:
+    return HistoryPoint(
         run_id=r.run_id,
         result_id=r.id,
         at=r.created_at,
@@ -254,7 +237,7 @@ async def series(
         "params": next((k["params"] for k in keys if k["params_key"] == params_key), {}),
         "unit": points[-1].unit if points else "",
         "truncated": truncated,
-        "points": [p.__dict__ for p in points],
+        "points": points,
         "fact_changes": marks,
         "changes": [
             step_out(
