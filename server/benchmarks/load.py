@@ -270,6 +270,7 @@ async def batch(machines: int, items: int) -> dict[str, Any]:
         async with httpx.AsyncClient(
             base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
         ) as http:
+            cpu0, _ = proc_stats(server.proc.pid)
             t0 = time.perf_counter()
             r = await http.post(
                 "/runs",
@@ -281,6 +282,7 @@ async def batch(machines: int, items: int) -> dict[str, Any]:
                 },
             )
             posted = time.perf_counter() - t0
+            post_cpu = proc_stats(server.proc.pid)[0] - cpu0  # the server's CPU for it (the load apart)
             r.raise_for_status()
         got = await asyncio.gather(*(a.expect("start_run", 60) for a in fleet.agents), return_exceptions=True)
         started = time.perf_counter() - t0
@@ -289,6 +291,7 @@ async def batch(machines: int, items: int) -> dict[str, Any]:
             "items": items,
             "errors": errors + sum(isinstance(g, BaseException) for g in got),
             "post_ms": round(1000 * posted, 1),
+            "post_server_cpu_ms": round(1000 * post_cpu),
             "all_started_s": round(started, 2),
         }
 

@@ -127,7 +127,7 @@ async def test_default_sweep_needs_one(make_agent: MakeAgent, http: httpx.AsyncC
 
 
 def test_thin() -> None:
-    from ctxbench_server.runs.service import thin
+    from ctxbench_server.runs.expand import thin
 
     assert thin([1, 2, 4]) == [1, 4]
     assert thin([1, 2, 4, 8]) == [1, 4, 8]

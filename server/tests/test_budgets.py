@@ -14,9 +14,9 @@ import grpc
 import httpx
 import pytest
 
+from ctxbench_server.dispatch import starts
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.main import CtxbenchServer
-from ctxbench_server.runs import starts
 
 from .runs_helpers import PIPE, MakeAgent, agents, get_run, post
 

@@ -1,5 +1,6 @@
 import pytest
 
+from ctxbench_server.agents.wire import spec_from_proto
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit.params import (
     ParamError,
@@ -9,7 +10,6 @@ from ctxbench_server.kit.params import (
     from_wire,
     params_key,
     parse_canonical,
-    spec_from_proto,
     to_wire,
 )
 

@@ -6,13 +6,14 @@ from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__, exception_handlers, frontend
-from ctxbench_server.agents.hub import AgentHub
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.auth.deps import require_read
 from ctxbench_server.auth.middleware import BrowserSafety
 from ctxbench_server.auth.router import install_login_link, session_router, tokens_router
 from ctxbench_server.compare.router import router as compare_router
 from ctxbench_server.config import Settings
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.dist import router as dist_router
 from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.history.router import router as history_router
@@ -21,7 +22,7 @@ from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.limits.router import router as limits_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.push.router import router as push_router
-from ctxbench_server.runs.dispatch import Dispatcher
+from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
 from ctxbench_server.shares.router import router as shares_router
@@ -55,7 +56,7 @@ def create_app(
     settings: Settings,
     sessionmaker: async_sessionmaker[AsyncSession],
     hub: AgentHub,
-    dispatcher: Dispatcher,
+    dispatcher: Dispatcher[RunEvents],
     admin_token: str,
 ) -> FastAPI:
     app = FastAPI(

@@ -6,7 +6,7 @@ Every process keeps one connection of its own (asyncpg, outside the pools) that 
 - `ctxbench_run`: runs whose state or results changed (sent after the commit): each process's event
   streams of those runs re-read them once (runs/events.py);
 - `ctxbench_machine`: machines with news for their agent (a run posted, cancelled or retried on a process
-  that does not hold the agent's stream): the process that holds it reconciles (runs/dispatch.py);
+  that does not hold the agent's stream): the process that holds it reconciles (dispatch/dispatcher.py);
 - `ctxbench_release`: machines whose agent connected to another process, or that were revoked: a
   process holding an older stream of one closes it;
 - `ctxbench_change`: the explorer's push channel (push/changes.py): `<kind>:<what>:<id>` tokens (a machine

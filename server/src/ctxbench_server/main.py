@@ -15,22 +15,21 @@ import grpc
 import uvicorn
 from pydantic import ValidationError
 
-from ctxbench_server.agents.hub import AgentHub
-from ctxbench_server.agents.servicer import AgentService
+from ctxbench_server.agents.servicer import AgentService, add_to_server
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.cluster import Cluster
 from ctxbench_server.compare import latest
 from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
 from ctxbench_server.db import create_engine, create_sessionmaker, migrate
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.push.budget import StreamBudget
 from ctxbench_server.push.changes import Changes
-from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.events import RunEvents
-from ctxbench_server.runs.stored import StoredEvents
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
@@ -119,6 +118,23 @@ class CtxbenchServer:
         if self.engine.dialect.name == "postgresql":
             await self._join_cluster(events)
 
+        await self._start_grpc(stored)
+
+        self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
+        self.app.state.changes = self.changes
+        self.app.state.fleet = FleetInfo(
+            grpc_addresses=public_grpc_addresses(s, self.grpc_port),
+            ca_fingerprint=self.tls.ca_fingerprint if self.tls else "",
+            tls=self.tls is not None,
+        )
+        await self._start_http()
+        self.sign_in_url = f"{s.base_url(self.http_port)}/?login={login_code}"
+        announce(f"sign in at {self.sign_in_url}")
+        self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
+        self._seen_task = asyncio.create_task(self.agent_service.liveness.keep_last_seen())
+
+    async def _start_grpc(self, stored: StoredEvents) -> None:
+        s = self.settings
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.agent_service = AgentService(
             self.token,
@@ -131,7 +147,7 @@ class CtxbenchServer:
             hello_timeout_s=s.hello_timeout_s,
             stored=stored,
         )
-        pb_grpc.add_AgentServiceServicer_to_server(self.agent_service, self.grpc)
+        add_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None
         if s.grpc_tls:
             self.tls = ensure_tls(s)
@@ -155,13 +171,8 @@ class CtxbenchServer:
         await self.grpc.start()
         announce(f"grpc listening on {_hostport(s.grpc_host, self.grpc_port)}")
 
-        self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
-        self.app.state.changes = self.changes
-        self.app.state.fleet = FleetInfo(
-            grpc_addresses=public_grpc_addresses(s, self.grpc_port),
-            ca_fingerprint=self.tls.ca_fingerprint if self.tls else "",
-            tls=self.tls is not None,
-        )
+    async def _start_http(self) -> None:
+        s = self.settings
         family = socket.AF_INET6 if ":" in s.http_host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -190,10 +201,6 @@ class CtxbenchServer:
                 raise RuntimeError("the HTTP server stopped during start-up")
             await asyncio.sleep(0.01)
         announce(f"http listening on http://{_hostport(s.http_host, self.http_port)}")
-        self.sign_in_url = f"{s.base_url(self.http_port)}/?login={login_code}"
-        announce(f"sign in at {self.sign_in_url}")
-        self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
-        self._seen_task = asyncio.create_task(self.agent_service.keep_last_seen())
 
     async def _join_cluster(self, events: RunEvents) -> None:
         """Several server processes may share this PostgreSQL: listen to what the others tell (cluster.py)."""

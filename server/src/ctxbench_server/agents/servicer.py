@@ -7,41 +7,36 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
-from ctxbench_server.agents import reports_wire
-from ctxbench_server.agents.hub import AgentConnection, AgentHub
+from ctxbench_server.agents import reports_wire, wire
+from ctxbench_server.agents.liveness import Liveness
+from ctxbench_server.agents.wire import add_to_server as add_to_server
+from ctxbench_server.dispatch.commands import CancelRun, StartRun
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
 from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied
+from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
+from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import ingest
-from ctxbench_server.runs.dispatch import Dispatcher
 from ctxbench_server.runs.reported import Message, Refused, Report
-from ctxbench_server.runs.stored import StoredEvents
 
 log = logging.getLogger(__name__)
 
-# An agent silent for this many heartbeat intervals is taken for gone: its stream is closed so the
-# machine shows offline and its run is re-dispatched when it comes back.
-MISSED_HEARTBEATS = 3
 # Messages of one stream handled together: its reports and updates in one transaction.
 MAX_BATCH = 256
 # Streams storing a batch at once: the rest wait here, not in the agents' connection pool (5 + 10), which
 # 20 streams queued behind SQLite's one writer emptied (QueuePool timeout); their batches grow meanwhile.
 MAX_STORING = 4
-# Liveness is kept in memory (the hub: online while the stream is open); machines.last_seen of the
-# agents that spoke is written every LAST_SEEN_FLUSH_S, each machine at most every LAST_SEEN_EVERY
-# heartbeat intervals (a machines row holds its facts: rewriting 100 of them a second cost an idle
-# server 2 % CPU), and always when its stream ends.
-LAST_SEEN_FLUSH_S = 1.0
-LAST_SEEN_EVERY = 6
 
 
 class StreamState:
@@ -53,13 +48,12 @@ class StreamState:
         self.may_run = may_run
 
 
-# Hello's strings that reach a column, bounded by its size (PostgreSQL refuses longer ones).
 class AgentService(pb_grpc.AgentServiceServicer):
     def __init__(
         self,
         token: str,
         hub: AgentHub,
-        dispatcher: Dispatcher,
+        dispatcher: Dispatcher[Any],
         sessionmaker: async_sessionmaker[AsyncSession],
         heartbeat_interval_s: int,
         approve_new_hosts: bool = False,
@@ -79,16 +73,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
         self._storing = asyncio.Semaphore(MAX_STORING)
-        self._spoke: set[str] = set()  # machines that sent a message since the last flush_last_seen
-        self._written: dict[str, float] = {}  # machine -> when flush_last_seen last wrote it (monotonic)
-
-    @staticmethod
-    def _bearer(context: grpc.aio.ServicerContext) -> str:
-        for key, value in context.invocation_metadata() or ():
-            if key == "authorization":
-                v = value.decode() if isinstance(value, bytes) else value
-                return v.removeprefix("Bearer ").strip() if v.startswith("Bearer ") else ""
-        return ""
+        self.liveness = Liveness(sessionmaker, heartbeat_interval_s)
 
     async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
         try:
@@ -107,13 +92,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
             # Never log the token: only why it was refused.
             log.warning("enrollment from %s refused: %s", context.peer(), e.detail)
             await context.abort(e.grpc_code, str(e.detail))
-            raise AssertionError("unreachable") from None
         except Exception:  # never a database's words to an agent
             log.exception("enrollment from %s failed", context.peer())
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, "the server could not enroll this agent now; retry"
             )
-            raise AssertionError("unreachable") from None
         log.info(
             "machine %s (%s, %s) enrolled from %s%s",
             machine_id,
@@ -148,12 +131,14 @@ class AgentService(pb_grpc.AgentServiceServicer):
         finally:
             self.open_streams -= 1
 
-    async def _connect(
+    async def _hello(
         self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.ConnectResponse]:
+    ) -> pb.Hello | None:
+        """The stream's credential and its first message, a Hello of that machine; None when the stream
+        ended or was refused (aborted with the reason)."""
         try:
             async with self.sessionmaker() as session:
-                machine = await fleet.machine_for_credential(session, self._bearer(context))
+                machine = await fleet.machine_for_credential(session, wire.bearer(context))
                 machine_id = machine.id
             try:
                 first = await asyncio.wait_for(anext(aiter(request_iterator), None), self.hello_timeout_s)
@@ -164,10 +149,9 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 await context.abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"no Hello within {self.hello_timeout_s:.0f} s (CTXBENCH_HELLO_TIMEOUT_S)",
-                )
-                return
+                )  # (abort raises)
             if first is None:
-                return
+                return None
             if first.WhichOneof("msg") != "hello":
                 raise CtxbenchError("the first message on a Connect stream must be Hello")
             hello = first.hello
@@ -180,11 +164,19 @@ class AgentService(pb_grpc.AgentServiceServicer):
         except CtxbenchError as e:
             log.warning("agent stream from %s refused: %s", context.peer(), e.detail)
             await context.abort(e.grpc_code, str(e.detail))
-            return
+            return None
+        return hello
 
+    async def _connect(
+        self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ConnectResponse]:
+        hello = await self._hello(request_iterator, context)
+        if hello is None:
+            return
+        machine_id = hello.agent_id
         try:
             async with self.hub.locks[machine_id], self.sessionmaker() as session:
-                await machines.upsert_from_hello(session, hello)
+                await machines.upsert_from_hello(session, wire.agent_hello(hello))
         except Exception:  # never a database's words to an agent: it retries with backoff
             log.exception("agent %s: could not record its Hello", machine_id)
             await context.abort(
@@ -213,18 +205,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
         )
         state = StreamState(may_run=bool(hello.current_run_id))
         reader = asyncio.create_task(self._read(request_iterator, conn, state))
-        watchdog = asyncio.create_task(self._watch(conn))
+        watchdog = asyncio.create_task(self.liveness.watch(conn))
         try:
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
-                kind = msg.WhichOneof("msg")
-                if kind == "start_run":
+                if isinstance(msg, StartRun):
                     state.may_run = True
-                elif kind == "cancel_run":
+                elif isinstance(msg, CancelRun):
                     state.may_run = False
-                yield msg
+                yield wire.response(msg)
             if conn.abort_with is not None:
-                await context.abort(*conn.abort_with)
+                await context.abort(conn.abort_with.grpc_code, str(conn.abort_with.detail))
         finally:
             reader.cancel()
             watchdog.cancel()
@@ -236,15 +227,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.debug("could not record last_seen for %s", conn.machine_id, exc_info=True)
             log.info("agent %s disconnected", conn.machine_id)
 
-    async def _watch(self, conn: AgentConnection) -> None:
-        limit = MISSED_HEARTBEATS * self.heartbeat_interval_s
-        while not conn.closed:
-            await asyncio.sleep(self.heartbeat_interval_s)
-            silent = time.monotonic() - conn.last_message
-            if silent > limit:
-                log.warning("agent %s silent for %.0f s; closing its stream", conn.machine_id, silent)
-                conn.close()
-
     async def _pump(
         self,
         request_iterator: AsyncIterator[pb.ConnectRequest],
@@ -252,13 +234,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
         inbox: asyncio.Queue[pb.ConnectRequest | None],
     ) -> None:
         """Reads the agent's messages into `inbox` (bounded: a full one stops reading, and gRPC's flow
-        control holds the agent back), then None. Liveness is kept in memory; keep_last_seen writes it."""
+        control holds the agent back), then None. Liveness is kept in memory (agents.liveness)."""
         try:
             async for req in request_iterator:
                 if conn.closed:
                     break
                 conn.last_message = time.monotonic()
-                self._spoke.add(conn.machine_id)
+                self.liveness.spoke(conn.machine_id)
                 await inbox.put(req)
         finally:
             with contextlib.suppress(asyncio.QueueFull):  # full: the handler sees the pump done instead
@@ -295,10 +277,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.debug("agent %s: read ended after the stream was closed", conn.machine_id, exc_info=True)
                 return
             log.exception("agent %s: stream failed", conn.machine_id)
-            conn.abort_with = (
-                grpc.StatusCode.UNAVAILABLE,
-                "the server failed handling a message from this agent; reconnect",
-            )
+            conn.abort_with = Unavailable("the server failed handling a message from this agent; reconnect")
         finally:
             pump.cancel()
             if pump.done() and not pump.cancelled():
@@ -417,27 +396,3 @@ class AgentService(pb_grpc.AgentServiceServicer):
         except Refused as bad:
             return ingest.Recorded([bad], [r.run_id] if bad.run_finished else [])
         return ingest.Recorded([stored], [])
-
-    async def keep_last_seen(self, every_s: float = LAST_SEEN_FLUSH_S) -> None:
-        """Writes machines.last_seen of the agents that spoke since the last round, in one statement a
-        round (a message no longer costs a write of its own)."""
-        while True:
-            await asyncio.sleep(every_s)
-            try:
-                await self.flush_last_seen()
-            except Exception:  # the next round tries again
-                log.exception("could not record last_seen")
-
-    async def flush_last_seen(self) -> None:
-        now = time.monotonic()
-        every = LAST_SEEN_EVERY * self.heartbeat_interval_s
-        due = {mid for mid in self._spoke if now - self._written.get(mid, -every) >= every}
-        self._spoke -= due
-        if not due:
-            return
-        async with self.sessionmaker() as session:
-            await machines.touch_many(session, due)
-        for mid in due:
-            self._written[mid] = now
-        for mid in [m for m, t in self._written.items() if now - t > 2 * every]:
-            del self._written[mid]  # gone for a while: forgotten

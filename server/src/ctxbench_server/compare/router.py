@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.compare import service
 from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import HubDep
 
 router = APIRouter(tags=["compare"])
 

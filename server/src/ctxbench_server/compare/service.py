@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from ctxbench_server.compare import ratios, records, sides
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.compare.assemble import assemble, param_sort_key
-from ctxbench_server.kernels import aliases
+from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
 

@@ -7,16 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.auth.deps import AdminDep
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.schemas import MachineOut
-from ctxbench_server.models import JoinToken
-from ctxbench_server.models.base import utcnow
 from ctxbench_server.push.deps import ChangesDep
 
 router = APIRouter(tags=["fleet"])
@@ -57,19 +55,6 @@ def public_url(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
 
-def _out(jt: JoinToken) -> JoinTokenOut:
-    return JoinTokenOut(
-        id=jt.id,
-        created_at=jt.created_at,
-        created_by=jt.created_by,
-        expires_at=jt.expires_at,
-        uses_left=jt.uses_left,
-        uses=jt.uses,
-        revoked=jt.revoked,
-        expired=jt.expires_at <= utcnow(),
-    )
-
-
 @router.post("/join-tokens", status_code=201, response_model=JoinTokenCreated)
 async def create_join_token(
     body: JoinTokenCreate, session: SessionDep, request: Request, fleet: FleetDep, _admin: AdminDep
@@ -90,7 +75,7 @@ async def create_join_token(
 
 @router.get("/join-tokens", response_model=list[JoinTokenOut])
 async def list_join_tokens(session: SessionDep, _admin: AdminDep) -> list[JoinTokenOut]:
-    return [_out(jt) for jt in await service.list_join_tokens(session)]
+    return [JoinTokenOut.model_validate(jt) for jt in await service.list_join_tokens(session)]
 
 
 @router.delete("/join-tokens/{token_id}", status_code=204, responses={404: {"description": "unknown"}})

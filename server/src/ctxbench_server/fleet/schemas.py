@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class JoinTokenCreate(BaseModel):
@@ -11,6 +11,8 @@ class JoinTokenCreate(BaseModel):
 
 
 class JoinTokenOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     created_at: datetime
     created_by: str

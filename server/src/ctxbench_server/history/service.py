@@ -4,7 +4,6 @@ real (history/changes.py), for one series or across the fleet."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import facts as facts_mod
 from ctxbench_server.history import changes
+from ctxbench_server.history.schemas import HistoryPoint
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.kit.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
@@ -77,23 +77,6 @@ def fact_changes(
     return out
 
 
-@dataclass(frozen=True)
-class Point:
-    run_id: str
-    result_id: str
-    at: datetime
-    median: float
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str | None
-    n: int
-    n_launches: int
-    unit: str
-    agent_version: str | None
-    noisy: bool
-    disturbance: float | None
-
-
 def step_out(
     step: changes.Step, at: datetime, run_id: str, before_run_id: str, facts_changed: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -153,19 +136,8 @@ async def machine_or_404(session: AsyncSession, machine_id: str) -> Machine:
     return machine
 
 
-async def series(
-    session: AsyncSession, machine_id: str, kernel_id: str, params_key: str | None
-) -> dict[str, Any]:
-    machine = await machine_or_404(session, machine_id)
-    keys = await points_of(session, machine_id, kernel_id)
-    if not keys:
-        raise ValidationFailed(
-            [
-                field_error(
-                    ["query", "kernel"], f"no successful result of {kernel_id!r} on this machine", "unknown"
-                )
-            ]
-        )
+def _pick_point(keys: list[dict[str, Any]], kernel_id: str, params_key: str | None) -> str:
+    """The series' parameter point: the one given (it must have results), or the kernel's only one."""
     if params_key is None:
         if len(keys) > 1:
             raise ValidationFailed(
@@ -190,6 +162,41 @@ async def series(
                 )
             ]
         )
+    return params_key
+
+
+def _point(r: Result) -> HistoryPoint:
+    return HistoryPoint(
+        run_id=r.run_id,
+        result_id=r.id,
+        at=r.created_at,
+        median=float(r.median or 0),  # (series reads median > 0 only)
+        ci_low=r.ci_low,
+        ci_high=r.ci_high,
+        ci_method=r.ci_method,
+        n=r.n,
+        n_launches=len(set(r.sample_launches)) if r.sample_launches else 1,
+        unit=r.unit,
+        agent_version=r.agent_version,
+        noisy=r.noisy,
+        disturbance=r.disturbance,
+    )
+
+
+async def series(
+    session: AsyncSession, machine_id: str, kernel_id: str, params_key: str | None
+) -> dict[str, Any]:
+    machine = await machine_or_404(session, machine_id)
+    keys = await points_of(session, machine_id, kernel_id)
+    if not keys:
+        raise ValidationFailed(
+            [
+                field_error(
+                    ["query", "kernel"], f"no successful result of {kernel_id!r} on this machine", "unknown"
+                )
+            ]
+        )
+    params_key = _pick_point(keys, kernel_id, params_key)
     rows = (
         await session.execute(
             select(Result, Run.facts)
@@ -207,24 +214,7 @@ async def series(
     ).all()
     truncated = len(rows) > MAX_POINTS
     rows = list(reversed(rows[:MAX_POINTS]))
-    points = [
-        Point(
-            run_id=r.run_id,
-            result_id=r.id,
-            at=r.created_at,
-            median=float(r.median),
-            ci_low=r.ci_low,
-            ci_high=r.ci_high,
-            ci_method=r.ci_method,
-            n=r.n,
-            n_launches=len(set(r.sample_launches)) if r.sample_launches else 1,
-            unit=r.unit,
-            agent_version=r.agent_version,
-            noisy=r.noisy,
-            disturbance=r.disturbance,
-        )
-        for r, _ in rows
-    ]
+    points = [_point(r) for r, _ in rows]
     marks: list[dict[str, Any]] = []
     by_index: dict[int, list[dict[str, Any]]] = {}
     prev: dict[str, Any] | None = None
@@ -247,7 +237,7 @@ async def series(
         "params": next((k["params"] for k in keys if k["params_key"] == params_key), {}),
         "unit": points[-1].unit if points else "",
         "truncated": truncated,
-        "points": [p.__dict__ for p in points],
+        "points": points,
         "fact_changes": marks,
         "changes": [
             step_out(
@@ -270,15 +260,12 @@ def clear_cache() -> None:
     _steps.clear()
 
 
-async def fleet_changes(
-    session: AsyncSession,
-    machine_ids: Sequence[str],
-    since: datetime | None,
-    include_insignificant: bool,
-    limit: int,
-) -> dict[str, Any]:
-    """Steps across every series (machine, kernel, params) of the newest MAX_SCAN_RESULTS results,
-    newest first."""
+Series = dict[tuple[str, str, str], list[Any]]  # (machine, kernel, params key) -> its results, oldest first
+
+
+async def _scan(session: AsyncSession, machine_ids: Sequence[str]) -> tuple[Series, bool]:
+    """The newest MAX_SCAN_RESULTS measured results (of these machines), by series; and whether there
+    were more."""
     q = (
         select(
             Result.id,
@@ -299,30 +286,47 @@ async def fleet_changes(
         q = q.where(Result.machine_id.in_(machine_ids))
     rows = (await session.execute(q)).all()
     truncated = len(rows) > MAX_SCAN_RESULTS
-    grouped: dict[tuple[str, str, str], list[Any]] = {}
+    grouped: Series = {}
     for r in reversed(rows[:MAX_SCAN_RESULTS]):
         grouped.setdefault((r.machine_id, r.kernel_id, r.params_key), []).append(r)
+    return grouped, truncated
+
+
+def _detect_all(
+    grouped: Series, families: dict[str, str]
+) -> list[tuple[tuple[str, str, str], list[Any], changes.Step]]:
+    """Every series' steps (cached while a series has no new result)."""
+    out: list[tuple[tuple[str, str, str], list[Any], changes.Step]] = []
+    for key, rs in grouped.items():
+        rs = rs[-MAX_POINTS:]
+        if len(rs) < 2 * changes.MIN_SEGMENT:
+            continue
+        ck = (*key, rs[-1].id, len(rs))
+        steps = _steps.get(ck)
+        if steps is None:
+            fam = families.get(key[1]) or key[1].partition(".")[0]
+            steps = changes.detect([float(r.median) for r in rs], key[1], fam, [r.run_id for r in rs])
+            _steps.put(ck, steps)
+        out.extend((key, rs, s) for s in steps)
+    return out
+
+
+async def fleet_changes(
+    session: AsyncSession,
+    machine_ids: Sequence[str],
+    since: datetime | None,
+    include_insignificant: bool,
+    limit: int,
+) -> dict[str, Any]:
+    """Steps across every series (machine, kernel, params) of the newest MAX_SCAN_RESULTS results,
+    newest first."""
+    grouped, truncated = await _scan(session, machine_ids)
     families = {
         k: str((spec or {}).get("family") or k.partition(".")[0])
         for k, spec in (await session.execute(select(Kernel.id, Kernel.spec))).all()
     }
 
-    def detect_all() -> list[tuple[tuple[str, str, str], list[Any], changes.Step]]:
-        out: list[tuple[tuple[str, str, str], list[Any], changes.Step]] = []
-        for key, rs in grouped.items():
-            rs = rs[-MAX_POINTS:]
-            if len(rs) < 2 * changes.MIN_SEGMENT:
-                continue
-            ck = (*key, rs[-1].id, len(rs))
-            steps = _steps.get(ck)
-            if steps is None:
-                fam = families.get(key[1]) or key[1].partition(".")[0]
-                steps = changes.detect([float(r.median) for r in rs], key[1], fam, [r.run_id for r in rs])
-                _steps.put(ck, steps)
-            out.extend((key, rs, s) for s in steps)
-        return out
-
-    found = await anyio.to_thread.run_sync(detect_all)
+    found = await anyio.to_thread.run_sync(_detect_all, grouped, families)
     found = [
         f
         for f in found

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from ctxbench_server.db import SessionDep
 from ctxbench_server.kernels import service
-from ctxbench_server.kernels.aliases import canonical
 from ctxbench_server.kernels.schemas import KernelOut, RankedPoint
+from ctxbench_server.kit.aliases import canonical
 
 router = APIRouter(prefix="/kernels", tags=["kernels"])
 

@@ -55,6 +55,13 @@ class PermissionDenied(CtxbenchError):
     grpc_code = grpc.StatusCode.PERMISSION_DENIED
 
 
+class Unavailable(CtxbenchError):
+    """Not now: retry later (e.g. an agent stream the server ended; the agent reconnects)."""
+
+    status_code = 503
+    grpc_code = grpc.StatusCode.UNAVAILABLE
+
+
 class ValidationFailed(CtxbenchError):
     """Request fields that do not validate; detail is FastAPI's list of {loc, msg, type}."""
 

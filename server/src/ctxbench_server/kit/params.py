@@ -12,16 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kit.text import ELLIPSIS, storable
 
-PARAM_TYPES = {
-    pb.PARAM_TYPE_INT: "int",
-    pb.PARAM_TYPE_FLOAT: "float",
-    pb.PARAM_TYPE_CHOICE: "choice",
-    pb.PARAM_TYPE_BOOL: "bool",
-    pb.PARAM_TYPE_STRING: "string",
-}
 MAX_STRING = 4096
 # Wire ints and floats (kernels/contract/README.md "Parameter values"): int() and float() alone also take
 # spaces, '+', underscores, non-ASCII digits, "inf" and "nan".
@@ -178,55 +170,3 @@ def params_key(spec: Mapping[str, Any] | None, typed: Mapping[str, Any]) -> str:
     # stable key per point, readable at its start.
     digest = "#sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     return storable(key)[: MAX_PARAMS_KEY - len(digest) - 1] + ELLIPSIS + digest
-
-
-def spec_from_proto(k: pb.KernelSpec) -> dict[str, Any]:
-    """A catalog entry from Hello -> the typed JSON spec stored and served over REST."""
-    params = []
-    for p in k.params:
-        ptype = PARAM_TYPES.get(p.type, "string")
-
-        def typed(s: str, ptype: str = ptype) -> Any:
-            try:
-                return parse_canonical(s, ptype)
-            except ParamError:
-                return s
-
-        lo = p.min if p.HasField("min") else None
-        hi = p.max if p.HasField("max") else None
-        if ptype == "int":
-            lo = int(lo) if lo is not None and float(lo).is_integer() else lo
-            hi = int(hi) if hi is not None and float(hi).is_integer() else hi
-        params.append(
-            {
-                "name": p.name,
-                "type": ptype,
-                "default": typed(p.default_value),
-                "min": lo,
-                "max": hi,
-                "sweep": [typed(s) for s in p.sweep],
-                "choices": list(p.choices),
-                "help": p.help,
-            }
-        )
-    seed = None
-    if k.HasField("seed_reference"):
-        s = k.seed_reference
-        seed = {
-            "seed": s.seed,
-            "value": s.value,
-            "unit": s.unit,
-            "machine": s.machine,
-            "params": dict(s.params),
-            "note": s.note,
-        }
-    return {
-        "id": k.id,
-        "title": k.title,
-        "family": k.family,
-        "unit": k.unit,
-        "description": k.description,
-        "params": params,
-        "seed_reference": seed,
-        "executable": k.executable,
-    }

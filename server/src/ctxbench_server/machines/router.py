@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.machines import service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
 from ctxbench_server.push.deps import ChangesDep

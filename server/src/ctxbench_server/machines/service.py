@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Container, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kernels import aliases
+from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import Conflict, NotFound
-from ctxbench_server.kit.params import spec_from_proto
 from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
 from ctxbench_server.models import Batch, Kernel, Machine, MachineKernel, Result, Run, RunStatus
@@ -38,12 +36,6 @@ def describe(machine: Machine, name: str, hostname: str, agent_version: str) -> 
     machine.agent_version = storable(agent_version, column_length(Machine.agent_version))
 
 
-def facts_to_dict(facts: pb.MachineFacts) -> dict[str, Any]:
-    d = MessageToDict(facts, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    d["memory_bytes"] = int(d.get("memory_bytes", 0))  # proto3 JSON spells 64-bit ints as strings
-    return d
-
-
 def preflight(facts: dict[str, Any] | None) -> list[PreflightOut]:
     """The preflight checks in stored facts; malformed or unknown-status entries are left out."""
     out = []
@@ -60,32 +52,44 @@ def preflight(facts: dict[str, Any] | None) -> list[PreflightOut]:
     return out
 
 
-async def upsert_from_hello(session: AsyncSession, hello: pb.Hello) -> Machine:
+@dataclass(frozen=True, slots=True)
+class AgentHello:
+    """What an agent's Hello says about its machine (agents/wire.py reads it off the wire)."""
+
+    agent_id: str
+    name: str
+    hostname: str
+    agent_version: str
+    facts: dict[str, Any]
+    kernels: list[dict[str, Any]]  # typed JSON specs (kit.params), in the agent's order
+
+
+async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine:
     """Creates or refreshes the machine and replaces its catalog. Commits. The caller holds the
     machine's lock (two Hellos of one machine would both replace its catalog); kernels are shared
     between machines, so they are upserted in one statement, in id order, never read then inserted."""
     now = utcnow()
-    facts = facts_to_dict(hello.facts)
     machine = await session.get(Machine, hello.agent_id)
     if machine is None:
         machine = Machine(id=hello.agent_id, first_seen=now)
         session.add(machine)
-    describe(machine, hello.name, hello.facts.hostname, hello.agent_version)
-    machine.facts = facts
+    describe(machine, hello.name, hello.hostname, hello.agent_version)
+    machine.facts = hello.facts
     machine.last_seen = now
 
     specs: dict[str, dict[str, Any]] = {}
     listed: dict[str, str] = {}  # new id -> the old id an older agent listed it under
-    for k in hello.kernels:
-        if not k.id or len(k.id) > MAX_KERNEL_ID or "\x00" in k.id:
-            log.warning("machine %s lists a kernel id that cannot be stored: %.80r", hello.agent_id, k.id)
+    for spec in hello.kernels:
+        raw = spec["id"]
+        if not raw or len(raw) > MAX_KERNEL_ID or "\x00" in raw:
+            log.warning("machine %s lists a kernel id that cannot be stored: %.80r", hello.agent_id, raw)
             continue
-        kid = aliases.canonical(k.id)
+        kid = aliases.canonical(raw)
         if kid not in specs:  # first listing wins, like the agent's own rule
-            specs[kid] = spec_from_proto(k)
-            if kid != k.id:  # stored under its new id and family; dispatch sends the old one back
-                specs[kid].update(id=kid, family=aliases.family_of(kid))
-                listed[kid] = k.id
+            specs[kid] = spec
+            if kid != raw:  # stored under its new id and family; dispatch sends the old one back
+                specs[kid] = {**spec, "id": kid, "family": aliases.family_of(kid)}
+                listed[kid] = raw
     await session.flush()
     if specs:
         # One statement, not a read then an insert: on PostgreSQL a fleet's first Hellos, all naming the

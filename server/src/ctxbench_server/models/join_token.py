@@ -22,3 +22,7 @@ class JoinToken(Base):
     uses_left: Mapped[int] = mapped_column(Integer)
     uses: Mapped[int] = mapped_column(Integer, default=0)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= utcnow()

@@ -34,8 +34,8 @@ from ctxbench_server.runs import service
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
+    from ctxbench_server.kit.stored import ResultStored
     from ctxbench_server.push.changes import Changes
-    from ctxbench_server.runs.stored import ResultStored
 
 __all__ = ["RunEvents", "StreamsFull", "Subscriber", "TooManyStreams", "sse"]
 
@@ -129,7 +129,7 @@ class RunEvents:
             self.cluster.publish_run(run_id)
 
     def results_stored(self, stored: Sequence[ResultStored]) -> None:
-        """The "result stored" listener (runs/stored.py), after ingest's commit: each run told once."""
+        """The "result stored" listener (kit/stored.py), after ingest's commit: each run told once."""
         for run_id in dict.fromkeys(r.run_id for r in stored):
             self.notify(run_id)
 

@@ -4,7 +4,7 @@ agents/reports_wire.py) stored in batches, each report getting its own outcome.
 A batch (record_batch: whatever the agent had sent when the last batch was done) is looked up with a few
 queries for all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the
 derived work (whether a run is finished) done once, one commit. A refused message is refused alone. What
-was stored is told through runs/stored.py ("result stored"): compare's latest_results pointers follow it
+was stored is told through kit/stored.py ("result stored"): compare's latest_results pointers follow it
 inside the transaction, SSE after the commit."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import Any
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kernels.aliases import canonical
 from ctxbench_server.kit import stats
+from ctxbench_server.kit.aliases import canonical
 from ctxbench_server.kit.params import from_wire, params_key
+from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.models import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.runs.ingest_batch import Batch, close_batch, open_batch, own_item, own_run, result_row
 from ctxbench_server.runs.reported import Message, Refused, Report, Update
-from ctxbench_server.runs.stored import ResultStored, StoredEvents
 
 log = logging.getLogger(__name__)
 

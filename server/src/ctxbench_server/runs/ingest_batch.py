@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from ctxbench_server.kit import stats
+from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.models import (
     FINISHED_RUN,
     ItemState,
@@ -26,7 +27,6 @@ from ctxbench_server.models import (
 )
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, Report
-from ctxbench_server.runs.stored import ResultStored, StoredEvents
 
 # Core, not the ORM's unit of work: a batch's results go in with one executemany of plain rows.
 RESULTS = cast(Table, Result.__table__)

@@ -7,14 +7,14 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from ctxbench_server.agents.deps import DispatcherDep, HubDep
 from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import DispatcherDep, HubDep
+from ctxbench_server.dispatch.starts import start_many
 from ctxbench_server.models import RunStatus
 from ctxbench_server.push.deps import ChangesDep
 from ctxbench_server.runs import edits, service
 from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
-from ctxbench_server.runs.starts import start_many
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 batches_router = APIRouter(prefix="/batches", tags=["runs"])
@@ -40,13 +40,13 @@ async def create_run(
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
-    batch_id, run_ids = await service.create_runs(session, body, request.app.state.settings)
-    changes.runs(run_ids.values(), "created")
-    await start_many(dispatcher, run_ids)
-    out = await service.runs_out(session, list(run_ids.values()))
+    created = await service.create_runs(session, body, request.app.state.settings)
+    changes.runs(created.run_ids.values(), "created")
+    await start_many(dispatcher, created.run_ids, created.items, created.catalogs)
+    out = await service.runs_out(session, list(created.run_ids.values()), created.items)
     if body.machine_ids is None:
         return out[0]
-    return BatchOut(batch_id=batch_id, runs=out)
+    return BatchOut(batch_id=created.batch_id, runs=out)
 
 
 @router.get(

@@ -3,9 +3,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
-from ctxbench_server.kernels.aliases import canonical
+from ctxbench_server.kit.aliases import canonical
 from ctxbench_server.kit.text import Note, Title
 
 MAX_ITEMS = 1000
@@ -109,10 +117,17 @@ class RunCreate(BaseModel):
         return self
 
 
+# Responses are read off ORM rows with from_attributes (`Out.model_validate(row)`): their fields are the
+# columns' names, but for a kernel id, which the API calls `kernel` (the column: `kernel_id`).
+KernelId = Annotated[str, Field(validation_alias=AliasChoices("kernel_id", "kernel"))]
+
+
 class RunItemOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     index: int
-    kernel: str
+    kernel: KernelId
     params: dict[str, Any]
     state: str
     error: str | None
@@ -128,7 +143,11 @@ class Progress(BaseModel):
     running: int
 
 
-class RunOut(BaseModel):
+class RunColumns(BaseModel):
+    """A run's own columns (RunOut adds what is read or counted around them)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     machine_id: str
     batch_id: str
@@ -148,6 +167,9 @@ class RunOut(BaseModel):
     max_reruns: int | None
     launches: int | None
     facts: dict[str, Any] | None
+
+
+class RunOut(RunColumns):
     request: dict[str, Any] = Field(
         description="the POST /runs body as posted (items with their sweeps, profile and overrides), machine "
         "ids left out: posting it again with other machine ids repeats the run exactly"
@@ -169,11 +191,13 @@ class BatchOut(BaseModel):
 
 
 class ResultOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     run_id: str
     item_id: str
     machine_id: str
-    kernel: str
+    kernel: KernelId
     status: str
     params: dict[str, Any]
     params_key: str

@@ -1,249 +1,45 @@
-"""Runs: validate against the machine's catalog, expand sweeps, store; read back with progress."""
+"""Runs: store a validated, expanded POST (runs.expand) as one run per machine; read back with progress."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import itertools
 import json
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import and_, case, func, insert, or_, select
+from sqlalchemy import Table, and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
+from ctxbench_server.dispatch.dispatcher import load_run as load_run
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
-from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.runs.expand import Errors, check_budgets, expand_all, item_timeout_s
 from ctxbench_server.runs.schemas import (
-    MAX_ITEMS,
     PROFILES,
     Progress,
     ResultOut,
+    RunColumns,
     RunCreate,
     RunItemOut,
     RunOut,
 )
 
-# Kernels' own defaults when a run leaves these unset (used only to size the item timeout).
-ASSUMED_REPETITIONS = 10
-ASSUMED_MIN_TIME_S = 0.5
+
+class Created(NamedTuple):
+    batch_id: str
+    run_ids: dict[str, str]  # machine id -> run id, in the order of the body's machines
+    items: dict[str, list[dict[str, Any]]]  # run id -> its items' rows as inserted, by index
+    catalogs: dict[str, dict[str, dict[str, Any]]]  # machine id -> kernel id -> spec, as checked
 
 
-def item_timeout_s(repetitions: int | None, min_time_s: float | None, floor_s: float) -> float:
-    """Generous: a repetition may take many times min_time_s while the harness calibrates."""
-    reps = repetitions or ASSUMED_REPETITIONS
-    mt = min_time_s or ASSUMED_MIN_TIME_S
-    return float(max(floor_s, 20 * reps * mt + 60))
-
-
-def thin(points: list[Any]) -> list[Any]:
-    """Every other point, the first and the last kept (the quick profile's sweeps)."""
-    kept = points[::2]
-    if points and kept[-1] != points[-1]:
-        kept.append(points[-1])
-    return kept
-
-
-# A 422 lists at most this many field errors (a body can hold ~100k bad values; the user fixes the first).
-MAX_ERRORS = 100
-
-
-class _Errors(list[dict[str, Any]]):
-    """Field errors, at most MAX_ERRORS, duplicates dropped in O(1)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-        self.dropped = 0
-
-    def append(self, err: dict[str, Any]) -> None:
-        key = repr((err["loc"], err["msg"]))
-        if key in self.seen:
-            return
-        if len(self) >= MAX_ERRORS:
-            self.dropped += 1
-            return
-        self.seen.add(key)
-        super().append(err)
-
-    def raise_if_any(self) -> None:
-        if not self:
-            return
-        errors = list(self)
-        if self.dropped:
-            errors.append(field_error(["body"], f"{self.dropped} more errors not listed", "too_many_errors"))
-        raise ValidationFailed(errors)
-
-
-def expand(
-    body: RunCreate,
-    machine_id: str,
-    machine_catalog: dict[str, dict[str, Any]],
-    errors: _Errors | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
-    """(kernel id, typed params with defaults) per item, sweeps expanded. Raises ValidationFailed, or
-    adds to `errors` when given (the caller raises)."""
-    own = errors is None
-    errors = _Errors() if errors is None else errors
-    thin_sweeps = PROFILES[body.profile].thin_sweeps
-    out: list[tuple[str, dict[str, Any]]] = []
-    for i, item in enumerate(body.items):
-        base: list[str | int] = ["body", "items", i]
-        spec = machine_catalog.get(item.kernel)
-        if spec is None:
-            errors.append(
-                field_error(
-                    [*base, "kernel"],
-                    f"unknown kernel {item.kernel!r}: not in the catalog of machine {machine_id!r}",
-                    "unknown_kernel",
-                )
-            )
-            continue
-        by_name = params_by_name(spec)
-        fixed = defaults(spec)
-        for name, value in item.params.items():
-            if name not in by_name:
-                errors.append(_unknown_param([*base, "params", name], item.kernel, by_name))
-                continue
-            try:
-                fixed[name] = check_value(value, by_name[name])
-            except ParamError as e:
-                errors.append(field_error([*base, "params", name], e.msg, e.type))
-        axes: list[tuple[str, list[Any]]] = []
-        for name, values in (item.sweep or {}).items():
-            loc: list[str | int] = [*base, "sweep", name]
-            if name not in by_name:
-                errors.append(_unknown_param(loc, item.kernel, by_name))
-                continue
-            if values == "default":
-                values = list(by_name[name].get("sweep") or [])
-                if not values:
-                    errors.append(
-                        field_error(
-                            loc,
-                            f"parameter {name!r} of kernel {item.kernel!r} has no default sweep "
-                            f"on machine {machine_id!r}",
-                            "no_default_sweep",
-                        )
-                    )
-                    continue
-                if thin_sweeps:
-                    values = thin(values)
-            if not values:
-                errors.append(field_error(loc, "a sweep needs at least one value", "too_short"))
-                continue
-            checked = []
-            for j, v in enumerate(values):
-                try:
-                    checked.append(check_value(v, by_name[name]))
-                except ParamError as e:
-                    errors.append(field_error([*loc, j], e.msg, e.type))
-            axes.append((name, checked))
-        if errors:
-            if len(errors) >= MAX_ERRORS:
-                break
-            continue
-        points = 1
-        for _, vs in axes:
-            points *= len(vs)
-        if len(out) + points > MAX_ITEMS:
-            raise ValidationFailed(
-                [
-                    field_error(
-                        ["body", "items"],
-                        f"the sweeps expand to more than {MAX_ITEMS} items (item {i} alone adds {points})",
-                        "too_many_items",
-                    )
-                ]
-            )
-        for combo in itertools.product(*(vs for _, vs in axes)):
-            params = dict(fixed)
-            params.update({name: v for (name, _), v in zip(axes, combo, strict=True)})
-            out.append((item.kernel, params))
-    if own:
-        errors.raise_if_any()
-    return out
-
-
-# The kernels' own default min time (--min-time unset), for estimates.
-KERNEL_DEFAULT_MIN_TIME_S = 0.2
-
-
-def check_budgets(
-    expanded: dict[str, list[tuple[str, dict[str, Any]]]],
-    repetitions: int,
-    min_time_s: float | None,
-    settings: Settings,
-) -> None:
-    """Items per batch and estimated kernel time per run, before anything is stored."""
-    total = sum(len(items) for items in expanded.values())
-    if total > settings.max_batch_items:
-        raise ValidationFailed(
-            [
-                field_error(
-                    ["body", "items"],
-                    f"{total} items over all machines, more than CTXBENCH_MAX_BATCH_ITEMS "
-                    f"({settings.max_batch_items})",
-                    "too_many_items",
-                )
-            ]
-        )
-    per_item = repetitions * (min_time_s or KERNEL_DEFAULT_MIN_TIME_S)
-    longest = max((len(items) for items in expanded.values()), default=0) * per_item
-    if longest > settings.max_run_kernel_s:
-        raise ValidationFailed(
-            [
-                field_error(
-                    ["body"],
-                    f"a run would measure for about {longest:.0f} s (items x repetitions x min time), "
-                    f"more than CTXBENCH_MAX_RUN_KERNEL_S ({settings.max_run_kernel_s:.0f} s)",
-                    "run_too_long",
-                )
-            ]
-        )
-
-
-def _unknown_param(loc: list[str | int], kernel: str, by_name: dict[str, Any]) -> dict[str, Any]:
-    known = ", ".join(sorted(by_name)) or "none"
-    return field_error(loc, f"unknown parameter for kernel {kernel!r} (known: {known})", "unknown_param")
-
-
-def expand_all(
-    body: RunCreate, machine_ids: list[str], catalogs: dict[str, dict[str, dict[str, Any]]], errors: _Errors
-) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """expand() per machine; machines whose catalogs hold the same specs of the body's kernels share one
-    expansion (a batch to 100 like machines expands once). Stops at MAX_ERRORS errors."""
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    done: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    kernels = sorted({item.kernel for item in body.items})
-    for mid in machine_ids:
-        key = json.dumps([catalogs[mid].get(k) for k in kernels], sort_keys=True, default=str)
-        if key in done:
-            out[mid] = done[key]
-            continue
-        before = len(errors)
-        out[mid] = expand(body, mid, catalogs[mid], errors)
-        if len(errors) == before:
-            done[key] = out[mid]
-        elif len(errors) >= MAX_ERRORS:
-            break
-    return out
-
-
-async def create_runs(
-    session: AsyncSession, body: RunCreate, settings: Settings
-) -> tuple[str, dict[str, str]]:
-    """One run per machine, all in one batch, validated against every catalog first: all or nothing.
-    Returns the batch id and machine id -> run id (in the order of the body's machines), stored with
-    bulk inserts (one statement per table, not one per row).
-
-    Unknown `machine_id` -> NotFound; unknown or repeated ids in `machine_ids` -> ValidationFailed.
-    """
+async def target_machines(session: AsyncSession, body: RunCreate) -> list[str]:
+    """The body's machines, each known, once, and active. Unknown `machine_id` -> NotFound; unknown or
+    repeated ids in `machine_ids` -> ValidationFailed; a pending or revoked machine -> Conflict."""
     if body.machine_ids is None:
         assert body.machine_id is not None  # RunCreate allows exactly one of the two
         if await session.get(Machine, body.machine_id) is None:
@@ -274,9 +70,17 @@ async def create_runs(
             "; ".join(f"machine {mid!r} is {st}: it gets no runs" for mid, st in sorted(held))
             + (" until an admin approves it" if any(st == "pending" for _, st in held) else "")
         )
+    return machine_ids
 
+
+async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> Created:
+    """One run per machine, all in one batch, validated against every catalog first: all or nothing.
+    Stored with bulk inserts (one statement per table, not one per row); the rows are returned so that
+    starting the runs and the response need not read them back.
+    """
+    machine_ids = await target_machines(session, body)
     catalogs = await machine_catalogs(session, machine_ids)
-    item_errors = _Errors()
+    item_errors = Errors()
     # Off the event loop: a body within its budgets can still hold ~100k values to check.
     expanded = await asyncio.to_thread(expand_all, body, machine_ids, catalogs, item_errors)
     item_errors.raise_if_any()
@@ -293,7 +97,7 @@ async def create_runs(
     launches = body.launches if body.launches is not None else profile.launches
     run_ids: dict[str, str] = {}
     run_rows: list[dict[str, Any]] = []
-    item_rows: list[dict[str, Any]] = []
+    items: dict[str, list[dict[str, Any]]] = {}
     for mid in machine_ids:
         run_id = batch_id if single else new_id()
         run_ids[mid] = run_id
@@ -315,7 +119,7 @@ async def create_runs(
                 "queued_at": now,
             }
         )
-        item_rows += [
+        items[run_id] = [
             {
                 "id": new_id(),
                 "run_id": run_id,
@@ -325,25 +129,35 @@ async def create_runs(
                 "state": ItemState.QUEUED,
                 "timeout_s": timeout,
                 "attempt": 1,
+                "error": None,
+                "result_id": None,
             }
             for i, (k, p) in enumerate(expanded[mid])
         ]
-    await session.execute(insert(Run), run_rows)
-    await session.execute(insert(RunItem), item_rows)
+    # Core inserts of the tables (the ORM's bulk insert costs ~0.15 ms a row in bookkeeping: 0.7 s for 5000)
+    await session.execute(insert(cast(Table, Run.__table__)), run_rows)
+    await session.execute(
+        insert(cast(Table, RunItem.__table__)), [row for rows in items.values() for row in rows]
+    )
     await session.commit()
-    return batch_id, run_ids
+    return Created(batch_id, run_ids, items, catalogs)
 
 
-async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
+async def runs_out(
+    session: AsyncSession, run_ids: list[str], known: dict[str, list[dict[str, Any]]] | None = None
+) -> list[RunOut]:
     """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
-    batch's 100 x 50 of them as ORM objects cost more than the rest of its POST)."""
+    batch's 100 x 50 of them as ORM objects cost more than the rest of its POST). `known`: the items of
+    all these runs as just inserted (create_runs): not read back."""
     q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
     by_id = {run.id: run for run in await session.scalars(q)}
+    if known is not None:
+        return [run_out(by_id[rid], items=[item_out(it) for it in known[rid]]) for rid in run_ids]
     items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
     rows = select(
         RunItem.run_id,
         RunItem.id,
-        RunItem.index.label("position"),  # (a Row's .index is tuple.index)
+        RunItem.index,
         RunItem.kernel_id,
         RunItem.params,
         RunItem.state,
@@ -353,31 +167,13 @@ async def runs_out(session: AsyncSession, run_ids: list[str]) -> list[RunOut]:
         RunItem.attempt,
     ).where(RunItem.run_id.in_(run_ids))
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
-        items[it.run_id].append(item_out(it, it.position))
+        items[it.run_id].append(item_out(it._mapping))  # (a Row's .index is tuple.index)
     return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
 
 
-def item_out(it: Any, index: int) -> RunItemOut:
-    """A run item as the API sends it, from a RunItem or a row of its columns (`index` apart: a Row's
-    .index is tuple.index)."""
-    return RunItemOut(
-        id=it.id,
-        index=index,
-        kernel=it.kernel_id,
-        params=it.params,
-        state=it.state,
-        error=it.error,
-        result_id=it.result_id,
-        timeout_s=it.timeout_s,
-        attempt=it.attempt,
-    )
-
-
-async def load_run(session: AsyncSession, run_id: str) -> Run:
-    run = await session.get(Run, run_id, options=[selectinload(Run.items)], populate_existing=True)
-    if run is None:
-        raise NotFound(f"run {run_id!r} not found")
-    return run
+def item_out(it: Any) -> RunItemOut:
+    """A run item as the API sends it, from a RunItem or a row's mapping of its columns."""
+    return RunItemOut.model_validate(it)
 
 
 def run_out(
@@ -389,31 +185,9 @@ def run_out(
     """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL;
     `items`: its items already read (run.items is then not touched)."""
     if items is None:
-        items = (
-            [item_out(it, it.index) for it in sorted(run.items, key=lambda it: it.index)]
-            if light is None
-            else []
-        )
+        items = [item_out(it) for it in sorted(run.items, key=lambda it: it.index)] if light is None else []
     return RunOut(
-        id=run.id,
-        machine_id=run.machine_id,
-        batch_id=run.batch_id,
-        name=run.name,
-        note=run.note,
-        batch_name=run.batch_name,
-        status=run.status,
-        profile=run.profile,
-        created_at=run.created_at,
-        queued_at=run.queued_at,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        error=run.error,
-        repetitions=run.repetitions,
-        min_time_s=run.min_time_s,
-        rerun_cv=run.rerun_cv,
-        max_reruns=run.max_reruns,
-        launches=run.launches,
-        facts=run.facts,
+        **dict(RunColumns.model_validate(run)),
         request={k: v for k, v in run.spec.items() if k not in ("machine_id", "machine_ids")},
         items=items,
         progress=light
@@ -545,41 +319,4 @@ async def list_results(session: AsyncSession, run_id: str, history: bool = False
 
 
 def result_out(r: Result) -> ResultOut:
-    return ResultOut(
-        id=r.id,
-        run_id=r.run_id,
-        item_id=r.item_id,
-        machine_id=r.machine_id,
-        kernel=r.kernel_id,
-        status=r.status,
-        params=r.params,
-        params_key=r.params_key,
-        unit=r.unit,
-        n=r.n,
-        median=r.median,
-        mean=r.mean,
-        stddev=r.stddev,
-        cv=r.cv,
-        min=r.min,
-        max=r.max,
-        ci_low=r.ci_low,
-        ci_high=r.ci_high,
-        ci_method=r.ci_method,
-        samples=r.samples,
-        iterations=r.iterations,
-        counters=r.counters,
-        harness=r.harness,
-        attempt=r.attempt,
-        reruns=r.reruns,
-        noisy=r.noisy,
-        attempt_cvs=r.attempt_cvs,
-        sample_launches=r.sample_launches,
-        launches=r.launches,
-        disturbance=r.disturbance,
-        agent_version=r.agent_version,
-        exit_code=r.exit_code,
-        error=r.error,
-        started_at=r.started_at,
-        finished_at=r.finished_at,
-        created_at=r.created_at,
-    )
+    return ResultOut.model_validate(r)

@@ -3,10 +3,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ctxbench_server.agents.deps import HubDep
 from ctxbench_server.auth.deps import WriteDep
 from ctxbench_server.compare.schemas import ShareCreate, ShareCreated, ShareOut
 from ctxbench_server.db import SessionDep
+from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.shares import service
 
 router = APIRouter(prefix="/shares", tags=["shares"])

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import service as compare_service
 from ctxbench_server.compare.schemas import ShareView
-from ctxbench_server.kernels import aliases
+from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Share
 

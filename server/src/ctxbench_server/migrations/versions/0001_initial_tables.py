@@ -1,19 +1,10 @@
-"""initial tables
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-22 02:32:39.643725
-"""
-
-from collections.abc import Sequence
+"""initial tables"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0001"
-down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0001"
+down_revision = None
 
 
 def upgrade() -> None:

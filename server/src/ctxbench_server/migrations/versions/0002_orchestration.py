@@ -1,19 +1,10 @@
-"""orchestration: batches, profiles, queue order, dynamic reruns, item attempts
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-22 03:00:00
-"""
-
-from collections.abc import Sequence
+"""orchestration: batches, profiles, queue order, dynamic reruns, item attempts"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
-down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0002"
+down_revision = "0001"
 
 
 def upgrade() -> None:

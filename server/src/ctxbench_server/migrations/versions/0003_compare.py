@@ -1,19 +1,10 @@
-"""compare and share: latest result per machine and point, the frozen compare of a share
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-22 03:40:00
-"""
-
-from collections.abc import Sequence
+"""compare and share: latest result per machine and point, the frozen compare of a share"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003"
-down_revision: str | None = "0002"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0003"
+down_revision = "0002"
 
 
 def upgrade() -> None:

@@ -1,19 +1,10 @@
-"""enrollment: join tokens, per-machine credential hash and status
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-11-23 04:00:00
-"""
-
-from collections.abc import Sequence
+"""enrollment: join tokens, per-machine credential hash and status"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005"
-down_revision: str | None = "0004"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0005"
+down_revision = "0004"
 
 
 def upgrade() -> None:

@@ -1,19 +1,10 @@
-"""launches: per-sample launch index, per-launch disturbance, the measuring agent's version; runs.launches
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-23 04:00:00
-"""
-
-from collections.abc import Sequence
+"""launches: per-sample launch index, per-launch disturbance, the measuring agent's version; runs.launches"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0006"
+down_revision = "0005"
 
 
 def upgrade() -> None:

@@ -1,19 +1,10 @@
-"""housekeeping: machines.display_name and agent_name, runs.name and note, batches (name and note)
-
-Revision ID: 0007
-Revises: 0006
-Create Date: 2026-11-23 14:00:00
-"""
-
-from collections.abc import Sequence
+"""housekeeping: machines.display_name and agent_name, runs.name and note, batches (name and note)"""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | None = "0006"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0007"
+down_revision = "0006"
 
 
 def upgrade() -> None:

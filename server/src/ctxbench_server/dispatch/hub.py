@@ -14,10 +14,8 @@ from collections.abc import Callable, Container
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-import grpc
-
 from ctxbench_server.cluster import locked_machine
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
@@ -26,26 +24,27 @@ log = logging.getLogger(__name__)
 
 
 class AgentConnection:
-    """One open Connect stream. Messages put here are written to the agent in order."""
+    """One open Connect stream. Messages put here are written to the agent in order: dispatch's
+    commands (dispatch.commands) and the stream's own answers, which agents/ writes as protobuf."""
 
     def __init__(self, machine_id: str, peer: str = "") -> None:
         self.machine_id = machine_id
         self.peer = peer
-        self.outbox: asyncio.Queue[pb.ConnectResponse | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[object | None] = asyncio.Queue()
         self.closed = False
         self.last_message = time.monotonic()
         # The running run an idle heartbeat of this agent last contradicted (see Dispatcher.on_heartbeat).
         self.idle_during: str | None = None
-        # Why the server ended the stream, when it was not the agent going away: (status, message).
-        self.abort_with: tuple[grpc.StatusCode, str] | None = None
+        # Why the server ended the stream, when it was not the agent going away (its gRPC status).
+        self.abort_with: CtxbenchError | None = None
         # The run the agent was last sent or last said it runs ("" when none): what a cancel made on
         # another server process stops (Dispatcher.reconcile).
         self.current_run_id = ""
         self.claimed = False  # holds the machine's presence in the cluster (AgentHub.claim)
-        # Its Hello said it assembles a StartRun sent in parts (runs/starts.py).
+        # Its Hello said it assembles a StartRun sent in parts (dispatch/starts.py).
         self.start_run_parts = False
 
-    def send(self, msg: pb.ConnectResponse) -> None:
+    def send(self, msg: object) -> None:
         if not self.closed:
             self.outbox.put_nowait(msg)
 
@@ -111,17 +110,14 @@ class AgentHub:
         conn = self._conns.pop(machine_id, None)
         if conn is not None:
             log.warning("machine %s revoked; closing its stream from %s", machine_id, conn.peer)
-            conn.abort_with = (grpc.StatusCode.PERMISSION_DENIED, f"machine {machine_id} has been revoked")
+            conn.abort_with = PermissionDenied(f"machine {machine_id} has been revoked")
             conn.close()
         if self.cluster is not None:
             self.cluster.publish_release(machine_id)  # its stream on another server process ends too
 
     def register(self, conn: AgentConnection) -> None:
         if conn.machine_id in self._revoked:  # revoked while this stream was being set up
-            conn.abort_with = (
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"machine {conn.machine_id} has been revoked",
-            )
+            conn.abort_with = PermissionDenied(f"machine {conn.machine_id} has been revoked")
             conn.close()
             return
         old = self._conns.get(conn.machine_id)
@@ -149,9 +145,8 @@ class AgentHub:
             return True
         if not await self.cluster.claim(conn.machine_id):
             log.warning("agent %s: another server process still holds its stream; refused", conn.machine_id)
-            conn.abort_with = (
-                grpc.StatusCode.UNAVAILABLE,
-                f"machine {conn.machine_id} is still connected to another server; retry",
+            conn.abort_with = Unavailable(
+                f"machine {conn.machine_id} is still connected to another server; retry"
             )
             conn.close()
             return False

@@ -11,32 +11,47 @@ import asyncio
 import logging
 from collections.abc import Container
 from datetime import timedelta
+from typing import Generic, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import selectinload
 
-from ctxbench_server.agents.hub import AgentConnection, AgentHub
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.errors import Conflict
+from ctxbench_server.dispatch.commands import CancelRun
+from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
+from ctxbench_server.dispatch.starts import run_items, send_start
+from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
 from ctxbench_server.models.base import utcnow
-from ctxbench_server.runs.events import RunEvents
-from ctxbench_server.runs.service import load_run
-from ctxbench_server.runs.starts import run_items, send_start
 
 log = logging.getLogger(__name__)
 
 AGENT_LOST = "agent lost"
 
 
-class Dispatcher:
+class RunNotifier(Protocol):
+    """Who tells browsers a run changed (runs.events.RunEvents)."""
+
+    def notify(self, run_id: str) -> None: ...
+
+
+N = TypeVar("N", bound=RunNotifier)
+
+
+async def load_run(session: AsyncSession, run_id: str) -> Run:
+    run = await session.get(Run, run_id, options=[selectinload(Run.items)], populate_existing=True)
+    if run is None:
+        raise NotFound(f"run {run_id!r} not found")
+    return run
+
+
+class Dispatcher(Generic[N]):
     def __init__(
         self,
         hub: AgentHub,
         sessionmaker: async_sessionmaker[AsyncSession],
-        events: RunEvents | None = None,
+        events: N,
         rest_sessionmaker: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         """`sessionmaker`: the agents' pool (what agents' messages set off); `rest_sessionmaker`: the
@@ -44,7 +59,7 @@ class Dispatcher:
         self.hub = hub
         self.sessionmaker = sessionmaker
         self.rest_sessionmaker = rest_sessionmaker or sessionmaker
-        self.events = events or RunEvents(self.rest_sessionmaker)
+        self.events: N = events
         self._reconciling: set[asyncio.Task[None]] = set()
 
     async def kick(self, machine_id: str, *, from_rest: bool = False) -> None:
@@ -73,7 +88,7 @@ class Dispatcher:
                     lost = await session.get(Run, current_run_id)
                     if lost is None or lost.machine_id != conn.machine_id or lost.status in FINISHED_RUN:
                         # cancelled (or forgotten) while the agent was away: tell it to stop
-                        conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=current_run_id)))
+                        conn.send(CancelRun(current_run_id))
                 if running is None:
                     await self._start_next(session, conn)
                 elif running.id not in (current_run_id, sent_here):
@@ -134,7 +149,7 @@ class Dispatcher:
                 if conn is None:
                     self.tell_holder(machine_id)  # it stops the run and starts the next
                 elif was_running:
-                    conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
+                    conn.send(CancelRun(run_id))
                 if conn is not None and await self._running(session, machine_id) is None:
                     await self._start_next(session, conn)
                 return run
@@ -204,7 +219,7 @@ class Dispatcher:
                         current = await session.get(Run, conn.current_run_id)
                         if current is None or current.status == RunStatus.CANCELLED:
                             run_id, conn.current_run_id = conn.current_run_id, ""
-                            conn.send(pb.ConnectResponse(cancel_run=pb.CancelRun(run_id=run_id)))
+                            conn.send(CancelRun(run_id))
                     if await self._running(session, machine_id) is None:
                         await self._start_next(session, conn)
         except Exception:  # the next news, the agent's next heartbeat or a reconnect tries again
