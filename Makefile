@@ -120,6 +120,7 @@ lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installe
 	cd frontend && npm run lint
 	shellcheck deploy/install-agent.sh scripts/dist.sh scripts/check-unit.sh scripts/with-postgres.sh
 	scripts/check-unit.sh
+	$(VENV)/bin/python scripts/check_size.py
 	ANSIBLE_CONFIG=deploy/ansible/ansible.cfg $(VENV)/bin/ansible-playbook --syntax-check \
 	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 

@@ -174,44 +174,45 @@ def sweep_items(m: int) -> list[dict[str, Any]]:
 TICK_S = 0.005  # a paced agent sends what is due this often
 
 
+async def _one_run_each(server: Server, fleet: Fleet, items: int) -> list[tuple[FakeAgent, pb.StartRun]]:
+    """POST one run of `items` to each agent; each agent's StartRun."""
+    api = server.base_url + "/api/v1"
+    async with httpx.AsyncClient(base_url=api, headers=server.auth, timeout=60) as http:
+        for a in fleet.agents:
+            body = {"machine_id": a.agent_id, "items": sweep_items(items), "repetitions": 10}
+            (await http.post("/runs", json={**body, "min_time_s": 0.01})).raise_for_status()
+    return [(a, (await a.expect("start_run", 30)).start_run) for a in fleet.agents]
+
+
+def _answers(starts: list[tuple[FakeAgent, pb.StartRun]]) -> dict[str, list[tuple[pb.ConnectRequest, Any]]]:
+    """Per run, each item's RunUpdate RUNNING and its ResultReport, built before the clock starts: what is
+    measured is the server, not this generator's protobufs."""
+    return {
+        run.run_id: [
+            (
+                pb.ConnectRequest(
+                    run_update=pb.RunUpdate(
+                        run_id=run.run_id, state=pb.ITEM_STATE_RUNNING, item_id=item.item_id, item_index=i
+                    )
+                ),
+                a.result(run.run_id, item),
+            )
+            for i, item in enumerate(run.items)
+        ]
+        for a, run in starts
+    }
+
+
 async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
     """Each agent answers its run's items as a real agent does (RunUpdate RUNNING, then the ResultReport),
     all agents together at `rate` results/s (0: as fast as they can), and times each report to its ack."""
 
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         _, errors = await fleet.connect_all(agents)
-        async with httpx.AsyncClient(
-            base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
-        ) as http:
-            for a in fleet.agents:
-                r = await http.post(
-                    "/runs",
-                    json={
-                        "machine_id": a.agent_id,
-                        "items": sweep_items(items),
-                        "repetitions": 10,
-                        "min_time_s": 0.01,
-                    },
-                )
-                r.raise_for_status()
-        starts = [(a, (await a.expect("start_run", 30)).start_run) for a in fleet.agents]
+        starts = await _one_run_each(server, fleet, items)
         sent: dict[str, float] = {}
         latencies: list[float] = []
-        # Built before the clock starts: what is measured is the server, not this generator's protobufs.
-        messages = {
-            run.run_id: [
-                (
-                    pb.ConnectRequest(
-                        run_update=pb.RunUpdate(
-                            run_id=run.run_id, state=pb.ITEM_STATE_RUNNING, item_id=item.item_id, item_index=i
-                        )
-                    ),
-                    a.result(run.run_id, item),
-                )
-                for i, item in enumerate(run.items)
-            ]
-            for a, run in starts
-        }
+        messages = _answers(starts)
         per_agent = rate / len(starts) if rate > 0 else 0.0
 
         async def send_all(a: FakeAgent, run: pb.StartRun, offset: float) -> None:
