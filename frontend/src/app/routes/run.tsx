@@ -2,7 +2,6 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
-import { TitleNote } from '@/components/TitleNote';
 import { useNow } from '@/components/use-now';
 import { useMachines } from '@/features/machines/api/machines';
 import { useRunEvents } from '@/features/runs/api/run-events';
@@ -16,6 +15,7 @@ import { ApiError } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useLimits } from '@/lib/limits';
+import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
 
@@ -46,6 +46,25 @@ function RunExports({ run, results, durations }: { run: Run; results: Result[]; 
   );
 }
 
+/** Delete the run with its results, once it has finished. */
+function RunHousekeeping({ id, results, ended }: { id: string; results: number; ended: boolean }) {
+  const remove = useDeleteRun(id);
+  const navigate = useNavigate();
+  return (
+    <div className="housekeeping">
+      <ConfirmDelete
+        label="Delete run"
+        consequence={`Delete this run and its ${results} ${results === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
+        onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
+        deleting={remove.isPending}
+        error={remove.error}
+        disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
+        testId="delete-run"
+      />
+    </div>
+  );
+}
+
 export function RunPage() {
   const { id = '' } = useParams();
   // The event stream keeps the run and its results current; polling only when it cannot be had.
@@ -59,8 +78,6 @@ export function RunPage() {
   const now = useNow(1000);
   const limits = useLimits();
   const patch = usePatchRun(id);
-  const remove = useDeleteRun(id);
-  const navigate = useNavigate();
   const canWrite = useCanWrite();
   const made = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
   const title = run.data?.name || made;
@@ -88,23 +105,7 @@ export function RunPage() {
   const durations = timing?.durations ?? new Map<string, number>();
   return (
     <>
-      <h1 className="run-title">
-        <span data-testid="run-title">{title}</span>
-        <span className="run-id-line">
-          {r.name ? <span className="muted small">{made} · </span> : null}
-          run <code className="run-id" data-testid="run-id">{r.id}</code>
-        </span>
-      </h1>
-      <TitleNote
-        name={r.name}
-        note={r.note}
-        placeholder={made}
-        what="run"
-        save={(p, done) => patch.mutate(p, { onSuccess: done })}
-        saving={patch.isPending}
-        error={patch.error}
-        editable={canWrite}
-      />
+      <NamedTitle what="run" id={r.id} record={r} made={made} patch={patch} editable={canWrite} />
       <RunSummary run={r} machine={machine} live={live} timing={timing} />
 
       <div className="page-head">
@@ -121,19 +122,7 @@ export function RunPage() {
       <h2>Items</h2>
       <RunItemsTable items={r.items} durations={durations} />
 
-      {canWrite && (
-        <div className="housekeeping">
-          <ConfirmDelete
-            label="Delete run"
-            consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
-            deleting={remove.isPending}
-            error={remove.error}
-            disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
-            testId="delete-run"
-          />
-        </div>
-      )}
+      {canWrite && <RunHousekeeping id={r.id} results={measured.length} ended={ended} />}
     </>
   );
 }
