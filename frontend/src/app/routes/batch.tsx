@@ -1,6 +1,5 @@
 import { useMemo } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
-import { ConfirmDelete } from '@/components/ConfirmDelete';
+import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
 import { useMachines } from '@/features/machines/api/machines';
@@ -10,6 +9,7 @@ import { batchTitle } from '@/features/runs/utils/run-title';
 import { isTerminal, runKernels, type Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
+import { Housekeeping } from './housekeeping';
 import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
@@ -18,22 +18,16 @@ import { TableHead } from '@/components/TableHead';
 /** Delete the batch with its runs, once none of them is unfinished (for those who may write). */
 function BatchHousekeeping({ batchId, runs }: { batchId: string; runs: Run[] }) {
   const remove = useDeleteBatch(batchId);
-  const navigate = useNavigate();
-  const canWrite = useCanWrite();
   const unfinished = runs.filter((r) => !isTerminal(r.status)).length;
-  if (!canWrite) return null;
   return (
-    <div className="housekeeping">
-      <ConfirmDelete
-        label="Delete batch"
-        consequence={`Delete the ${runs.length} ${runs.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
-        onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
-        deleting={remove.isPending}
-        error={remove.error}
-        disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
-        testId="delete-batch"
-      />
-    </div>
+    <Housekeeping
+      remove={remove}
+      then={paths.runs}
+      label="Delete batch"
+      consequence={`Delete the ${runs.length} ${runs.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
+      disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
+      testId="delete-batch"
+    />
   );
 }
 
@@ -94,7 +88,7 @@ export function BatchPage() {
           Run again on these machines…
         </Link>
       </p>
-      <BatchHousekeeping batchId={batchId} runs={sorted} />
+      {canWrite && <BatchHousekeeping batchId={batchId} runs={sorted} />}
     </>
   );
 }

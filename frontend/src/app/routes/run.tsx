@@ -1,5 +1,4 @@
-import { Link, useNavigate, useParams } from 'react-router';
-import { ConfirmDelete } from '@/components/ConfirmDelete';
+import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
 import { useNow } from '@/components/use-now';
@@ -15,6 +14,7 @@ import { ApiError } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useLimits } from '@/lib/limits';
+import { Housekeeping } from './housekeeping';
 import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
@@ -46,25 +46,6 @@ function RunExports({ run, results, durations }: { run: Run; results: Result[]; 
   );
 }
 
-/** Delete the run with its results, once it has finished. */
-function RunHousekeeping({ id, results, ended }: { id: string; results: number; ended: boolean }) {
-  const remove = useDeleteRun(id);
-  const navigate = useNavigate();
-  return (
-    <div className="housekeeping">
-      <ConfirmDelete
-        label="Delete run"
-        consequence={`Delete this run and its ${results} ${results === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-        onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
-        deleting={remove.isPending}
-        error={remove.error}
-        disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
-        testId="delete-run"
-      />
-    </div>
-  );
-}
-
 export function RunPage() {
   const { id = '' } = useParams();
   // The event stream keeps the run and its results current; polling only when it cannot be had.
@@ -78,6 +59,7 @@ export function RunPage() {
   const now = useNow(1000);
   const limits = useLimits();
   const patch = usePatchRun(id);
+  const remove = useDeleteRun(id);
   const canWrite = useCanWrite();
   const made = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
   const title = run.data?.name || made;
@@ -122,7 +104,16 @@ export function RunPage() {
       <h2>Items</h2>
       <RunItemsTable items={r.items} durations={durations} />
 
-      {canWrite && <RunHousekeeping id={r.id} results={measured.length} ended={ended} />}
+      {canWrite && (
+        <Housekeeping
+          remove={remove}
+          then={paths.runs}
+          label="Delete run"
+          consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
+          disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
+          testId="delete-run"
+        />
+      )}
     </>
   );
 }
