@@ -1,19 +1,35 @@
 import { useMemo } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
-import { ConfirmDelete } from '@/components/ConfirmDelete';
+import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
-import { TitleNote } from '@/components/TitleNote';
 import { useMachines } from '@/features/machines/api/machines';
 import { useBatch, useBatchRuns, useDeleteBatch, usePatchBatch } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
 import { batchTitle } from '@/features/runs/utils/run-title';
-import { isTerminal, runKernels } from '@/lib/api-types';
+import { isTerminal, runKernels, type Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath } from '@/lib/query-state';
+import { Housekeeping } from './housekeeping';
+import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
 import { TableHead } from '@/components/TableHead';
+
+/** Delete the batch with its runs, once none of them is unfinished (for those who may write). */
+function BatchHousekeeping({ batchId, runs }: { batchId: string; runs: Run[] }) {
+  const remove = useDeleteBatch(batchId);
+  const unfinished = runs.filter((r) => !isTerminal(r.status)).length;
+  return (
+    <Housekeeping
+      remove={remove}
+      then={paths.runs}
+      label="Delete batch"
+      consequence={`Delete the ${runs.length} ${runs.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
+      disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
+      testId="delete-batch"
+    />
+  );
+}
 
 /** Every run of a batch (one per machine), each with its own live progress, cancel and retry. */
 export function BatchPage() {
@@ -21,8 +37,6 @@ export function BatchPage() {
   const runs = useBatchRuns(batchId);
   const info = useBatch(batchId);
   const patch = usePatchBatch(batchId);
-  const remove = useDeleteBatch(batchId);
-  const navigate = useNavigate();
   const canWrite = useCanWrite();
   useDocumentTitle(info.data?.name || (runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`));
   const machines = useMachines({ poll: true });
@@ -46,28 +60,9 @@ export function BatchPage() {
   );
   const kernels = runKernels(first);
   const made = batchTitle(sorted);
-  const unfinished = sorted.filter((r) => !isTerminal(r.status)).length;
   return (
     <>
-      <h1 className="run-title">
-        <span data-testid="batch-title">{info.data?.name || made}</span>
-        <span className="run-id-line">
-          {info.data?.name ? <span className="muted small">{made} · </span> : null}
-          batch <code className="run-id" data-testid="batch-id">{batchId}</code>
-        </span>
-      </h1>
-      {info.data && (
-        <TitleNote
-          name={info.data.name}
-          note={info.data.note}
-          placeholder={made}
-          what="batch"
-          save={(p, done) => patch.mutate(p, { onSuccess: done })}
-          saving={patch.isPending}
-          error={patch.error}
-          editable={canWrite}
-        />
-      )}
+      <NamedTitle what="batch" id={batchId} record={info.data} made={made} patch={patch} editable={canWrite} />
       <p className="lead">
         The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}
         {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} {first.progress.total === 1 ? 'item' : 'items'} each from {kernels.length}{' '}
@@ -93,19 +88,7 @@ export function BatchPage() {
           Run again on these machines…
         </Link>
       </p>
-      {canWrite && (
-        <div className="housekeeping">
-          <ConfirmDelete
-            label="Delete batch"
-            consequence={`Delete the ${sorted.length} ${sorted.length === 1 ? 'run' : 'runs'} of this batch with their results? This cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
-            deleting={remove.isPending}
-            error={remove.error}
-            disabledReason={unfinished > 0 ? `Cancel or wait for the ${unfinished} unfinished ${unfinished === 1 ? 'run' : 'runs'} first.` : null}
-            testId="delete-batch"
-          />
-        </div>
-      )}
+      {canWrite && <BatchHousekeeping batchId={batchId} runs={sorted} />}
     </>
   );
 }

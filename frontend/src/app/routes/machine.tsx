@@ -1,5 +1,4 @@
-import { Link, useNavigate, useParams } from 'react-router';
-import { ConfirmDelete } from '@/components/ConfirmDelete';
+import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { OnlineBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
@@ -10,21 +9,66 @@ import { groupFacts } from '@/features/machines/utils/fact-groups';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
 import { ApiError } from '@/lib/api-client';
+import type { Machine } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { historyPath } from '@/features/history/utils/history';
 import { newRunPath } from '@/lib/query-state';
+import { Housekeeping } from './housekeeping';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
+
+/** The machine's facts in full, in groups. */
+function FactGroups({ facts }: { facts: Machine['facts'] }) {
+  return (
+    <div className="fact-groups">
+      {groupFacts(facts).map((g) => (
+        <section key={g.title} className="fact-group" data-testid="fact-group">
+          <h3>{g.title}</h3>
+          <dl>
+            {g.facts.map((f) => (
+              <div key={f.key}>
+                <dt title={f.key}>{f.label}</dt>
+                <dd>{f.value}</dd>
+              </div>
+            ))}
+          </dl>
+        </section>
+      ))}
+    </div>
+  );
+}
+
+/** Delete the machine with its runs and results (admins only), once it is offline and idle. */
+function MachineHousekeeping({ id, machine: m, busy }: { id: string; machine: Machine; busy: number }) {
+  const remove = useDeleteMachine(id);
+  return (
+    <Housekeeping
+      remove={remove}
+      then={paths.machines}
+      label="Delete machine"
+      consequence={`Delete ${m.name} with all its runs and results? Its agent must enroll again to come back, as a new machine. This cannot be undone.`}
+      typeToConfirm={m.name}
+      disabledReason={
+        m.online
+          ? 'Its agent is connected: stop the agent, or revoke the machine on Add hosts, first.'
+          : busy > 0
+            ? `Cancel its ${busy} queued or running ${busy === 1 ? 'run' : 'runs'} first.`
+            : null
+      }
+      testId="delete-machine"
+    >
+      <span className="muted small">Admins only: the machine, its runs and results go; shared comparisons keep their frozen numbers.</span>
+    </Housekeeping>
+  );
+}
 
 /** One machine: its facts in full, grouped, and its run history. */
 export function MachinePage() {
   const { id = '' } = useParams();
   const machine = useMachine(id);
   const runs = useRuns({ machine: id, status: null });
-  const remove = useDeleteMachine(id);
   const isAdmin = useSession().data?.scope === 'admin';
   const canWrite = useCanWrite();
-  const navigate = useNavigate();
   useDocumentTitle(machine.data?.name ?? 'Machine');
 
   if (machine.isPending) return <Loading what="the machine" />;
@@ -66,46 +110,12 @@ export function MachinePage() {
         <DateTime value={m.first_seen} /> · {m.kernels.length} kernels{m.agent_version ? ` · agent ${m.agent_version}` : ''}
       </p>
       <h2>Facts</h2>
-      <div className="fact-groups">
-        {groupFacts(m.facts).map((g) => (
-          <section key={g.title} className="fact-group" data-testid="fact-group">
-            <h3>{g.title}</h3>
-            <dl>
-              {g.facts.map((f) => (
-                <div key={f.key}>
-                  <dt title={f.key}>{f.label}</dt>
-                  <dd>{f.value}</dd>
-                </div>
-              ))}
-            </dl>
-          </section>
-        ))}
-      </div>
+      <FactGroups facts={m.facts} />
       <h2>Runs</h2>
       {runs.isPending && <Loading what="runs" />}
       {runs.isError && <ErrorMessage title="Could not load runs:" error={runs.error} />}
       {runs.data && (runs.data.length === 0 ? <p className="muted">No runs on this machine yet.</p> : <RunsTable runs={runs.data} machines={new Map([[m.id, m]])} />)}
-      {isAdmin && (
-        <div className="housekeeping">
-          <ConfirmDelete
-            label="Delete machine"
-            consequence={`Delete ${m.name} with all its runs and results? Its agent must enroll again to come back, as a new machine. This cannot be undone.`}
-            typeToConfirm={m.name}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.machines, { replace: true }) })}
-            deleting={remove.isPending}
-            error={remove.error}
-            disabledReason={
-              m.online
-                ? 'Its agent is connected: stop the agent, or revoke the machine on Add hosts, first.'
-                : busy > 0
-                  ? `Cancel its ${busy} queued or running ${busy === 1 ? 'run' : 'runs'} first.`
-                  : null
-            }
-            testId="delete-machine"
-          />
-          <span className="muted small">Admins only: the machine, its runs and results go; shared comparisons keep their frozen numbers.</span>
-        </div>
-      )}
+      {isAdmin && <MachineHousekeeping id={id} machine={m} busy={busy} />}
     </>
   );
 }

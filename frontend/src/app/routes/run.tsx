@@ -1,8 +1,6 @@
-import { Link, useNavigate, useParams } from 'react-router';
-import { ConfirmDelete } from '@/components/ConfirmDelete';
+import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
-import { TitleNote } from '@/components/TitleNote';
 import { useNow } from '@/components/use-now';
 import { useMachines } from '@/features/machines/api/machines';
 import { useRunEvents } from '@/features/runs/api/run-events';
@@ -16,6 +14,8 @@ import { ApiError } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useLimits } from '@/lib/limits';
+import { Housekeeping } from './housekeeping';
+import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
 
@@ -60,7 +60,6 @@ export function RunPage() {
   const limits = useLimits();
   const patch = usePatchRun(id);
   const remove = useDeleteRun(id);
-  const navigate = useNavigate();
   const canWrite = useCanWrite();
   const made = run.data ? runTitle(run.data, machine?.name) : `Run ${id.slice(0, 8)}`;
   const title = run.data?.name || made;
@@ -88,23 +87,7 @@ export function RunPage() {
   const durations = timing?.durations ?? new Map<string, number>();
   return (
     <>
-      <h1 className="run-title">
-        <span data-testid="run-title">{title}</span>
-        <span className="run-id-line">
-          {r.name ? <span className="muted small">{made} · </span> : null}
-          run <code className="run-id" data-testid="run-id">{r.id}</code>
-        </span>
-      </h1>
-      <TitleNote
-        name={r.name}
-        note={r.note}
-        placeholder={made}
-        what="run"
-        save={(p, done) => patch.mutate(p, { onSuccess: done })}
-        saving={patch.isPending}
-        error={patch.error}
-        editable={canWrite}
-      />
+      <NamedTitle what="run" id={r.id} record={r} made={made} patch={patch} editable={canWrite} />
       <RunSummary run={r} machine={machine} live={live} timing={timing} />
 
       <div className="page-head">
@@ -122,17 +105,14 @@ export function RunPage() {
       <RunItemsTable items={r.items} durations={durations} />
 
       {canWrite && (
-        <div className="housekeeping">
-          <ConfirmDelete
-            label="Delete run"
-            consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
-            onDelete={() => remove.mutate(undefined, { onSuccess: () => void navigate(paths.runs, { replace: true }) })}
-            deleting={remove.isPending}
-            error={remove.error}
-            disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
-            testId="delete-run"
-          />
-        </div>
+        <Housekeeping
+          remove={remove}
+          then={paths.runs}
+          label="Delete run"
+          consequence={`Delete this run and its ${measured.length} ${measured.length === 1 ? 'result' : 'results'}? Compare falls back to earlier results; this cannot be undone.`}
+          disabledReason={ended ? null : 'Cancel the run first: only a finished run can be deleted.'}
+          testId="delete-run"
+        />
       )}
     </>
   );

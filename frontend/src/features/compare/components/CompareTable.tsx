@@ -1,7 +1,7 @@
 import { KernelLink } from '@/components/KernelLink';
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
-import { formatNumber, formatParams, formatPercent, formatScaled } from '@/lib/format';
+import { formatNumber, formatParams, formatPercent, formatScaled, type Scale } from '@/lib/format';
 import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, kernelScales, rowKey, scaleKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
 
 function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string; onClick: () => void }) {
@@ -42,6 +42,116 @@ function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string
   );
 }
 
+/** A machine's median in a row, with its interval and the noisy mark; click to see its samples. */
+function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine: string; scale: Scale; onClick: () => void }) {
+  const c = row.cells[machine];
+  if (!c) {
+    return <td className="num muted">no result</td>;
+  }
+  return (
+    <td className="num cell-click" onClick={onClick} data-testid="compare-cell" data-machine-id={machine} data-result-id={c.result_id}>
+      <button type="button" className="link-button" data-testid="compare-median" title="Show the samples">
+        {formatScaled(c.median, row.units?.[machine] && row.units[machine] !== row.unit ? { factor: 1, unit: row.units[machine]! } : scale)}
+      </button>
+      {c.noisy && (
+        <span className="mark mark-noisy" data-testid="noisy" title={`Noisy: CV ${formatPercent(c.cv)} (over 3 %)`}>
+          ~
+        </span>
+      )}
+      <div className="muted small" title={ciTitle(c.ci_kind)}>
+        [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] <span data-testid="cell-ci-kind">{ciLabel(c.ci_kind)}</span> n={c.n}
+        {c.n_launches ? `, ${c.n_launches} launch${c.n_launches === 1 ? '' : 'es'}` : ''}
+      </div>
+    </td>
+  );
+}
+
+/** One kernel and parameter point: its medians per machine, then its ratios to the baseline. */
+function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales: Map<string, Scale>; selected: boolean; onSelect: () => void }) {
+  const { data, row, scales, selected, onSelect } = props;
+  const scale = scales.get(scaleKey(row)) ?? { factor: 1, unit: row.unit };
+  const warning = rowWarning(row, data.warnings);
+  return (
+    <tr data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={selected ? 'selected' : undefined}>
+      <td className="col-kernel">
+        <KernelLink id={row.kernel} />
+        {row.higher_is_better && <div className="muted small">higher is better</div>}
+        {warning && (
+          <div className="message-warn small" role="note" data-testid="row-warning">
+            {warning}
+          </div>
+        )}
+      </td>
+      <td className="small">{formatParams(row.params)}</td>
+      <td className="small" data-testid="compare-unit">{scale.unit}</td>
+      {data.machines.map((m) => (
+        <MedianCell key={m.id} row={row} machine={m.id} scale={scale} onClick={onSelect} />
+      ))}
+      {data.machines
+        .filter((m) => m.id !== data.baseline)
+        .map((m) => (
+          <RatioCell key={m.id} row={row} machine={m.id} onClick={onSelect} />
+        ))}
+    </tr>
+  );
+}
+
+/** The column heads: a median column per machine, then a sortable ratio column per non-baseline machine. */
+function CompareTableHead({ data, view, onView, sortMachine }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void; sortMachine: string | null }) {
+  const others = data.machines.filter((m) => m.id !== data.baseline);
+  const toggleSort = (machine: string) => {
+    const next = view.sort === 'ratio' && sortMachine === machine ? '-ratio' : view.sort === '-ratio' && sortMachine === machine ? 'kernel' : 'ratio';
+    onView({ sort: next, sortMachine: next === 'kernel' ? null : machine });
+  };
+  const arrow = (machine: string) => (sortMachine === machine ? (view.sort === 'ratio' ? ' ↑' : view.sort === '-ratio' ? ' ↓' : '') : '');
+  return (
+    <thead>
+      <tr>
+        <th scope="col" className="col-kernel">Kernel</th>
+        <th scope="col">Params</th>
+        <th scope="col">Unit</th>
+        {data.machines.map((m) => (
+          <th key={m.id} scope="col" className="num" data-testid="compare-machine-head">
+            {m.name}
+            {m.id === data.baseline && <span className="badge badge-baseline">baseline</span>}
+            <div className="muted small">median [CI]</div>
+          </th>
+        ))}
+        {others.map((m) => (
+          <th key={m.id} scope="col" className="num" aria-sort={sortMachine === m.id && view.sort !== 'kernel' ? (view.sort === 'ratio' ? 'ascending' : 'descending') : 'none'}>
+            <button type="button" className="link-button" onClick={() => toggleSort(m.id)} title="Sort by this ratio">
+              {m.name} / {data.machines.find((x) => x.id === data.baseline)?.name ?? 'baseline'}
+              {arrow(m.id)}
+            </button>
+            <div className="muted small">ratio, CI</div>
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** The geometric-mean rows, per family and overall. */
+function GeomeanFoot({ data }: { data: CompareResponse }) {
+  const others = data.machines.filter((m) => m.id !== data.baseline);
+  return (
+    <tfoot>
+      {geomeanRows(data).map((g) => (
+        <tr key={g.label} className={g.family === null ? 'geomean geomean-all' : 'geomean'} data-testid="compare-geomean">
+          <th scope="row" colSpan={3 + data.machines.length}>
+            {g.label} <span className="muted small">({g.count} {g.count === 1 ? 'row' : 'rows'})</span>
+          </th>
+          {others.map((m) => (
+            <td key={m.id} className="num strong" data-testid="geomean-ratio">
+              {formatRatio(g.ratios[m.id])}
+            </td>
+          ))}
+        </tr>
+      ))}
+    </tfoot>
+  );
+}
+
 /**
  * One row per kernel and parameter point; per machine its median with its interval (labelled: a 95 % CI
  * only with enough launches, else min–max), and for the machines that are not the baseline the ratio
@@ -61,107 +171,20 @@ export function CompareTable({
   const sortMachine = sortMachineOf(ids, data.baseline, view.sortMachine);
   const rows = sortRows(data.rows, view.sort, sortMachine);
   const scales = kernelScales(data.rows);
-  const gm = geomeanRows(data);
-  const others = data.machines.filter((m) => m.id !== data.baseline);
   const select = (row: CompareRow) => onView({ cell: { kernel: row.kernel, paramsKey: row.params_key } });
   const selected = view.cell ? `${view.cell.kernel}|${view.cell.paramsKey}` : null;
-  const toggleSort = (machine: string) => {
-    const next = view.sort === 'ratio' && sortMachine === machine ? '-ratio' : view.sort === '-ratio' && sortMachine === machine ? 'kernel' : 'ratio';
-    onView({ sort: next, sortMachine: next === 'kernel' ? null : machine });
-  };
-  const arrow = (machine: string) => (sortMachine === machine ? (view.sort === 'ratio' ? ' ↑' : view.sort === '-ratio' ? ' ↓' : '') : '');
 
   return (
     <div className="table-wrap">
       <table className="table compare-table" data-testid="compare-table">
-        <thead>
-          <tr>
-            <th scope="col" className="col-kernel">Kernel</th>
-            <th scope="col">Params</th>
-            <th scope="col">Unit</th>
-            {data.machines.map((m) => (
-              <th key={m.id} scope="col" className="num" data-testid="compare-machine-head">
-                {m.name}
-                {m.id === data.baseline && <span className="badge badge-baseline">baseline</span>}
-                <div className="muted small">median [CI]</div>
-              </th>
-            ))}
-            {others.map((m) => (
-              <th key={m.id} scope="col" className="num" aria-sort={sortMachine === m.id && view.sort !== 'kernel' ? (view.sort === 'ratio' ? 'ascending' : 'descending') : 'none'}>
-                <button type="button" className="link-button" onClick={() => toggleSort(m.id)} title="Sort by this ratio">
-                  {m.name} / {data.machines.find((x) => x.id === data.baseline)?.name ?? 'baseline'}
-                  {arrow(m.id)}
-                </button>
-                <div className="muted small">ratio, CI</div>
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <CompareTableHead data={data} view={view} onView={onView} sortMachine={sortMachine} />
         <tbody>
           {rows.map((row) => {
             const key = rowKey(row);
-            const scale = scales.get(scaleKey(row)) ?? { factor: 1, unit: row.unit };
-            const warning = rowWarning(row, data.warnings);
-            return (
-              <tr key={key} data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={key === selected ? 'selected' : undefined}>
-                <td className="col-kernel">
-                  <KernelLink id={row.kernel} />
-                  {row.higher_is_better && <div className="muted small">higher is better</div>}
-                  {warning && (
-                    <div className="message-warn small" role="note" data-testid="row-warning">
-                      {warning}
-                    </div>
-                  )}
-                </td>
-                <td className="small">{formatParams(row.params)}</td>
-                <td className="small" data-testid="compare-unit">{scale.unit}</td>
-                {data.machines.map((m) => {
-                  const c = row.cells[m.id];
-                  if (!c) {
-                    return (
-                      <td key={m.id} className="num muted">
-                        no result
-                      </td>
-                    );
-                  }
-                  return (
-                    <td key={m.id} className="num cell-click" onClick={() => select(row)} data-testid="compare-cell" data-machine-id={m.id} data-result-id={c.result_id}>
-                      <button type="button" className="link-button" data-testid="compare-median" title="Show the samples">
-                        {formatScaled(c.median, row.units?.[m.id] && row.units[m.id] !== row.unit ? { factor: 1, unit: row.units[m.id]! } : scale)}
-                      </button>
-                      {c.noisy && (
-                        <span className="mark mark-noisy" data-testid="noisy" title={`Noisy: CV ${formatPercent(c.cv)} (over 3 %)`}>
-                          ~
-                        </span>
-                      )}
-                      <div className="muted small" title={ciTitle(c.ci_kind)}>
-                        [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] <span data-testid="cell-ci-kind">{ciLabel(c.ci_kind)}</span> n={c.n}
-                        {c.n_launches ? `, ${c.n_launches} launch${c.n_launches === 1 ? '' : 'es'}` : ''}
-                      </div>
-                    </td>
-                  );
-                })}
-                {others.map((m) => (
-                  <RatioCell key={m.id} row={row} machine={m.id} onClick={() => select(row)} />
-                ))}
-              </tr>
-            );
+            return <CompareTableRow key={key} data={data} row={row} scales={scales} selected={key === selected} onSelect={() => select(row)} />;
           })}
         </tbody>
-        <tfoot>
-          {gm.map((g) => (
-            <tr key={g.label} className={g.family === null ? 'geomean geomean-all' : 'geomean'} data-testid="compare-geomean">
-              <th scope="row" colSpan={3 + data.machines.length}>
-                {g.label} <span className="muted small">({g.count} {g.count === 1 ? 'row' : 'rows'})</span>
-              </th>
-              {others.map((m) => (
-                <td key={m.id} className="num strong" data-testid="geomean-ratio">
-                  {formatRatio(g.ratios[m.id])}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tfoot>
+        <GeomeanFoot data={data} />
       </table>
       <p className="table-note muted small">
         Ratio = machine median ÷ baseline median (above 1: slower for times, faster for throughput). Intervals

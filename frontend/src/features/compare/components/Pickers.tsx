@@ -32,6 +32,105 @@ function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareV
   );
 }
 
+type OnView = (p: Partial<CompareView>) => void;
+
+/** The machines to compare, those with a successful recent run first; the others say they have none yet. */
+function MachineChecks({ machines, view, onView }: { machines: Machine[]; view: CompareView; onView: OnView }) {
+  const chosen = view.machines;
+  const recent = useRecentRuns();
+  const measured = new Set((recent.data ?? []).filter((r) => r.status === 'succeeded').map((r) => r.machine_id));
+  const listed = recent.data ? [...machines].sort((a, b) => Number(measured.has(b.id)) - Number(measured.has(a.id))) : machines;
+  const toggle = (id: string, on: boolean) => {
+    const next = on ? [...chosen.filter((m) => m !== id), id] : chosen.filter((m) => m !== id);
+    onView({ machines: next, baseline: view.baseline && next.includes(view.baseline) ? view.baseline : null });
+  };
+  return (
+    <fieldset className="machine-picker">
+      <legend>Machines (two or more)</legend>
+      {listed.map((m) => (
+        <div key={m.id} className="machine-option" data-testid="compare-machine-option">
+          <input id={`cmp-${m.id}`} type="checkbox" checked={chosen.includes(m.id)} onChange={(e) => toggle(m.id, e.target.checked)} />
+          <label htmlFor={`cmp-${m.id}`}>
+            {m.name} <span className="muted small">{m.hostname}</span>
+            {recent.data && !measured.has(m.id) && <span className="muted small"> · no results yet</span>}
+          </label>
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
+/** The kernels box (ids and family.* patterns, applied on submit or blur) and a chip per family. */
+function KernelsForm({ kernels, view, onView }: { kernels: Kernel[]; view: CompareView; onView: OnView }) {
+  const [kernelText, setKernelText] = useState(view.kernels.join(', '));
+  // When the address's kernels change (Apply, the back button, a link) the box shows them.
+  const urlKernels = view.kernels.join(', ');
+  const [shown, setShown] = useState(urlKernels);
+  if (shown !== urlKernels) {
+    setShown(urlKernels);
+    setKernelText(urlKernels);
+  }
+  const families = [...new Set(kernels.map((k) => k.family))].sort();
+  const applyKernels = (e?: FormEvent) => {
+    e?.preventDefault();
+    const list = [...new Set(kernelText.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean))];
+    if (list.join(', ') !== urlKernels) onView({ kernels: list, cell: null });
+  };
+  return (
+    <form className="field" onSubmit={applyKernels}>
+      <label htmlFor="cmp-kernels">Kernels</label>
+      <div className="field-inline">
+        <input
+          id="cmp-kernels"
+          list="cmp-kernel-ids"
+          value={kernelText}
+          onChange={(e) => setKernelText(e.target.value)}
+          onBlur={() => applyKernels()}
+          placeholder="all kernels with results; or ids and family.* separated by commas"
+          size={50}
+        />
+        <button type="submit" className="button">
+          Apply
+        </button>
+      </div>
+      <datalist id="cmp-kernel-ids">
+        {families.map((f) => (
+          <option key={`f-${f}`} value={`${f}.*`} />
+        ))}
+        {kernels.map((k) => (
+          <option key={k.id} value={k.id} />
+        ))}
+      </datalist>
+      <FamilyChips families={families} view={view} onView={onView} />
+    </form>
+  );
+}
+
+/** A toggle per kernel family: compare all of its kernels (family.*) or not. */
+function FamilyChips({ families, view, onView }: { families: string[]; view: CompareView; onView: OnView }) {
+  return (
+    <div className="family-chips" role="group" aria-label="Kernel families">
+      <span className="muted small">Families:</span>
+      {families.map((f) => {
+        const on = view.kernels.includes(`${f}.*`);
+        return (
+          <button
+            key={f}
+            type="button"
+            className="chip"
+            aria-pressed={on}
+            title={on ? `Stop comparing every ${f}.* kernel` : `Compare every ${f}.* kernel`}
+            onClick={() => onView({ kernels: toggleFamily(view.kernels, f), cell: null })}
+            data-testid="family-chip"
+          >
+            {f}
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
 /** Machines, kernels, baseline and runs of the comparison; every change goes to the URL. */
 export function ComparePickers({
   machines,
@@ -42,93 +141,17 @@ export function ComparePickers({
   machines: Machine[];
   kernels: Kernel[];
   view: CompareView;
-  onView: (p: Partial<CompareView>) => void;
+  onView: OnView;
 }) {
-  const [kernelText, setKernelText] = useState(view.kernels.join(', '));
-  // When the address's kernels change (Apply, the back button, a link) the box shows them.
-  const urlKernels = view.kernels.join(', ');
-  const [shown, setShown] = useState(urlKernels);
-  if (shown !== urlKernels) {
-    setShown(urlKernels);
-    setKernelText(urlKernels);
-  }
   const chosen = view.machines;
-  // Machines with a successful run among the recent ones come first; the others say they have none yet.
-  const recent = useRecentRuns();
-  const measured = new Set((recent.data ?? []).filter((r) => r.status === 'succeeded').map((r) => r.machine_id));
-  const listed = recent.data ? [...machines].sort((a, b) => Number(measured.has(b.id)) - Number(measured.has(a.id))) : machines;
   const byId = new Map(machines.map((m) => [m.id, m]));
-  const families = [...new Set(kernels.map((k) => k.family))].sort();
-  const toggle = (id: string, on: boolean) => {
-    const next = on ? [...chosen.filter((m) => m !== id), id] : chosen.filter((m) => m !== id);
-    onView({ machines: next, baseline: view.baseline && next.includes(view.baseline) ? view.baseline : null });
-  };
-  const applyKernels = (e?: FormEvent) => {
-    e?.preventDefault();
-    const list = [...new Set(kernelText.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean))];
-    if (list.join(', ') !== urlKernels) onView({ kernels: list, cell: null });
-  };
   return (
     <details className="pickers" open={chosen.length < 2}>
       <summary>Choose machines, kernels, baseline and runs</summary>
       <div className="pickers-body">
-        <fieldset className="machine-picker">
-          <legend>Machines (two or more)</legend>
-          {listed.map((m) => (
-            <div key={m.id} className="machine-option" data-testid="compare-machine-option">
-              <input id={`cmp-${m.id}`} type="checkbox" checked={chosen.includes(m.id)} onChange={(e) => toggle(m.id, e.target.checked)} />
-              <label htmlFor={`cmp-${m.id}`}>
-                {m.name} <span className="muted small">{m.hostname}</span>
-                {recent.data && !measured.has(m.id) && <span className="muted small"> · no results yet</span>}
-              </label>
-            </div>
-          ))}
-        </fieldset>
+        <MachineChecks machines={machines} view={view} onView={onView} />
         <div>
-          <form className="field" onSubmit={applyKernels}>
-            <label htmlFor="cmp-kernels">Kernels</label>
-            <div className="field-inline">
-              <input
-                id="cmp-kernels"
-                list="cmp-kernel-ids"
-                value={kernelText}
-                onChange={(e) => setKernelText(e.target.value)}
-                onBlur={() => applyKernels()}
-                placeholder="all kernels with results; or ids and family.* separated by commas"
-                size={50}
-              />
-              <button type="submit" className="button">
-                Apply
-              </button>
-            </div>
-            <datalist id="cmp-kernel-ids">
-              {families.map((f) => (
-                <option key={`f-${f}`} value={`${f}.*`} />
-              ))}
-              {kernels.map((k) => (
-                <option key={k.id} value={k.id} />
-              ))}
-            </datalist>
-            <div className="family-chips" role="group" aria-label="Kernel families">
-              <span className="muted small">Families:</span>
-              {families.map((f) => {
-                const on = view.kernels.includes(`${f}.*`);
-                return (
-                  <button
-                    key={f}
-                    type="button"
-                    className="chip"
-                    aria-pressed={on}
-                    title={on ? `Stop comparing every ${f}.* kernel` : `Compare every ${f}.* kernel`}
-                    onClick={() => onView({ kernels: toggleFamily(view.kernels, f), cell: null })}
-                    data-testid="family-chip"
-                  >
-                    {f}
-                  </button>
-                );
-              })}
-            </div>
-          </form>
+          <KernelsForm kernels={kernels} view={view} onView={onView} />
           {chosen.length > 0 && (
             <div className="field field-inline">
               <label htmlFor="cmp-baseline">Baseline</label>

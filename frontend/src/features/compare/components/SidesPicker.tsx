@@ -1,11 +1,50 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { runsQuery, useRun } from '@/features/runs';
-import { runKernels, type Machine } from '@/lib/api-types';
+import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import type { CompareView, Side } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 
 type Choice = 0 | 1 | null;
+
+/** The machine's finished runs, newest first, each with a box per side. */
+function SideRunsTable(props: { runs: Run[]; labels: [string, string]; choice: Map<string, Choice>; onChoose: (runId: string, c: Choice) => void }) {
+  const { runs, labels, choice, onChoose } = props;
+  return (
+    <div className="table-wrap">
+      <table className="table" data-testid="ab-runs">
+        <thead>
+          <tr>
+            <th>Run</th>
+            <th>Kernels</th>
+            <th>{labels[0] || 'A'}</th>
+            <th>{labels[1] || 'B'}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => (
+            <tr key={r.id} data-run={r.id}>
+              <td>
+                {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
+              </td>
+              <td className="small">{runKernels(r).slice(0, 4).join(', ')}</td>
+              {([0, 1] as const).map((i) => (
+                <td key={i}>
+                  <input
+                    type="checkbox"
+                    aria-label={`${r.id} on side ${i === 0 ? 'A' : 'B'}`}
+                    checked={choice.get(r.id) === i}
+                    onChange={(e) => onChoose(r.id, e.target.checked ? i : null)}
+                  />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
 
 /**
  * Same-machine A/B: the machine's finished runs, each put on side A ("before"), side B ("after") or
@@ -67,38 +106,7 @@ export function SidesPicker({ machines, view, onView }: { machines: Machine[]; v
       {runs.isPending && machineId && <p className="muted">Loading runs…</p>}
       {runs.data && runs.data.length < 2 && <p className="muted">This machine needs two finished runs to compare.</p>}
       {runs.data && runs.data.length >= 2 && (
-        <div className="table-wrap">
-          <table className="table" data-testid="ab-runs">
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>Kernels</th>
-                <th>{labels[0] || 'A'}</th>
-                <th>{labels[1] || 'B'}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.data.map((r) => (
-                <tr key={r.id} data-run={r.id}>
-                  <td>
-                    {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
-                  </td>
-                  <td className="small">{runKernels(r).slice(0, 4).join(', ')}</td>
-                  {([0, 1] as const).map((i) => (
-                    <td key={i}>
-                      <input
-                        type="checkbox"
-                        aria-label={`${r.id} on side ${i === 0 ? 'A' : 'B'}`}
-                        checked={choice.get(r.id) === i}
-                        onChange={(e) => setChoice(new Map(choice).set(r.id, e.target.checked ? i : null))}
-                      />
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <SideRunsTable runs={runs.data} labels={labels} choice={choice} onChoose={(id, c) => setChoice(new Map(choice).set(id, c))} />
       )}
     </section>
   );

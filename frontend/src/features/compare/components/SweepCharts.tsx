@@ -2,26 +2,124 @@ import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceDot, Referen
 import type { CompareResponse } from '@/lib/api-types';
 import type { ChartScale } from '@/lib/compare-query';
 import { formatNumber, formatParams, type Scale } from '@/lib/format';
-import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SweepGroup } from '../utils/sweep';
+import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups, type SeedMark, type SweepGroup } from '../utils/sweep';
 import { ChartFrame } from '@/components/ChartFrame';
 import { kernelScales, scaleKey } from '../utils/table';
 import { machineColour } from '../utils/heatmap';
 import { seedTooltip } from '@/lib/seeds';
 import { sweepInsight, type Insight } from '../utils/insight';
 
+type MachineInsight = { m: CompareResponse['machines'][number]; i: number; s: Insight };
+
+/** The x axis: numeric (log2 for powers of two, with those ticks) or by category. */
+function xAxis(group: SweepGroup) {
+  if (!group.numeric) {
+    return <XAxis dataKey="x" type="category" label={{ value: group.param, position: 'insideBottom', offset: -10 }} />;
+  }
+  const xs = group.points.map((p) => p.x).filter((x): x is number => typeof x === 'number');
+  const ticks = group.log2 ? log2Ticks(Math.min(...xs), Math.max(...xs)) : undefined;
+  return (
+    <XAxis
+      dataKey="x"
+      type="number"
+      scale={group.log2 ? 'log' : 'linear'}
+      domain={group.log2 ? [Math.min(...(ticks ?? xs)), Math.max(...(ticks ?? xs))] : ['dataMin', 'dataMax']}
+      ticks={ticks}
+      tickFormatter={(v: number) => formatTick(v)}
+      allowDataOverflow
+      label={{ value: `${group.param}${group.log2 ? ' (log2)' : ''}`, position: 'insideBottom', offset: -10 }}
+    />
+  );
+}
+
+/** Per machine its CI band and its median line (elements, not a component: the chart reads its children's types). */
+function machineSeries(machines: CompareResponse['machines']) {
+  return [
+    ...machines.map((m, i) => (
+      <Area
+        key={`ci-${m.id}`}
+        dataKey={(d: Record<string, unknown>) => d[`ci:${m.id}`] as [number, number] | undefined}
+        name={`${m.name} 95 % CI`}
+        stroke="none"
+        fill={machineColour(i)}
+        fillOpacity={0.15}
+        isAnimationActive={false}
+        legendType="none"
+        connectNulls
+      />
+    )),
+    ...machines.map((m, i) => (
+      <Line
+        key={m.id}
+        dataKey={(d: Record<string, unknown>) => d[`median:${m.id}`] as number | undefined}
+        name={m.name}
+        stroke={machineColour(i)}
+        strokeWidth={2}
+        dot={{ r: 3 }}
+        isAnimationActive={false}
+        connectNulls
+      />
+    )),
+  ];
+}
+
+/** A ring at each machine's knee. */
+function kneeDots(insights: MachineInsight[]) {
+  return insights.map(({ m, i, s }) =>
+    s.knee ? (
+      <ReferenceDot
+        key={`knee-${m.id}`}
+        x={s.knee.x}
+        y={s.knee.median}
+        r={6}
+        fill="none"
+        stroke={machineColour(i)}
+        strokeWidth={2}
+        label={{ value: `knee ×${formatNumber(s.knee.ratio, 2)}`, position: 'right', fontSize: 11, fill: machineColour(i) }}
+      />
+    ) : null,
+  );
+}
+
+/** The seed's figure: a dashed line across, or an open dot at its parameter value. */
+function seedReference(seed: SeedMark | null) {
+  if (seed?.kind === 'line') {
+    return (
+      <ReferenceLine
+        y={seed.value}
+        stroke="#5c6670"
+        strokeDasharray="6 4"
+        label={{ value: `seed ${seed.seed.seed}: ${formatNumber(seed.value)} (${seed.seed.machine})`, position: 'insideTopRight', fontSize: 11 }}
+      />
+    );
+  }
+  if (seed?.kind === 'point') {
+    return <ReferenceDot x={seed.x} y={seed.value} r={5} fill="#fff" stroke="#1b1f24" label={{ value: `seed ${seed.seed.seed}`, position: 'top', fontSize: 11 }} />;
+  }
+  return null;
+}
+
+/** What the seed mark on the chart is, under it. */
+function SeedNote({ seed }: { seed: SeedMark }) {
+  return (
+    <p className="muted small chart-note" data-testid="seed-note">
+      {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: <abbr title={seedTooltip(seed.seed.seed)}>seed {seed.seed.seed}</abbr>, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
+      {seed.seed.machine}
+      {seed.seed.note ? ` (${seed.seed.note})` : ''}.
+    </p>
+  );
+}
+
 function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: CompareResponse; scale: ChartScale; units: Scale }) {
   // The axis keeps the server's values and reads them in the table's unit for this kernel.
   const inUnits = (v: number) => formatNumber(v * units.factor, 3);
-  const ids = data.machines.map((m) => m.id);
-  const rows = seriesData(group, ids);
-  const xs = group.points.map((p) => p.x).filter((x): x is number => typeof x === 'number');
-  const ticks = group.log2 ? log2Ticks(Math.min(...xs), Math.max(...xs)) : undefined;
+  const rows = seriesData(group, data.machines.map((m) => m.id));
   const seed = seedMark(group);
   const fixed = Object.keys(group.fixed).length ? ` (${formatParams(group.fixed)})` : '';
   const higher = group.points[0]?.row.higher_is_better ?? false;
   const insights = data.machines
     .map((m, i) => ({ m, i, s: sweepInsight(group, m.id, higher) }))
-    .filter((x): x is { m: (typeof data.machines)[number]; i: number; s: Insight } => x.s !== null);
+    .filter((x): x is MachineInsight => x.s !== null);
   return (
     <ChartFrame
       title={
@@ -36,20 +134,7 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
       <ResponsiveContainer width="100%" height={280}>
         <ComposedChart data={rows} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
-          {group.numeric ? (
-            <XAxis
-              dataKey="x"
-              type="number"
-              scale={group.log2 ? 'log' : 'linear'}
-              domain={group.log2 ? [Math.min(...(ticks ?? xs)), Math.max(...(ticks ?? xs))] : ['dataMin', 'dataMax']}
-              ticks={ticks}
-              tickFormatter={(v: number) => formatTick(v)}
-              allowDataOverflow
-              label={{ value: `${group.param}${group.log2 ? ' (log2)' : ''}`, position: 'insideBottom', offset: -10 }}
-            />
-          ) : (
-            <XAxis dataKey="x" type="category" label={{ value: group.param, position: 'insideBottom', offset: -10 }} />
-          )}
+          {xAxis(group)}
           <YAxis
             type="number"
             scale={scale === 'log' ? 'log' : 'linear'}
@@ -61,73 +146,13 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
           />
           <Tooltip formatter={(v) => (Array.isArray(v) ? v.map((x) => inUnits(Number(x))).join(' – ') : `${inUnits(Number(v))} ${units.unit}`)} />
           <Legend verticalAlign="top" height={24} />
-          {data.machines.map((m, i) => (
-            <Area
-              key={`ci-${m.id}`}
-              dataKey={(d: Record<string, unknown>) => d[`ci:${m.id}`] as [number, number] | undefined}
-              name={`${m.name} 95 % CI`}
-              stroke="none"
-              fill={machineColour(i)}
-              fillOpacity={0.15}
-              isAnimationActive={false}
-              legendType="none"
-              connectNulls
-            />
-          ))}
-          {data.machines.map((m, i) => (
-            <Line
-              key={m.id}
-              dataKey={(d: Record<string, unknown>) => d[`median:${m.id}`] as number | undefined}
-              name={m.name}
-              stroke={machineColour(i)}
-              strokeWidth={2}
-              dot={{ r: 3 }}
-              isAnimationActive={false}
-              connectNulls
-            />
-          ))}
-          {insights.map(({ m, i, s }) =>
-            s.knee ? (
-              <ReferenceDot
-                key={`knee-${m.id}`}
-                x={s.knee.x}
-                y={s.knee.median}
-                r={6}
-                fill="none"
-                stroke={machineColour(i)}
-                strokeWidth={2}
-                label={{ value: `knee ×${formatNumber(s.knee.ratio, 2)}`, position: 'right', fontSize: 11, fill: machineColour(i) }}
-              />
-            ) : null,
-          )}
-          {seed?.kind === 'line' && (
-            <ReferenceLine
-              y={seed.value}
-              stroke="#5c6670"
-              strokeDasharray="6 4"
-              label={{ value: `seed ${seed.seed.seed}: ${formatNumber(seed.value)} (${seed.seed.machine})`, position: 'insideTopRight', fontSize: 11 }}
-            />
-          )}
-          {seed?.kind === 'point' && (
-            <ReferenceDot
-              x={seed.x}
-              y={seed.value}
-              r={5}
-              fill="#fff"
-              stroke="#1b1f24"
-              label={{ value: `seed ${seed.seed.seed}`, position: 'top', fontSize: 11 }}
-            />
-          )}
+          {machineSeries(data.machines)}
+          {kneeDots(insights)}
+          {seedReference(seed)}
         </ComposedChart>
       </ResponsiveContainer>
       <ScalingTable group={group} insights={insights} higher={higher} />
-      {seed && (
-        <p className="muted small chart-note" data-testid="seed-note">
-          {seed.kind === 'line' ? 'Dashed line' : 'Open dot'}: <abbr title={seedTooltip(seed.seed.seed)}>seed {seed.seed.seed}</abbr>, {formatNumber(seed.value)} {seed.seed.unit} on{' '}
-          {seed.seed.machine}
-          {seed.seed.note ? ` (${seed.seed.note})` : ''}.
-        </p>
-      )}
+      {seed && <SeedNote seed={seed} />}
     </ChartFrame>
   );
 }

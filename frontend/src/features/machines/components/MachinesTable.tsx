@@ -16,6 +16,48 @@ function lastRuns(runs: Run[] | undefined): Map<string, Run> {
   return out;
 }
 
+/** A machine: its pick box, name, state, last contact and run, facts, kernels and a new-run link. */
+function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boolean; onPick: (on: boolean) => void }) {
+  const { machine: m, run, now, picked, onPick } = props;
+  return (
+    <tr data-testid="machine-row" data-machine-id={m.id}>
+      <td>
+        <input type="checkbox" aria-label={`Select ${m.name} to compare`} checked={picked} onChange={(e) => onPick(e.target.checked)} data-testid="machine-select" />
+      </td>
+      <td>
+        <Link className="strong" to={paths.machine(m.id)} data-testid="machine-link">
+          {m.name}
+        </Link>
+        <div className="muted small">{m.hostname}</div>
+      </td>
+      <td>
+        <OnlineBadge online={m.online} />
+      </td>
+      <td>
+        <RelativeTime value={m.last_seen} now={now} />
+      </td>
+      <td data-testid="machine-last-run">
+        {run ? (
+          <Link to={runPath(run.id)} className="last-run">
+            <StatusBadge status={run.status} /> <RelativeTime value={run.finished_at ?? run.created_at} now={now} />
+          </Link>
+        ) : (
+          <span className="muted">none</span>
+        )}
+      </td>
+      <td>
+        <MachineFacts facts={m.facts} />
+      </td>
+      <td className="num">{m.kernels.length}</td>
+      <td>
+        <Link className="button" to={newRunPath({ machines: [m.id] })} aria-label={`New run on ${m.name}`}>
+          New run
+        </Link>
+      </td>
+    </tr>
+  );
+}
+
 export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: Run[] }) {
   const now = useNow();
   const navigate = useNavigate();
@@ -58,52 +100,9 @@ export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: 
             </tr>
           </thead>
           <tbody>
-            {machines.map((m) => {
-              const run = last.get(m.id);
-              return (
-                <tr key={m.id} data-testid="machine-row" data-machine-id={m.id}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${m.name} to compare`}
-                      checked={chosen.includes(m.id)}
-                      onChange={(e) => toggle(m.id, e.target.checked)}
-                      data-testid="machine-select"
-                    />
-                  </td>
-                  <td>
-                    <Link className="strong" to={paths.machine(m.id)} data-testid="machine-link">
-                      {m.name}
-                    </Link>
-                    <div className="muted small">{m.hostname}</div>
-                  </td>
-                  <td>
-                    <OnlineBadge online={m.online} />
-                  </td>
-                  <td>
-                    <RelativeTime value={m.last_seen} now={now} />
-                  </td>
-                  <td data-testid="machine-last-run">
-                    {run ? (
-                      <Link to={runPath(run.id)} className="last-run">
-                        <StatusBadge status={run.status} /> <RelativeTime value={run.finished_at ?? run.created_at} now={now} />
-                      </Link>
-                    ) : (
-                      <span className="muted">none</span>
-                    )}
-                  </td>
-                  <td>
-                    <MachineFacts facts={m.facts} />
-                  </td>
-                  <td className="num">{m.kernels.length}</td>
-                  <td>
-                    <Link className="button" to={newRunPath({ machines: [m.id] })} aria-label={`New run on ${m.name}`}>
-                      New run
-                    </Link>
-                  </td>
-                </tr>
-              );
-            })}
+            {machines.map((m) => (
+              <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
+            ))}
           </tbody>
         </table>
       </div>

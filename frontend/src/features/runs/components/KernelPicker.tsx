@@ -77,12 +77,110 @@ function About({ kernel }: { kernel: Kernel }) {
   );
 }
 
+/** One kernel: its checkbox, seed figure and description; chosen, its parameters. */
+function KernelOption(props: Pick<Props, 'values' | 'sweeps' | 'profile' | 'thin' | 'errors' | 'onToggle' | 'onParam' | 'onSweep'> & { kernel: Kernel; checked: boolean }) {
+  const { kernel: k, checked, values, sweeps, profile, thin, errors, onToggle, onParam, onSweep } = props;
+  const boxId = `kernel-${k.id}`;
+  const v = values(k);
+  const s = sweeps(k);
+  const count = checked ? kernelItemCount(k.params, s, thin) : null;
+  return (
+    <div className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
+      <div className="kernel-head">
+        <input id={boxId} type="checkbox" checked={checked} onChange={(e) => onToggle(k.id, e.target.checked)} />
+        <label htmlFor={boxId}>
+          <span className="strong">{k.title}</span> <code>{k.id}</code> <span className="muted small">{k.unit}</span>
+        </label>
+        <SeedFigure kernel={k} />
+        {checked && Object.keys(s).length > 0 && (
+          <span className="badge badge-sweep" data-testid="kernel-item-count">
+            {count === null ? 'sweep not valid yet' : `${count} ${count === 1 ? 'item' : 'items'}`}
+          </span>
+        )}
+      </div>
+      <About kernel={k} />
+      {checked && k.params.length > 0 && (
+        <div className="params">
+          {k.params.map((p) => (
+            <ParamInput
+              key={p.name}
+              id={`param-${k.id}-${p.name}`}
+              spec={p}
+              value={v[p.name] ?? ''}
+              error={errors[`${k.id}.${p.name}`]}
+              onChange={(value) => onParam(k.id, p.name, value)}
+              sweep={s[p.name]}
+              onSweep={(choice) => onSweep(k.id, p.name, choice)}
+              profile={profile}
+              thin={thin}
+            />
+          ))}
+        </div>
+      )}
+      {checked && k.params.length === 0 && <p className="muted small params">No parameters.</p>}
+    </div>
+  );
+}
+
+/** A family's legend: the button that folds it, with how many kernels it has and how many are chosen. */
+function FamilyLegend(props: { family: string; members: Kernel[]; chosen: number; open: boolean; searching: boolean; onFold: () => void }) {
+  const { family, members, chosen, open, searching, onFold } = props;
+  return (
+    <legend>
+      <button type="button" className="family-toggle" aria-expanded={open} disabled={searching} onClick={onFold}>
+        <span aria-hidden="true" className="family-caret">
+          {open ? '▾' : '▸'}
+        </span>{' '}
+        {family}{' '}
+        <span className="muted small">
+          {members.length} {members.length === 1 ? 'kernel' : 'kernels'}
+          {chosen > 0 ? `, ${chosen} chosen` : ''}
+        </span>
+      </button>
+    </legend>
+  );
+}
+
+/** The search box, how many kernels match or are chosen, and fold/unfold all (when not searching). */
+function KernelToolbar(props: { search: string; onSearch: (q: string) => void; searchInvalid?: boolean; count: string; onFoldAll: ((on: boolean) => void) | null }) {
+  const { search, onSearch, searchInvalid, count, onFoldAll } = props;
+  return (
+    <div className="toolbar kernel-toolbar">
+      <label htmlFor="kernel-search">Search kernels</label>
+      <input
+        id="kernel-search"
+        type="search"
+        value={search}
+        placeholder="id, family or words of the description"
+        onChange={(e) => onSearch(e.target.value)}
+        // Enter in a search box looks for something; in this form it would otherwise start the run.
+        onKeyDown={(e) => e.key === 'Enter' && e.preventDefault()}
+        aria-invalid={searchInvalid ? true : undefined}
+        aria-describedby={searchInvalid ? 'kernels-error' : undefined}
+      />
+      <span className="muted small" data-testid="kernel-search-count">
+        {count}
+      </span>
+      {onFoldAll && (
+        <span className="fold-all">
+          <button type="button" className="link-button small" onClick={() => onFoldAll(false)}>
+            Unfold all
+          </button>
+          <button type="button" className="link-button small" onClick={() => onFoldAll(true)}>
+            Fold all
+          </button>
+        </span>
+      )}
+    </div>
+  );
+}
+
 /**
  * The kernels every chosen machine has, by family, each with a checkbox; a chosen kernel shows its
  * parameters. A search box (id, title, family, description, parameter names) narrows the list and a
  * family folds away; a chosen kernel always stays in sight, so its parameters and their errors do too.
  */
-export function KernelPicker({ groups, selected, values, sweeps, profile, thin, errors, onToggle, onParam, onSweep, searchInvalid }: Props) {
+export function KernelPicker({ groups, selected, searchInvalid, ...option }: Props) {
   const [search, setSearch] = useState('');
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const all = groups.flatMap(([, ks]) => ks);
@@ -101,105 +199,33 @@ export function KernelPicker({ groups, selected, values, sweeps, profile, thin, 
       else next.delete(family);
       return next;
     });
+  const count =
+    (searching ? `${matching.size} of ${all.length} kernels match` : `${all.length} kernels`) + (selected.size > 0 ? `, ${selected.size} chosen` : '');
   return (
     <div className="kernel-groups">
-      <div className="toolbar kernel-toolbar">
-        <label htmlFor="kernel-search">Search kernels</label>
-        <input
-          id="kernel-search"
-          type="search"
-          value={search}
-          placeholder="id, family or words of the description"
-          onChange={(e) => setSearch(e.target.value)}
-          // Enter in a search box looks for something; in this form it would otherwise start the run.
-          onKeyDown={(e) => e.key === 'Enter' && e.preventDefault()}
-          aria-invalid={searchInvalid ? true : undefined}
-          aria-describedby={searchInvalid ? 'kernels-error' : undefined}
-        />
-        <span className="muted small" data-testid="kernel-search-count">
-          {searching ? `${matching.size} of ${all.length} kernels match` : `${all.length} kernels`}
-          {selected.size > 0 ? `, ${selected.size} chosen` : ''}
-        </span>
-        {!searching && (
-          <span className="fold-all">
-            <button type="button" className="link-button small" onClick={() => setFolded(new Set())}>
-              Unfold all
-            </button>
-            <button type="button" className="link-button small" onClick={() => setFolded(new Set(groups.map(([f]) => f)))}>
-              Fold all
-            </button>
-          </span>
-        )}
-      </div>
+      <KernelToolbar
+        search={search}
+        onSearch={setSearch}
+        searchInvalid={searchInvalid}
+        count={count}
+        onFoldAll={searching ? null : (on) => setFolded(on ? new Set(groups.map(([f]) => f)) : new Set())}
+      />
       {searching && matching.size === 0 && <p className="muted">No kernel matches “{search.trim()}”.</p>}
-      {shown.map(([family, members, kernels, open]) => {
-        const chosen = members.filter((k) => selected.has(k.id)).length;
-        return (
-          <fieldset key={family} className="kernel-family" data-testid="kernel-family" data-family={family}>
-            <legend>
-              <button
-                type="button"
-                className="family-toggle"
-                aria-expanded={open}
-                disabled={searching}
-                onClick={() => fold(family, open)}
-              >
-                <span aria-hidden="true" className="family-caret">
-                  {open ? '▾' : '▸'}
-                </span>{' '}
-                {family}{' '}
-                <span className="muted small">
-                  {members.length} {members.length === 1 ? 'kernel' : 'kernels'}
-                  {chosen > 0 ? `, ${chosen} chosen` : ''}
-                </span>
-              </button>
-            </legend>
-            {kernels.map((k) => {
-              const checked = selected.has(k.id);
-              const boxId = `kernel-${k.id}`;
-              const v = values(k);
-              const s = sweeps(k);
-              const count = checked ? kernelItemCount(k.params, s, thin) : null;
-              return (
-                <div key={k.id} className={`kernel${checked ? ' kernel-chosen' : ''}`} data-testid="kernel-option">
-                  <div className="kernel-head">
-                    <input id={boxId} type="checkbox" checked={checked} onChange={(e) => onToggle(k.id, e.target.checked)} />
-                    <label htmlFor={boxId}>
-                      <span className="strong">{k.title}</span> <code>{k.id}</code> <span className="muted small">{k.unit}</span>
-                    </label>
-                    <SeedFigure kernel={k} />
-                    {checked && Object.keys(s).length > 0 && (
-                      <span className="badge badge-sweep" data-testid="kernel-item-count">
-                        {count === null ? 'sweep not valid yet' : `${count} ${count === 1 ? 'item' : 'items'}`}
-                      </span>
-                    )}
-                  </div>
-                  <About kernel={k} />
-                  {checked && k.params.length > 0 && (
-                    <div className="params">
-                      {k.params.map((p) => (
-                        <ParamInput
-                          key={p.name}
-                          id={`param-${k.id}-${p.name}`}
-                          spec={p}
-                          value={v[p.name] ?? ''}
-                          error={errors[`${k.id}.${p.name}`]}
-                          onChange={(value) => onParam(k.id, p.name, value)}
-                          sweep={s[p.name]}
-                          onSweep={(choice) => onSweep(k.id, p.name, choice)}
-                          profile={profile}
-                          thin={thin}
-                        />
-                      ))}
-                    </div>
-                  )}
-                  {checked && k.params.length === 0 && <p className="muted small params">No parameters.</p>}
-                </div>
-              );
-            })}
-          </fieldset>
-        );
-      })}
+      {shown.map(([family, members, kernels, open]) => (
+        <fieldset key={family} className="kernel-family" data-testid="kernel-family" data-family={family}>
+          <FamilyLegend
+            family={family}
+            members={members}
+            chosen={members.filter((k) => selected.has(k.id)).length}
+            open={open}
+            searching={searching}
+            onFold={() => fold(family, open)}
+          />
+          {kernels.map((k) => (
+            <KernelOption key={k.id} kernel={k} checked={selected.has(k.id)} {...option} />
+          ))}
+        </fieldset>
+      ))}
     </div>
   );
 }

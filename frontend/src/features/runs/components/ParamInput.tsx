@@ -61,6 +61,31 @@ function customHint(spec: ParamSpec): string {
   return spec.type === 'int' ? '1, 2, 4' : '0.5, 1';
 }
 
+/** A default sweep's points (thinned by the profile when it says so), in place of the value control. */
+function DefaultSweepPoints({ id, spec, profile, thin }: { id: string; spec: ParamSpec; profile: Profile; thin: boolean }) {
+  const points = thinSweep(spec.sweep ?? [], thin);
+  return (
+    <div className="sweep-points small" id={id} data-testid="sweep-points">
+      {points.map(String).join(', ')}{' '}
+      <span className="muted">
+        ({points.length} {points.length === 1 ? 'point' : 'points'}
+        {points.length < (spec.sweep?.length ?? 0) ? `; ${profile} keeps every other of ${spec.sweep?.length}` : ''})
+      </span>
+    </div>
+  );
+}
+
+/** One value, or a sweep over the default points (when the parameter has some) or over custom values. */
+function SweepModeSelect({ spec, mode, onMode }: { spec: ParamSpec; mode: Mode; onMode: (m: Mode) => void }) {
+  return (
+    <select className="sweep-mode" aria-label={`${spec.name}: value or sweep`} value={mode} onChange={(e) => onMode(e.target.value as Mode)}>
+      <option value="value">one value</option>
+      {hasDefaultSweep(spec) && <option value="default">sweep: default points</option>}
+      <option value="custom">sweep: custom values</option>
+    </select>
+  );
+}
+
 /** One kernel parameter as the control its type calls for, or as a sweep over several points. */
 export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, profile = 'default', thin = false }: Props) {
   const describedBy = [spec.help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
@@ -82,16 +107,7 @@ export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, p
 
   let control;
   if (sweep?.mode === 'default') {
-    const points = thinSweep(spec.sweep ?? [], thin);
-    control = (
-      <div className="sweep-points small" id={id} data-testid="sweep-points">
-        {points.map(String).join(', ')}{' '}
-        <span className="muted">
-          ({points.length} {points.length === 1 ? 'point' : 'points'}
-          {points.length < (spec.sweep?.length ?? 0) ? `; ${profile} keeps every other of ${spec.sweep?.length}` : ''})
-        </span>
-      </div>
-    );
+    control = <DefaultSweepPoints id={id} spec={spec} profile={profile} thin={thin} />;
   } else if (sweep?.mode === 'custom') {
     control = (
       <input
@@ -117,16 +133,7 @@ export function ParamInput({ id, spec, value, error, onChange, sweep, onSweep, p
         <span className="muted small">{range}</span>
       </label>
       {sweepable && (
-        <select
-          className="sweep-mode"
-          aria-label={`${spec.name}: value or sweep`}
-          value={mode}
-          onChange={(e) => onMode(e.target.value as Mode)}
-        >
-          <option value="value">one value</option>
-          {hasDefaultSweep(spec) && <option value="default">sweep: default points</option>}
-          <option value="custom">sweep: custom values</option>
-        </select>
+        <SweepModeSelect spec={spec} mode={mode} onMode={onMode} />
       )}
       {control}
       {sweep?.mode === 'custom' && <div className="muted small">comma-separated, e.g. {customHint(spec)}</div>}

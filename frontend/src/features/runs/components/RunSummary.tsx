@@ -71,34 +71,39 @@ function Timing({ run, timing }: { run: Run; timing: RunTiming }) {
   );
 }
 
-export function RunSummary({ run, machine, live, timing }: { run: Run; machine: Machine | undefined; live: LiveMode; timing?: RunTiming }) {
-  const took = secondsBetween(run.started_at, run.finished_at);
+/** Status, machine, live mode and the run's actions: cancel or retry, run again, compare. */
+function RunHead({ run, machine, live }: { run: Run; machine: Machine | undefined; live: LiveMode }) {
   const kernels = [...new Set(run.items.map((i) => i.kernel))];
-  const failed = run.items.filter((i) => i.state === 'failed').length;
-  const cancelled = run.items.filter((i) => i.state === 'cancelled').length;
   // Recent results elsewhere: "Compare with…" opens beside the machine that last measured these kernels.
   const recent = useQuery(runsQuery({ machine: null, status: 'succeeded' }));
   return (
+    <div className="run-head">
+      <StatusBadge status={run.status} testId="run-status" />
+      <span>
+        on <strong>{machine?.name ?? run.machine_id}</strong>
+        {machine && !machine.online && run.status === 'queued' && <span className="muted"> (offline: the run waits until its agent connects)</span>}
+      </span>
+      <LiveIndicator mode={live} />
+      <span className="run-actions">
+        <RunActions run={run} />
+        <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels, from: run.id })} data-testid="run-again">
+          Run again…
+        </Link>
+        <Link className="button" to={comparePath(compareWithView(run, recent.data ?? []))} data-testid="compare-run">
+          Compare with…
+        </Link>
+      </span>
+    </div>
+  );
+}
+
+export function RunSummary({ run, machine, live, timing }: { run: Run; machine: Machine | undefined; live: LiveMode; timing?: RunTiming }) {
+  const took = secondsBetween(run.started_at, run.finished_at);
+  const failed = run.items.filter((i) => i.state === 'failed').length;
+  const cancelled = run.items.filter((i) => i.state === 'cancelled').length;
+  return (
     <section className="card">
-      <div className="run-head">
-        <StatusBadge status={run.status} testId="run-status" />
-        <span>
-          on <strong>{machine?.name ?? run.machine_id}</strong>
-          {machine && !machine.online && run.status === 'queued' && (
-            <span className="muted"> (offline: the run waits until its agent connects)</span>
-          )}
-        </span>
-        <LiveIndicator mode={live} />
-        <span className="run-actions">
-          <RunActions run={run} />
-          <Link className="button" to={newRunPath({ machines: [run.machine_id], kernels, from: run.id })} data-testid="run-again">
-            Run again…
-          </Link>
-          <Link className="button" to={comparePath(compareWithView(run, recent.data ?? []))} data-testid="compare-run">
-            Compare with…
-          </Link>
-        </span>
-      </div>
+      <RunHead run={run} machine={machine} live={live} />
       <ProgressBar {...progressView(run)} />
       <dl className="meta">
         {run.batch_id && (

@@ -1,0 +1,199 @@
+import type { ReactNode } from 'react';
+import { ErrorMessage } from '@/components/Feedback';
+import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
+import { formatEstimate, guessLaunchCost, repsPerLaunch, type RunEstimate } from '@/features/runs/utils/estimate';
+import type { FormErrors } from '@/features/runs/utils/run-request';
+import { profileHelp, profileNames, type Limits, type ProfileSettings } from '@/lib/limits';
+import type { ItemCount } from '@/lib/sweep';
+import { MissingKernels } from './KernelPicker';
+import { MachinePicker } from './MachinePicker';
+
+/** The machine picker with what the choice means: unknown ids, offline machines, a batch. */
+export function MachineField(props: {
+  machines: Machine[];
+  byId: Map<string, Machine>;
+  /** The ids in the URL, known or not. */
+  requested: string[];
+  chosenIds: string[];
+  error?: string;
+  onChange: (ids: string[]) => void;
+}) {
+  const { machines, byId, requested, chosenIds, error, onChange } = props;
+  const unknownIds = requested.filter((id) => !byId.has(id));
+  const offline = chosenIds.map((id) => byId.get(id)).filter((m): m is Machine => m !== undefined && !m.online);
+  return (
+    <div className="field">
+      <MachinePicker machines={machines} chosen={chosenIds} onChange={onChange} invalid={!!error} />
+      {unknownIds.length > 0 && (
+        <div className="field-error">No machine with id {unknownIds.join(', ')}: choose from the list.</div>
+      )}
+      {offline.length > 0 && (
+        <div className="muted small">
+          Offline: {offline.map((m) => m.name).join(', ')}. Runs there wait in the queue until the agent connects.
+        </div>
+      )}
+      {chosenIds.length > 1 && (
+        <div className="muted small">{chosenIds.length} machines: one run on each, together as one batch.</div>
+      )}
+      {error && <div className="field-error">{error}</div>}
+    </div>
+  );
+}
+
+/** The kernels on every chosen machine (the picker, given as children), and those missing somewhere. */
+export function KernelsSection(props: {
+  machineCount: number;
+  error?: string;
+  empty: boolean;
+  missing: { kernel: Kernel; missingOn: string[] }[];
+  machines: Map<string, Machine>;
+  children: ReactNode;
+}) {
+  const { machineCount, error, empty, missing, machines, children } = props;
+  return (
+    <section aria-labelledby="kernels-heading">
+      <h2 id="kernels-heading">Kernels</h2>
+      {error && (
+        <div id="kernels-error" className="field-error">
+          {error}
+        </div>
+      )}
+      {empty ? (
+        <p className="muted">{machineCount === 1 ? "This machine's agent lists no kernels." : 'No kernel is on every chosen machine.'}</p>
+      ) : (
+        children
+      )}
+      <MissingKernels missing={missing} machines={machines} />
+    </section>
+  );
+}
+
+/** Profile, repetitions and min time: the run's measuring settings. */
+export function RunSettingsRow(props: {
+  limits: Limits;
+  profile: Profile;
+  setProfile: (p: Profile) => void;
+  repetitions: string;
+  setRepetitions: (v: string) => void;
+  minTime: string;
+  setMinTime: (v: string) => void;
+  errors: FormErrors;
+}) {
+  const { limits, profile, setProfile, repetitions, setRepetitions, minTime, setMinTime, errors } = props;
+  return (
+    <div className="row">
+      <div className="field">
+        <label htmlFor="profile">Profile</label>
+        <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help">
+          {profileNames(limits).map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+        <div id="profile-help" className="muted small">
+          {profileHelp(limits, profile)}
+        </div>
+      </div>
+      <div className="field">
+        <label htmlFor="repetitions">Repetitions</label>
+        <input
+          id="repetitions"
+          type="number"
+          min={REPETITIONS.minimum}
+          max={REPETITIONS.maximum}
+          step={1}
+          value={repetitions}
+          placeholder="profile's"
+          onChange={(e) => setRepetitions(e.target.value)}
+          aria-invalid={errors.repetitions ? true : undefined}
+        />
+        <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
+        {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
+      </div>
+      <div className="field">
+        <label htmlFor="min-time">Min time (s)</label>
+        <input
+          id="min-time"
+          type="number"
+          min={MIN_TIME_S.minimum}
+          max={MIN_TIME_S.maximum}
+          step="any"
+          value={minTime}
+          placeholder="profile's"
+          onChange={(e) => setMinTime(e.target.value)}
+          aria-invalid={errors.min_time_s ? true : undefined}
+        />
+        <div className="muted small">per repetition; empty: the profile's</div>
+        {errors.min_time_s && <div className="field-error">{errors.min_time_s}</div>}
+      </div>
+    </div>
+  );
+}
+
+/** The server's refusal, or how many fields are marked; nothing when neither. */
+export function FormErrorSummary({ submitError, errors }: { submitError: string | null; errors: FormErrors }) {
+  const marked = Object.keys(errors).length;
+  if (!submitError && marked === 0) return null;
+  return (
+    <div id="form-errors" tabIndex={-1}>
+      {submitError ? (
+        <ErrorMessage title="The server refused the run:" error={submitError} />
+      ) : (
+        <div className="message message-error" role="alert">
+          Please fix the {marked === 1 ? 'marked field' : `${marked} marked fields`}: each says what is wrong beside it.
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The start button, how many items the run will have and about how long it will take. */
+export function StartActions(props: {
+  pending: boolean;
+  machineCount: number;
+  kernelCount: number;
+  count: ItemCount;
+  estimate: RunEstimate | null;
+  settings: ProfileSettings;
+}) {
+  const { pending, machineCount, kernelCount, count, estimate, settings } = props;
+  return (
+    <div className="actions">
+      <button type="submit" className="button button-primary" disabled={pending}>
+        {pending ? 'Starting…' : machineCount > 1 ? `Start ${machineCount} runs` : 'Start run'}
+      </button>
+      {kernelCount > 0 && (
+        <span className="muted" data-testid="item-count">
+          {count.perRun === null
+            ? 'fix the sweeps to see how many items'
+            : machineCount > 1
+              ? `${count.perRun} ${count.perRun === 1 ? 'item' : 'items'} per machine × ${machineCount} machines = ${count.total} items`
+              : `${count.perRun} ${count.perRun === 1 ? 'item' : 'items'}`}
+          {` from ${kernelCount} ${kernelCount === 1 ? 'kernel' : 'kernels'}`}
+        </span>
+      )}
+      {kernelCount > 0 && estimate && (
+        <span className="muted" data-testid="run-estimate" title={estimateHow(settings, estimate.learnt)}>
+          {formatEstimate(estimate.seconds)}
+          {machineCount > 1 ? ' per machine, side by side' : ''} (estimate: {count.perRun}{' '}
+          {count.perRun === 1 ? 'item' : 'items'} × {settings.launches} launches × {repsPerLaunch(settings.repetitions, settings.launches)}{' '}
+          repetitions × {settings.minTimeS} s, plus each launch's start
+          {estimate.learnt > 0 ? `, learnt from earlier runs here for ${estimate.learnt} of ${kernelCount} kernels` : ''})
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** How the estimate is made, as the tooltip of its figure. */
+function estimateHow(settings: { launches: number; repetitions: number; minTimeS: number }, learnt: number): string {
+  return (
+    `Each item runs in ${settings.launches} kernel processes (launches) of ${repsPerLaunch(settings.repetitions, settings.launches)} ` +
+    `repetitions, each at least ${settings.minTimeS} s, plus what a launch costs to start and calibrate: ` +
+    (learnt > 0
+      ? 'learnt from the launches of earlier runs on this machine for the kernels that have some, else guessed.'
+      : `guessed (${guessLaunchCost(settings.minTimeS).toFixed(2)} s), as no earlier run here says.`) +
+    ' A busy host re-measures disturbed launches, which takes longer.'
+  );
+}
