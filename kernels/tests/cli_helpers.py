@@ -54,6 +54,25 @@ def run_exe(*args: str, exe: Path = CPP_EXE, prefix: tuple[str, ...] = (), timeo
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+# A short run: these tests check op accounting and exit codes on a loaded 2-CPU VM, not speed.
+FAST = ("--min-time", "0.01", "--repetitions", "2")
+
+
+def run_kernel(kernel: str, *params: str, exe_args: tuple[str, ...] = FAST, exe: Path = CPP_EXE) -> Result:
+    """`--run kernel` with `--param P` for each P ("name=value") in params."""
+    args = ["--run", kernel, *exe_args]
+    for p in params:
+        args += ["--param", p]
+    return run_exe(*args, exe=exe)
+
+
+def run_ok(kernel: str, *params: str, exe_args: tuple[str, ...] = FAST) -> dict:
+    """run_kernel that must exit 0; its --run JSON."""
+    res = run_kernel(kernel, *params, exe_args=exe_args)
+    assert res.code == 0, (kernel, params, res.stderr)
+    return res.json()
+
+
 # Process-tree probes for the no-orphan tests: children of every thread of pid, and whether pid still runs.
 def children_of(pid: int) -> set[int]:
     kids: set[int] = set()

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 
 import pytest
-from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe
+from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe, run_ok
 
 PHASE1_IDS = {"call.function", "syscall.getppid", "ctxswitch.pipe"}
 
@@ -147,12 +147,7 @@ def test_exec_helper_is_out_of_the_catalog_scan(cpp_exe):
 
 
 def run_counters(kernel: str, *params: str) -> dict:
-    args = ["--run", kernel, "--min-time", "0.02", "--repetitions", "3"]
-    for p in params:
-        args += ["--param", p]
-    res = run_exe(*args)
-    assert res.code == 0, res.stderr
-    result = res.json()
+    result = run_ok(kernel, *params, exe_args=("--min-time", "0.02", "--repetitions", "3"))
     threads = result["params"]["threads"]
     assert all(i % threads == 0 for i in result["iterations"]), "ops are counted on every thread"
     return result["counters"]

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import run_exe
+from cli_helpers import run_ok as run
 
 IMPLS = ["fcontext", "ucontext", "cxx20"]
-
-
-def run(kernel: str, *params: str) -> dict:
-    args = ["--run", kernel, "--min-time", "0.01", "--repetitions", "2"]
-    for p in params:
-        args += ["--param", p]
-    res = run_exe(*args)
-    assert res.code == 0, res.stderr
-    return res.json()
 
 
 def test_boost_context_kernel_is_gone(cpp_specs):

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import CPP_EXE, assert_sigterm_leaves_no_child, run_exe
+from cli_helpers import run_ok as run
 
-FAST = ["--min-time", "0.01", "--repetitions", "2"]
 LOCKS = ["lock.spin_shm", "lock.posix_sem", "lock.flock", "lock.fcntl", "lock.pthread_mutex_pshared"]
 IPCS = ["ipc.pipe", "ipc.unix_socket", "ipc.udp_loopback", "ipc.shm_queue"]
-
-
-def run(kernel: str, *params: str) -> dict:
-    args = ["--run", kernel, *FAST]
-    for p in params:
-        args += ["--param", p]
-    res = run_exe(*args)
-    assert res.code == 0, (kernel, params, res.stderr)
-    return res.json()
 
 
 def test_seed_004_references(cpp_specs):

@@ -10,16 +10,8 @@ import subprocess
 import time
 
 import pytest
-from cli_helpers import CPP_EXE, run_exe
-
-FAST = ("--min-time", "0.01", "--repetitions", "2")
-
-
-def storage(kernel: str, *params: str, exe_args: tuple[str, ...] = FAST):
-    args = ["--run", kernel, *exe_args]
-    for p in params:
-        args += ["--param", p]
-    return run_exe(*args)
+from cli_helpers import CPP_EXE
+from cli_helpers import run_kernel as storage
 
 
 def leftovers(path) -> list[str]:

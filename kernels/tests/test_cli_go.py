@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-from dataclasses import dataclass
 
 import pytest
-from cli_helpers import GO_EXE
+from cli_helpers import GO_EXE, Result, run_exe
 
 IDS = ["goroutine.create", "goroutine.memory", "sched.gosched", "channel.pingpong", "lock.go_mutex"]
 FAMILIES = {
@@ -46,19 +44,8 @@ RESULT_KEYS = {"kernel", "params", "unit", "samples", "iterations", "counters", 
 MIN_TIME = 0.01
 
 
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self):
-        return json.loads(self.stdout)
-
-
 def run(*args: str, timeout: float = 120) -> Result:
-    proc = subprocess.run([str(GO_EXE), *args], capture_output=True, text=True, timeout=timeout, check=False)
-    return Result(proc.returncode, proc.stdout, proc.stderr)
+    return run_exe(*args, exe=GO_EXE, timeout=timeout)
 
 
 def is_number(v) -> bool:

@@ -238,6 +238,12 @@ def test_int_params_come_back_typed(exe: Exe) -> None:
 # ---------------------------------------------------------------- bad arguments: exit 2, one line
 
 
+BAD_OPTION_VALUES = {
+    "--repetitions": ("0", "-3", "many", "2.5"),
+    "--min-time": ("0", "-1", "nan", "inf", "soon"),
+}
+
+
 def bad_argument_cases(e: Exe) -> list[tuple[list[str], str | None]]:
     """(argv, a text the one stderr line must contain); None: no particular text."""
     ck, cname = e.choice
@@ -257,22 +263,13 @@ def bad_argument_cases(e: Exe) -> list[tuple[list[str], str | None]]:
         (["--run", nk, "--param", f"{nname}=1.5"], nname),
         (["--run", nk, "--param", f"{nname}=-1"], nname),
         (["--run", nk, "--param", f"{nname}=99999999999999999999"], nname),
-        ([*run, "--param"], "--param"),
         ([*run, "--param", "bad\nname=1"], None),
-        ([*run, "--repetitions", "0"], "--repetitions"),
-        ([*run, "--repetitions", "-3"], "--repetitions"),
-        ([*run, "--repetitions", "many"], "--repetitions"),
-        ([*run, "--repetitions", "2.5"], "--repetitions"),
+        # An option without its value, then each bad value of the numeric options.
+        *(([*run, option], option) for option in ("--param", "--repetitions", "--min-time")),
+        *(([*run, option, bad], option) for option, values in BAD_OPTION_VALUES.items() for bad in values),
         # Cheap to run if wrongly accepted, so a regression fails fast instead of measuring for minutes.
         ([*run, "--repetitions", str(MAX_REPETITIONS + 1), "--min-time", "0.0001"], "--repetitions"),
-        ([*run, "--repetitions"], "--repetitions"),
-        ([*run, "--min-time", "0"], "--min-time"),
-        ([*run, "--min-time", "-1"], "--min-time"),
-        ([*run, "--min-time", "nan"], "--min-time"),
-        ([*run, "--min-time", "inf"], "--min-time"),
-        ([*run, "--min-time", "soon"], "--min-time"),
         ([*run, "--min-time", str(MAX_MIN_TIME_S + 0.5), "--repetitions", "1"], "--min-time"),
-        ([*run, "--min-time"], "--min-time"),
         ([*run, "--frobnicate"], "--frobnicate"),
         (["--list", "--run", e.plain], "--list"),
         (["--list", "--repetitions", "3"], "--list"),
