@@ -39,42 +39,31 @@ func goroutineCreate() Kernel {
 					"goroutines started before waiting for them all; large batches approach seed 000, which never waited"),
 				procsParam(),
 			},
-			SeedReference: &spec.SeedReference{
-				Seed:    "000",
-				Value:   568,
-				Unit:    "ns/op",
-				Machine: seed000Machine,
-				Params:  map[string]string{"batch": "10000", "procs": "1"},
-				Note: "g_goroutine.go: 10M goroutines in 5.68 s of wall time, called creation (and destruction) " +
-					"cost; the write-up notes the code did not wait for the goroutines to finish. Go of 2014 ran " +
-					"with GOMAXPROCS 1 by default.",
-			},
+			SeedReference: seed000(568, map[string]string{"batch": "10000", "procs": "1"},
+				"g_goroutine.go: 10M goroutines in 5.68 s of wall time, called creation (and destruction) "+
+					"cost; the write-up notes the code did not wait for the goroutines to finish. Go of 2014 ran "+
+					"with GOMAXPROCS 1 by default."),
 		},
-		New: func(v spec.Values) (*harness.Case, error) {
-			batch := v.Int("batch")
-			return &harness.Case{
-				OpsPerIter: batch,
-				Procs:      int(v.Int("procs")),
-				Bench: func(b *testing.B, m *harness.Meter) {
-					var wg sync.WaitGroup
-					var ran atomic.Int64
-					m.Begin(b)
-					for i := 0; i < b.N; i++ {
-						wg.Add(int(batch))
-						for j := int64(0); j < batch; j++ {
-							go createdChild(&wg, &ran)
-						}
-						wg.Wait()
+		New: perCount("batch", func(batch int64) func(*testing.B, *harness.Meter) {
+			return func(b *testing.B, m *harness.Meter) {
+				var wg sync.WaitGroup
+				var ran atomic.Int64
+				m.Begin(b)
+				for i := 0; i < b.N; i++ {
+					wg.Add(int(batch))
+					for j := int64(0); j < batch; j++ {
+						go createdChild(&wg, &ran)
 					}
-					m.End(b)
-					m.Count("goroutines_run", ran.Load())
-					if got, want := ran.Load(), int64(b.N)*batch; got != want {
-						m.Fail("goroutine.create: %d goroutines ran, want %d", got, want)
-					}
-					sink = ran.Load()
-				},
-			}, nil
-		},
+					wg.Wait()
+				}
+				m.End(b)
+				m.Count("goroutines_run", ran.Load())
+				if got, want := ran.Load(), int64(b.N)*batch; got != want {
+					m.Fail("goroutine.create: %d goroutines ran, want %d", got, want)
+				}
+				sink = ran.Load()
+			}
+		}),
 	}
 }
 

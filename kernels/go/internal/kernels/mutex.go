@@ -30,46 +30,34 @@ func mutex() Kernel {
 				"are uncontended and make no switch; with procs>1 contended Locks spin and then park, two " +
 				"goroutine switches per parked waiter (mutex_wait_ns_per_op shows the blocked time).",
 			Params: []spec.Param{
-				spec.IntParam("goroutines", 2, 1, 16384, concurrencySweep,
-					"goroutines contending for the one mutex"),
+				goroutinesParam("goroutines contending for the one mutex"),
 				procsParam(),
 			},
-			SeedReference: &spec.SeedReference{
-				Seed:    "000",
-				Value:   30,
-				Unit:    "ns/op",
-				Machine: seed000Machine,
-				Params:  map[string]string{"procs": "1"},
-				Note: "read off the g_lock.go chart: \"a bit over 30 ns\" at low concurrency, strong fluctuation " +
-					"around 256 goroutines, about 20 ns beyond. Go of 2014 ran with GOMAXPROCS 1 by default.",
-			},
+			SeedReference: seed000(30, map[string]string{"procs": "1"},
+				"read off the g_lock.go chart: \"a bit over 30 ns\" at low concurrency, strong fluctuation "+
+					"around 256 goroutines, about 20 ns beyond. Go of 2014 ran with GOMAXPROCS 1 by default."),
 		},
-		New: func(v spec.Values) (*harness.Case, error) {
-			g := v.Int("goroutines")
-			return &harness.Case{
-				OpsPerIter: g,
-				Procs:      int(v.Int("procs")),
-				Bench: func(b *testing.B, m *harness.Meter) {
-					var mu sync.Mutex
-					var counter int64
-					n := b.N
-					released(b, m, int(g), func(int) {
-						for i := 0; i < n; i++ {
-							mu.Lock()
-							counter++
-							mu.Unlock()
-						}
-					})
-					mu.Lock()
-					got := counter
-					mu.Unlock()
-					m.Count("increments", got)
-					if want := int64(b.N) * g; got != want {
-						m.Fail("lock.go_mutex: shared counter is %d after %d increments", got, want)
+		New: perCount("goroutines", func(g int64) func(*testing.B, *harness.Meter) {
+			return func(b *testing.B, m *harness.Meter) {
+				var mu sync.Mutex
+				var counter int64
+				n := b.N
+				released(b, m, int(g), func(int) {
+					for i := 0; i < n; i++ {
+						mu.Lock()
+						counter++
+						mu.Unlock()
 					}
-					sink = got
-				},
-			}, nil
-		},
+				})
+				mu.Lock()
+				got := counter
+				mu.Unlock()
+				m.Count("increments", got)
+				if want := int64(b.N) * g; got != want {
+					m.Fail("lock.go_mutex: shared counter is %d after %d increments", got, want)
+				}
+				sink = got
+			}
+		}),
 	}
 }

@@ -3,6 +3,8 @@
 package kernels
 
 import (
+	"testing"
+
 	"github.com/ctxbench/ctxbench/kernels/go/internal/harness"
 	"github.com/ctxbench/ctxbench/kernels/go/internal/spec"
 )
@@ -49,6 +51,25 @@ const seed000Machine = "Intel Pentium G2030 @ 3.00GHz (2 cores, no HT), 8 GB, De
 // concurrencySweep is the default goroutine-count sweep of the switch kernels: it reaches seed 000's
 // 16K goroutines in nine points.
 var concurrencySweep = []int64{1, 2, 4, 16, 64, 256, 1024, 4096, 16384}
+
+// goroutinesParam is the contending goroutines of the switch kernels: 2 by default, swept up to 16K.
+func goroutinesParam(help string) spec.Param {
+	return spec.IntParam("goroutines", 2, 1, 16384, concurrencySweep, help)
+}
+
+// seed000 is a figure of seed 000's Go programs (g_*.go, run under GOMAXPROCS 1), in ns/op.
+func seed000(value float64, params map[string]string, note string) *spec.SeedReference {
+	return &spec.SeedReference{Seed: "000", Value: value, Unit: "ns/op", Machine: seed000Machine, Params: params, Note: note}
+}
+
+// perCount is New for a kernel whose count parameter (goroutines, batch) is also the ops one b.N
+// iteration makes, run under GOMAXPROCS procs; bench makes the body for that count.
+func perCount(param string, bench func(n int64) func(b *testing.B, m *harness.Meter)) func(spec.Values) (*harness.Case, error) {
+	return func(v spec.Values) (*harness.Case, error) {
+		n := v.Int(param)
+		return &harness.Case{OpsPerIter: n, Procs: int(v.Int("procs")), Bench: bench(n)}, nil
+	}
+}
 
 func procsParam() spec.Param {
 	return spec.IntParam("procs", 1, 1, 1024, []int64{1, 2, 4, 8},

@@ -31,40 +31,28 @@ func gosched() Kernel {
 				"no switch. Goroutine switches stay inside one OS thread, so the OS context-switch counters " +
 				"stay near zero at procs=1.",
 			Params: []spec.Param{
-				spec.IntParam("goroutines", 2, 1, 16384, concurrencySweep,
-					"goroutines calling Gosched concurrently (seed 003 used 2, seed 000 up to 16K)"),
+				goroutinesParam("goroutines calling Gosched concurrently (seed 003 used 2, seed 000 up to 16K)"),
 				procsParam(),
 			},
-			SeedReference: &spec.SeedReference{
-				Seed:    "000",
-				Value:   250,
-				Unit:    "ns/op",
-				Machine: seed000Machine,
-				Params:  map[string]string{"goroutines": "16384", "procs": "1"},
-				Note: "read off the g_sched.go chart: latency rises only slowly with concurrency, \"about 250 ns " +
-					"even at 16K\". Seed 003 (2 goroutines, GOMAXPROCS(1), 2.8 GHz CPU) gives only \"under 1 µs\".",
-			},
+			SeedReference: seed000(250, map[string]string{"goroutines": "16384", "procs": "1"},
+				"read off the g_sched.go chart: latency rises only slowly with concurrency, \"about 250 ns "+
+					"even at 16K\". Seed 003 (2 goroutines, GOMAXPROCS(1), 2.8 GHz CPU) gives only \"under 1 µs\"."),
 		},
-		New: func(v spec.Values) (*harness.Case, error) {
-			g := v.Int("goroutines")
-			return &harness.Case{
-				OpsPerIter: g,
-				Procs:      int(v.Int("procs")),
-				Bench: func(b *testing.B, m *harness.Meter) {
-					var calls atomic.Int64
-					n := b.N
-					released(b, m, int(g), func(int) {
-						for i := 0; i < n; i++ {
-							runtime.Gosched()
-						}
-						calls.Add(int64(n))
-					})
-					m.Count("gosched_calls", calls.Load())
-					if got, want := calls.Load(), int64(b.N)*g; got != want {
-						m.Fail("sched.gosched: %d Gosched calls, want %d", got, want)
+		New: perCount("goroutines", func(g int64) func(*testing.B, *harness.Meter) {
+			return func(b *testing.B, m *harness.Meter) {
+				var calls atomic.Int64
+				n := b.N
+				released(b, m, int(g), func(int) {
+					for i := 0; i < n; i++ {
+						runtime.Gosched()
 					}
-				},
-			}, nil
-		},
+					calls.Add(int64(n))
+				})
+				m.Count("gosched_calls", calls.Load())
+				if got, want := calls.Load(), int64(b.N)*g; got != want {
+					m.Fail("sched.gosched: %d Gosched calls, want %d", got, want)
+				}
+			}
+		}),
 	}
 }
