@@ -42,7 +42,7 @@ def fake(seconds_per_loop: float, first_call: float = 0.0) -> tuple[Kernel, list
         calls.append(loops)
         return loops * seconds_per_loop + (first_call if len(calls) == 1 else 0.0)
 
-    return Kernel(id="fake.k", title="fake", family="fake", description="", bench=bench), calls
+    return Kernel(id="fake.k", title="fake", description="", bench=bench), calls
 
 
 @pytest.mark.parametrize("per_loop", [1e-9, 3.7e-7, 1e-4, 0.3])
@@ -65,6 +65,6 @@ def test_a_failing_self_check_stops_calibration() -> None:
     def bench(params: dict[str, Any], loops: int, tally: Tally) -> float:
         raise SelfCheckError("fake.k: count does not add up")
 
-    kernel = Kernel(id="fake.k", title="fake", family="fake", description="", bench=bench)
+    kernel = Kernel(id="fake.k", title="fake", description="", bench=bench)
     with pytest.raises(SelfCheckError, match="does not add up"):
         harness.calibrate(kernel, {}, 0.1)

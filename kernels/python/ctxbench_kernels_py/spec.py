@@ -104,6 +104,13 @@ class Param:
         return value
 
 
+def json_fields(obj: Any, *names: str, **optional: Any) -> dict[str, Any]:
+    """`--list` JSON of a spec: the named attributes in order, then each optional value that is not None."""
+    out = {name: getattr(obj, name) for name in names}
+    out.update((key, value) for key, value in optional.items() if value is not None)
+    return out
+
+
 @dataclass(frozen=True)
 class SeedReference:
     seed: str
@@ -114,17 +121,8 @@ class SeedReference:
     note: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "seed": self.seed,
-            "value": self.value,
-            "unit": self.unit,
-            "machine": self.machine,
-        }
-        if self.params is not None:
-            out["params"] = {name: canonical(value) for name, value in self.params.items()}
-        if self.note is not None:
-            out["note"] = self.note
-        return out
+        params = None if self.params is None else {name: canonical(v) for name, v in self.params.items()}
+        return json_fields(self, "seed", "value", "unit", "machine", params=params, note=self.note)
 
 
 class Tally:
@@ -160,7 +158,6 @@ BenchFunc = Callable[[dict[str, Any], int, Tally], float]
 class Kernel:
     id: str
     title: str
-    family: str
     description: str
     bench: BenchFunc
     ops_per_loop: Callable[[dict[str, Any]], int] = lambda params: 1
@@ -173,18 +170,17 @@ class Kernel:
     # then adds the counters cpu_ns_per_op and cpu_wall_ratio (kernels/README.md).
     cpu_bound: bool = False
 
+    @property
+    def family(self) -> str:
+        """The id's first segment (kernels/contract/README.md "Names")."""
+        return self.id.split(".", 1)[0]
+
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "title": self.title,
-            "family": self.family,
-            "unit": self.unit,
-            "description": self.description,
-            "params": [p.as_json() for p in self.params],
-        }
-        if self.seed_reference is not None:
-            out["seed_reference"] = self.seed_reference.as_json()
-        return out
+        seed = None if self.seed_reference is None else self.seed_reference.as_json()
+        params = [p.as_json() for p in self.params]
+        return json_fields(
+            self, "id", "title", "family", "unit", "description", params=params, seed_reference=seed
+        )
 
     def resolve(self, given: dict[str, str]) -> dict[str, Any]:
         """All params, typed, defaults filled in; UsageError for an unknown name or a bad value."""

@@ -48,7 +48,6 @@ KERNELS = (
         id="call.py_loop",
         cpu_bound=True,
         title="Python bare loop iteration",
-        family="call",
         description=(
             "One op is one iteration of an empty Python loop: `while i < n: i += 1` (form=while, the loop "
             "seed 000 subtracted from its generator and greenlet figures) or `for _ in range(n): pass` "

@@ -101,7 +101,6 @@ KERNELS = (
         id="coroutine.py_greenlet",
         cpu_bound=True,
         title="greenlet switch",
-        family="coroutine",
         description=(
             "Two greenlets in one thread hand control back and forth with greenlet.switch(); one op is one "
             "switch (a round trip is two ops). Each switch saves and restores the C stack slice and the "
@@ -123,7 +122,6 @@ KERNELS = (
         id="coroutine.py_asyncio",
         cpu_bound=True,
         title="asyncio task switch via sleep(0)",
-        family="coroutine",
         description=(
             "Two asyncio tasks on one default event loop take turns: each does `await asyncio.sleep(0)` in "
             "a loop. One op is one sleep(0) by one task, after which the loop runs the other task's next "

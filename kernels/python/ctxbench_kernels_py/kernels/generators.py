@@ -66,7 +66,6 @@ KERNELS = (
         id="coroutine.py_generator",
         cpu_bound=True,
         title="Python generator resume",
-        family="coroutine",
         description=(
             "One op resumes a suspended generator once and receives one value: a `for` loop (the iterator "
             "protocol behind next()) drains `while i < n: yield i; i += 1`. One frame switch in and one "
@@ -85,7 +84,6 @@ KERNELS = (
         id="coroutine.py_yield_from",
         cpu_bound=True,
         title="Python `yield from` chain resume",
-        family="coroutine",
         description=(
             "One op receives one value through a chain of `depth` generators each doing `yield from` the "
             "next, down to a leaf generator that yields: each op resumes depth+1 frames on the way in and "
