@@ -69,8 +69,6 @@ KernelRegistrar function_call({
         {
             .id = "call.function",
             .title = "Function call (not inlined)",
-            .family = "call",
-            .unit = "ns/op",
             .description =
                 "One op is one call of a non-inlined function (noinline, noipa) that computes one LCG step "
                 "from the previous call's result, kept alive with benchmark::DoNotOptimize. No syscall and no "
@@ -88,8 +86,6 @@ KernelRegistrar indirect_call({
         {
             .id = "call.indirect",
             .title = "Indirect function call (function pointer)",
-            .family = "call",
-            .unit = "ns/op",
             .description =
                 "One op is one call through a function pointer that the compiler must treat as unknown each "
                 "time (so it cannot inline or devirtualise it), to the same non-inlined LCG-step function as "

@@ -177,6 +177,10 @@ struct Cxx20Ring {
     tasks.reserve(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) tasks.push_back(Looper(&yields).handle);
   }
+  void ResumeNext() {
+    tasks[next].resume();
+    if (++next == tasks.size()) next = 0;
+  }
   int64_t n;
   int64_t yields = 0;
   size_t next = 0;
@@ -184,16 +188,7 @@ struct Cxx20Ring {
 };
 
 void Cxx20Switch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
-  Cxx20Ring& ring = SwitchRing<Cxx20Ring>(n);
-  const int64_t yields0 = ring.yields;
-  int64_t resumes = 0;
-  for (auto _ : state) {
-    ++resumes;
-    ring.tasks[ring.next].resume();
-    if (++ring.next == ring.tasks.size()) ring.next = 0;
-  }
-  counts->resumes = resumes;
-  counts->yields = ring.yields - yields0;
+  RingSwitch<Cxx20Ring>(state, n, counts);
 }
 
 void Cxx20Create(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
@@ -279,61 +274,64 @@ ParamSpec ImplParam() {
                      "(stackful, 1 rt_sigprocmask per switch); cxx20: stackless C++20 coroutine");
 }
 
-KernelRegistrar switch_kernel({
-    .spec =
-        {
-            .id = "coroutine.switch",
-            .title = "Coroutine switch (fcontext, ucontext, C++20)",
-            .family = "coroutine",
-            .unit = "ns/op",
-            .description =
-                "`coroutines` coroutines (stackful ones on 64 KiB stacks) are resumed round-robin by main and "
-                "each yields straight back. One op is one switch: a resume or a yield, so a resume-and-yield "
-                "round trip is 2 ops (switches_per_op counts both sides and must be 1). 0 context switches; 1 "
-                "rt_sigprocmask syscall per op for ucontext, 0 otherwise. Many coroutines make every switch "
-                "land on a cold stack or frame.",
-            .params = {ImplParam(), IntParam("coroutines", 1, 1, 30000, {1, 10, 100, 1000, 10000, 30000},
-                                             "coroutines resumed round-robin, each with its own stack or frame")},
-            .seed_reference =
-                Seed("002", 305.5, "author's home Windows PC (CPU not given), libcopp v2, 2017",
-                     {{"impl", "fcontext"}, {"coroutines", "30000"}},
-                     "libcopp v2 task with stack pool (Boost.Context fcontext underneath, plus libcopp's "
-                     "task layer), 30000 tasks x 1000 switches, 64 KiB stacks: 606-625 ns (median 611) "
-                     "per resume + yield, i.e. 2 switches; halved here"),
-        },
-    .body = Switch,
-    .ops_per_iteration = [](const Params&) { return 2.0; },
-    .unsupported = Unsupported,
-    .cpu_bound = true,
-});
+ParamSpec CoroutinesParam(std::string help) {
+  return IntParam("coroutines", 1, 1, 30000, {1, 10, 100, 1000, 10000, 30000}, std::move(help));
+}
 
-KernelRegistrar create_kernel({
-    .spec =
-        {
-            .id = "coroutine.create",
-            .title = "Coroutine create + first resume + destroy",
-            .family = "coroutine",
-            .unit = "ns/op",
-            .description =
-                "One op is one coroutine's life: created (a 64 KiB malloc'd stack for fcontext and ucontext, a "
-                "heap frame for cxx20), resumed once so it runs to its end and switches back, and destroyed. "
-                "2 switches per op (switches_per_op), 3 rt_sigprocmask syscalls for ucontext (getcontext, "
-                "swapcontext, setcontext), 0 otherwise; `coroutines` are created before any is run, as a server "
-                "spawning a batch of tasks.",
-            .params = {ImplParam(), IntParam("coroutines", 1, 1, 30000, {1, 10, 100, 1000, 10000, 30000},
-                                             "coroutines created before any is resumed and destroyed")},
-            .seed_reference =
-                Seed("002", 1466, "author's home Windows PC (CPU not given), libcopp v2, 2017",
-                     {{"impl", "fcontext"}, {"coroutines", "30000"}},
-                     "libcopp v2 task create from its stack pool (rounds 2-5; 3466 ns in round 1, when the "
-                     "stacks were first allocated), 30000 tasks; it excludes the first resume and the "
-                     "removal, which it measured at 866-966 ns per task"),
-        },
-    .body = Create,
-    .ops_per_iteration = [](const Params&) { return 1.0; },
-    .unsupported = Unsupported,
-    .cpu_bound = true,
-});
+// Seed 002's libcopp v2 figure, measured with 30000 tasks on Boost.Context fcontext.
+SeedReference LibcoppSeed(double value, std::string note) {
+  return Seed("002", value, "author's home Windows PC (CPU not given), libcopp v2, 2017",
+              {{"impl", "fcontext"}, {"coroutines", "30000"}}, std::move(note));
+}
+
+// A coroutine kernel: params impl and coroutines (its help says what the coroutines do), ops_per_iteration
+// ops per benchmark iteration, unsupported without Boost.Context for impl fcontext, one never-blocking thread.
+template <int kOpsPerIteration>
+Kernel CoroutineKernel(KernelSpec spec, std::string coroutines_help,
+                       void (*body)(benchmark::State&, const Params&)) {
+  spec.params = {ImplParam(), CoroutinesParam(std::move(coroutines_help))};
+  return Kernel{.spec = std::move(spec),
+                .body = body,
+                .ops_per_iteration = [](const Params&) { return static_cast<double>(kOpsPerIteration); },
+                .unsupported = Unsupported,
+                .cpu_bound = true};
+}
+
+KernelRegistrar switch_kernel(CoroutineKernel<2>(
+    {
+        .id = "coroutine.switch",
+        .title = "Coroutine switch (fcontext, ucontext, C++20)",
+        .description =
+            "`coroutines` coroutines (stackful ones on 64 KiB stacks) are resumed round-robin by main and "
+            "each yields straight back. One op is one switch: a resume or a yield, so a resume-and-yield "
+            "round trip is 2 ops (switches_per_op counts both sides and must be 1). 0 context switches; 1 "
+            "rt_sigprocmask syscall per op for ucontext, 0 otherwise. Many coroutines make every switch "
+            "land on a cold stack or frame.",
+        .seed_reference = LibcoppSeed(
+            305.5,
+            "libcopp v2 task with stack pool (Boost.Context fcontext underneath, plus libcopp's "
+            "task layer), 30000 tasks x 1000 switches, 64 KiB stacks: 606-625 ns (median 611) "
+            "per resume + yield, i.e. 2 switches; halved here"),
+    },
+    "coroutines resumed round-robin, each with its own stack or frame", Switch));
+
+KernelRegistrar create_kernel(CoroutineKernel<1>(
+    {
+        .id = "coroutine.create",
+        .title = "Coroutine create + first resume + destroy",
+        .description =
+            "One op is one coroutine's life: created (a 64 KiB malloc'd stack for fcontext and ucontext, a "
+            "heap frame for cxx20), resumed once so it runs to its end and switches back, and destroyed. "
+            "2 switches per op (switches_per_op), 3 rt_sigprocmask syscalls for ucontext (getcontext, "
+            "swapcontext, setcontext), 0 otherwise; `coroutines` are created before any is run, as a server "
+            "spawning a batch of tasks.",
+        .seed_reference = LibcoppSeed(
+            1466,
+            "libcopp v2 task create from its stack pool (rounds 2-5; 3466 ns in round 1, when the "
+            "stacks were first allocated), 30000 tasks; it excludes the first resume and the "
+            "removal, which it measured at 866-966 ns per task"),
+    },
+    "coroutines created before any is resumed and destroyed", Create));
 
 }  // namespace
 }  // namespace ctxbench

@@ -38,6 +38,21 @@ Ring& SwitchRing(int64_t n) {
   return *ring;
 }
 
+// coroutine.switch's timed loop on a ring whose ResumeNext() (inline) resumes the next coroutine, which
+// yields straight back, and whose `yields` the coroutines count.
+template <typename Ring>
+void RingSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
+  Ring& ring = SwitchRing<Ring>(n);
+  const int64_t yields0 = ring.yields;
+  int64_t resumes = 0;
+  for (auto _ : state) {
+    ++resumes;
+    ring.ResumeNext();
+  }
+  counts->resumes = resumes;
+  counts->yields = ring.yields - yields0;
+}
+
 #ifdef CTXBENCH_HAVE_BOOST_CONTEXT
 void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts);
 void FcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts);

@@ -33,6 +33,10 @@ struct FiberRing {
                           });
     }
   }
+  void ResumeNext() {
+    fibers[next] = std::move(fibers[next]).resume();  // main -> coroutine -> main: 2 switches
+    if (++next == fibers.size()) next = 0;
+  }
   int64_t n;
   int64_t yields = 0;
   size_t next = 0;
@@ -42,16 +46,7 @@ struct FiberRing {
 }  // namespace
 
 void FcontextSwitch(benchmark::State& state, int64_t n, CoroutineCounts* counts) {
-  FiberRing& ring = SwitchRing<FiberRing>(n);
-  const int64_t yields0 = ring.yields;
-  int64_t resumes = 0;
-  for (auto _ : state) {
-    ++resumes;
-    ring.fibers[ring.next] = std::move(ring.fibers[ring.next]).resume();  // main -> coroutine -> main: 2 switches
-    if (++ring.next == ring.fibers.size()) ring.next = 0;
-  }
-  counts->resumes = resumes;
-  counts->yields = ring.yields - yields0;
+  RingSwitch<FiberRing>(state, n, counts);
 }
 
 void FcontextCreate(benchmark::State& state, int64_t n, CoroutineCounts* counts) {

@@ -296,8 +296,6 @@ KernelRegistrar pipe_switch({
         {
             .id = "ctxswitch.pipe",
             .title = "Context switch: pipe ping-pong",
-            .family = "ctxswitch",
-            .unit = "ns/op",
             .description =
                 "Two tasks (processes or threads) pass a one-byte token back and forth over two pipes; each "
                 "blocks in read until the other writes. One op is one context switch, i.e. half a round trip: "
@@ -323,8 +321,6 @@ KernelRegistrar futex_switch({
         {
             .id = "ctxswitch.futex",
             .title = "Context switch: futex ping-pong",
-            .family = "ctxswitch",
-            .unit = "ns/op",
             .description =
                 "Two tasks (processes sharing a page, or threads) hand a turn back and forth on one futex word: "
                 "flip it, FUTEX_WAKE the other, FUTEX_WAIT until it is flipped back (tsuna/contextswitch's "

@@ -104,28 +104,27 @@ SwitchCounts SwitchesNow(int who) {
   return {ru.ru_nvcsw, ru.ru_nivcsw};
 }
 
-bool WriteFull(int fd, const void* buf, size_t n) {
-  const char* p = static_cast<const char*>(buf);
+namespace {
+
+// All n bytes through kIo (read or write, called directly): retried after EINTR and short transfers.
+template <auto kIo, typename Char>
+bool TransferFull(int fd, Char* p, size_t n) {
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
+    ssize_t done = kIo(fd, p, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) return false;
+    p += done;
+    n -= static_cast<size_t>(done);
   }
   return true;
 }
 
-bool ReadFull(int fd, void* buf, size_t n) {
-  char* p = static_cast<char*>(buf);
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
+}  // namespace
+
+bool WriteFull(int fd, const void* buf, size_t n) {
+  return TransferFull<write>(fd, static_cast<const char*>(buf), n);
 }
+
+bool ReadFull(int fd, void* buf, size_t n) { return TransferFull<read>(fd, static_cast<char*>(buf), n); }
 
 }  // namespace ctxbench

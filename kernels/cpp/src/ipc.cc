@@ -141,7 +141,6 @@ Options ReadOptions(const Params& params, Kind kind) {
   return o;
 }
 
-constexpr const char* kSeed004Machine = "Intel Xeon 2.13GHz, 64 GB, Linux (version not given), about 2014";
 constexpr const char* kCommon =
     " One op is one message delivered one way; the parent streams a batch and the receiver acks it once, so the "
     "figure is ns per message at full throughput (mb_per_s = size / ns), with bounded in-flight messages; the "
@@ -152,8 +151,6 @@ Kernel MakeIpcKernel(const char* id, const char* title, Kind kind, const std::st
   Kernel k;
   k.spec.id = id;
   k.spec.title = title;
-  k.spec.family = "ipc";
-  k.spec.unit = "ns/op";
   k.spec.description = how + kCommon;
   k.spec.params = {SizeParam(max_size)};
   for (auto& p : extra) k.spec.params.push_back(std::move(p));

@@ -39,8 +39,6 @@ KernelRegistrar setjmp_longjmp({
         {
             .id = "jmp.setjmp_longjmp",
             .title = "setjmp + longjmp",
-            .family = "jmp",
-            .unit = "ns/op",
             .description =
                 "One op is one sigsetjmp that saves the callee-saved registers plus one siglongjmp back to it, "
                 "the primitive early user-space coroutine libraries switched with. 0 context switches; 0 "

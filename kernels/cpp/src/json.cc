@@ -57,29 +57,16 @@ void JsonWriter::BeforeValue() {
   }
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+JsonWriter& JsonWriter::Open(char bracket) {
   BeforeValue();
-  out_.push_back('{');
+  out_.push_back(bracket);
   has_element_.push_back(false);
   return *this;
 }
 
-JsonWriter& JsonWriter::EndObject() {
+JsonWriter& JsonWriter::Close(char bracket) {
   has_element_.pop_back();
-  out_.push_back('}');
-  return *this;
-}
-
-JsonWriter& JsonWriter::BeginArray() {
-  BeforeValue();
-  out_.push_back('[');
-  has_element_.push_back(false);
-  return *this;
-}
-
-JsonWriter& JsonWriter::EndArray() {
-  has_element_.pop_back();
-  out_.push_back(']');
+  out_.push_back(bracket);
   return *this;
 }
 

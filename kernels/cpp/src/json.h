@@ -12,10 +12,10 @@ namespace ctxbench {
 
 class JsonWriter {
  public:
-  JsonWriter& BeginObject();
-  JsonWriter& EndObject();
-  JsonWriter& BeginArray();
-  JsonWriter& EndArray();
+  JsonWriter& BeginObject() { return Open('{'); }
+  JsonWriter& EndObject() { return Close('}'); }
+  JsonWriter& BeginArray() { return Open('['); }
+  JsonWriter& EndArray() { return Close(']'); }
   // Writes an object key; the next call writes its value.
   JsonWriter& Key(std::string_view key);
   JsonWriter& String(std::string_view value);
@@ -29,6 +29,8 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  JsonWriter& Open(char bracket);
+  JsonWriter& Close(char bracket);
   std::string out_;
   // One entry per open container: true once it holds an element (a comma is due before the next).
   std::vector<bool> has_element_;

@@ -30,7 +30,7 @@ std::string ListJson() {
     w.BeginObject();
     w.Key("id").String(s.id);
     w.Key("title").String(s.title);
-    w.Key("family").String(s.family);
+    w.Key("family").String(s.family());
     w.Key("unit").String(s.unit);
     w.Key("description").String(s.description);
     w.Key("params").BeginArray();

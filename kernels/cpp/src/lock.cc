@@ -38,14 +38,11 @@ KernelRegistrar pthread_mutex_kernel(GangKernel(
     {
         .id = "lock.pthread_mutex",
         .title = "pthread_mutex lock + unlock with N threads",
-        .family = "lock",
-        .unit = "ns/op",
         .description =
             "`threads` threads lock one shared pthread mutex, increment a shared counter and unlock, in a "
             "loop; one op is one lock + unlock pair by one thread and the figure is wall time divided by "
             "all pairs. Uncontended that is 0 syscalls; contended, the futex-based mutex waits and wakes in "
             "the kernel and threads switch (see the ctxsw counters).",
-        .params = {ThreadsParam(), GangPlacementParam()},
     },
     PthreadMutex));
 

@@ -199,8 +199,6 @@ Kernel MakeLockKernel(const char* id, const char* title, LockKind kind, const ch
   Kernel k;
   k.spec.id = id;
   k.spec.title = title;
-  k.spec.family = "lock";
-  k.spec.unit = "ns/op";
   k.spec.description = std::string("`processes` forked processes, released together, each take the lock, increment a "
                                    "plain counter in shared memory and release it, in a loop: ") +
                        how +

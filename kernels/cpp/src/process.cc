@@ -179,8 +179,6 @@ KernelRegistrar fork_wait({
         {
             .id = "process.fork_wait",
             .title = "fork + exit + wait",
-            .family = "process",
-            .unit = "ns/op",
             .description =
                 "One op is one fork() whose child calls _exit(0) at once, plus the waitpid() that reaps it; "
                 "`batch` children are forked before any is reaped. Per op 3 syscalls (fork, exit_group, wait4) "
@@ -204,8 +202,6 @@ KernelRegistrar fork_exec({
         {
             .id = "process.fork_exec",
             .title = "fork + exec + wait",
-            .family = "process",
-            .unit = "ns/op",
             .description =
                 "One op is one fork() whose child execve()s a tiny static program without libc that exits at "
                 "once, plus the waitpid() that reaps it; `batch` children are started before any is reaped. "

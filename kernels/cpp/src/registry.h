@@ -55,11 +55,13 @@ struct SeedReference {
 struct KernelSpec {
   std::string id;
   std::string title;
-  std::string family;
-  std::string unit;  // "ns/op", or "MB/s" (10^6 bytes/s) for kernels with bytes_per_op
+  std::string unit = "ns/op";  // or "MB/s" (10^6 bytes/s) for kernels with bytes_per_op
   std::string description;
   std::vector<ParamSpec> params;
   std::optional<SeedReference> seed_reference;
+
+  // The id's first segment (kernels/contract/README.md "Names"), so a kernel cannot name another family.
+  std::string family() const { return id.substr(0, id.find('.')); }
 };
 
 using Params = std::map<std::string, ParamValue>;

@@ -26,19 +26,15 @@ KernelRegistrar sched_yield_kernel(GangKernel(
     {
         .id = "sched.yield",
         .title = "sched_yield with N threads",
-        .family = "sched",
-        .unit = "ns/op",
         .description =
             "`threads` threads call sched_yield() in a loop, released together; one op is one "
             "sched_yield() by one thread and the figure is wall time divided by all yields. 1 syscall per "
             "op; with two or more threads runnable on a CPU each yield is also a context switch "
             "(ctxsw_per_op about 1 with same_core, about 0 with one thread).",
-        .params = {ThreadsParam(), GangPlacementParam()},
-        .seed_reference =
-            Seed("000", 398.2, kSeed000MachineCores,
-                 {{"threads", "100"}, {"placement", "unpinned"}},
-                 "derived: the seed gives usleep(0) at 100 threads (1315 ns) as 916.8 ns more than "
-                 "pure scheduling (t_yield.c), i.e. 398.2 ns per yield; the rest is only plotted"),
+        .seed_reference = GangSeed000(
+            398.2, "100",
+            "derived: the seed gives usleep(0) at 100 threads (1315 ns) as 916.8 ns more than "
+            "pure scheduling (t_yield.c), i.e. 398.2 ns per yield; the rest is only plotted"),
     },
     SchedYield));
 

@@ -30,20 +30,16 @@ KernelRegistrar usleep0_kernel(GangKernel(
     {
         .id = "sleep.usleep0",
         .title = "usleep(0) with N threads",
-        .family = "sleep",
-        .unit = "ns/op",
         .description =
             "`threads` threads call usleep(0) in a loop, released together; one op is one usleep(0) by one "
             "thread and the figure is wall time divided by all calls. Each call is one zero-length "
             "clock_nanosleep that still blocks until its hrtimer fires, so one thread alone measures the "
             "timer slack (counter timer_slack_ns) more than the CPU; 1 syscall and about 1 voluntary "
             "switch per op.",
-        .params = {ThreadsParam(), GangPlacementParam()},
-        .seed_reference =
-            Seed("000", 54740, kSeed000MachineCores,
-                 {{"threads", "1"}, {"placement", "unpinned"}},
-                 "t_sleep.c: 1M usleep(0) in 54.74 s with 1 thread; 1315 ns per call with 100 "
-                 "threads (threads=100)"),
+        .seed_reference = GangSeed000(
+            54740, "1",
+            "t_sleep.c: 1M usleep(0) in 54.74 s with 1 thread; 1315 ns per call with 100 "
+            "threads (threads=100)"),
     },
     Usleep0));
 

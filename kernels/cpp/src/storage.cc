@@ -270,7 +270,6 @@ KernelRegistrar write_kernel({
         {
             .id = "storage.write",
             .title = "write() of B bytes to a file",
-            .family = "storage",
             .unit = "MB/s",
             .description =
                 "One op is one write() (seq) or pwrite() at a shuffled block offset (rand) of block_size bytes "
@@ -297,7 +296,6 @@ KernelRegistrar read_kernel({
         {
             .id = "storage.read",
             .title = "read() of B bytes from a file",
-            .family = "storage",
             .unit = "MB/s",
             .description =
                 "One op is one read() (seq) or pread() at a shuffled block offset (rand) of block_size bytes "

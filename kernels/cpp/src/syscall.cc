@@ -53,8 +53,6 @@ KernelRegistrar getppid_syscall({
         {
             .id = "syscall.getppid",
             .title = "Raw getppid system call",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is one raw syscall(SYS_getppid): a full user-to-kernel round trip that does almost no "
                 "work inside the kernel and cannot be served by the vDSO or a libc cache. 1 syscall and 0 "
@@ -107,8 +105,6 @@ KernelRegistrar clock_gettime_vdso({
         {
             .id = "syscall.clock_gettime",
             .title = "clock_gettime through the vDSO",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is one clock_gettime() call through glibc, which the vDSO answers in user space without "
                 "entering the kernel when the clocksource allows it (tsc, kvm-clock); otherwise it falls back "
@@ -125,8 +121,6 @@ KernelRegistrar clock_gettime_raw({
         {
             .id = "syscall.clock_gettime_raw",
             .title = "clock_gettime as a raw system call",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is one syscall(SYS_clock_gettime): the same clock read as syscall.clock_gettime but "
                 "forced into the kernel, bypassing the vDSO. 1 syscall and 0 context switches per op; the "
@@ -153,8 +147,6 @@ KernelRegistrar open_close({
         {
             .id = "syscall.open_close",
             .title = "open + close",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is open(\"/dev/null\", O_RDONLY) plus close() of the descriptor: a path lookup, a file "
                 "object allocated and freed, the lowest free descriptor taken and given back. 2 syscalls and 0 "
@@ -188,8 +180,6 @@ KernelRegistrar gettimeofday_kernel({
         {
             .id = "syscall.gettimeofday",
             .title = "gettimeofday",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is one glibc gettimeofday() call (wall clock, microseconds). Modern Linux answers it "
                 "in user space through the vDSO when the clocksource allows (0 syscalls; counter vdso_present), "
@@ -227,8 +217,6 @@ KernelRegistrar socket_close({
         {
             .id = "syscall.socket_close",
             .title = "socket + close",
-            .family = "syscall",
-            .unit = "ns/op",
             .description =
                 "One op is socket(AF_INET, SOCK_DGRAM or SOCK_STREAM) plus close(): a socket, its inode and "
                 "file allocated, a descriptor taken, then all released (closing runs through RCU). 2 syscalls "

@@ -37,8 +37,6 @@ KernelRegistrar create_join({
         {
             .id = "thread.create_join",
             .title = "pthread_create + pthread_join",
-            .family = "thread",
-            .unit = "ns/op",
             .description =
                 "One op is one pthread_create() of a thread that returns at once plus the pthread_join() that "
                 "waits for it, with default attributes (glibc reuses cached stacks). Per op a clone3, the "

@@ -52,8 +52,6 @@ KernelRegistrar swapcontext_kernel({
         {
             .id = "ucontext.swapcontext",
             .title = "swapcontext between two user-space contexts",
-            .family = "ucontext",
-            .unit = "ns/op",
             .description =
                 "A main context and a coroutine on its own stack swap back and forth with swapcontext(); one "
                 "op is one swapcontext (a benchmark iteration is there and back, 2 ops). glibc saves and "

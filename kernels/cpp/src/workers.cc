@@ -143,11 +143,17 @@ bool RunGangKernel(benchmark::State& state, const Params& params,
 }
 
 Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body) {
+  spec.params.insert(spec.params.begin(), {ThreadsParam(), GangPlacementParam()});
   return Kernel{.spec = std::move(spec),
                 .body = std::move(body),
                 .manual_time = true,
                 .ops_per_iteration = GangOpsPerIteration,
                 .unsupported = GangUnsupported};
+}
+
+SeedReference GangSeed000(double value, std::string threads, std::string note) {
+  return Seed("000", value, kSeed000MachineCores, {{"threads", std::move(threads)}, {"placement", "unpinned"}},
+              std::move(note));
 }
 
 double GangOpsPerIteration(const Params& params) {

@@ -46,9 +46,12 @@ bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
 bool RunGangKernel(benchmark::State& state, const Params& params,
                    const std::function<void(int64_t, int64_t)>& loop);
 
-// A gang kernel (parameters ThreadsParam and GangPlacementParam): manual time, GangOpsPerIteration ops
-// per benchmark iteration, GangUnsupported.
+// A gang kernel: parameters ThreadsParam and GangPlacementParam (before any in spec.params), manual time,
+// GangOpsPerIteration ops per benchmark iteration, GangUnsupported.
 Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body);
+
+// Seed 000's figure for a gang kernel: its t_*.c programs ran `threads` threads, unpinned.
+SeedReference GangSeed000(double value, std::string threads, std::string note);
 
 // "threads" (1..1024, swept 1, 2, 4, ..., 1024) and "placement" (same_core | unpinned) parameters.
 ParamSpec ThreadsParam();
