@@ -170,15 +170,7 @@ func TestUnackedResultsAreResentAfterReconnect(t *testing.T) {
 
 func TestItemsAlreadySpooledAreNotRunAgain(t *testing.T) {
 	spoolDir := t.TempDir()
-	sp, err := spool.Open(spoolDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "done",
-		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
-	if err := sp.Put(earlier); err != nil {
-		t.Fatal(err)
-	}
+	_, earlier := spoolResult(t, spoolDir, "done")
 	srv := startServer(t, token, spoolDir)
 	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
 	sc := srv.accept(t)
@@ -332,15 +324,7 @@ func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
 
 func TestUndecodableSpoolFileIsQuarantinedOnce(t *testing.T) {
 	spoolDir := t.TempDir()
-	sp, err := spool.Open(spoolDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "i1",
-		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
-	if err := sp.Put(good); err != nil {
-		t.Fatal(err)
-	}
+	sp, good := spoolResult(t, spoolDir, "i1")
 	bad := uuid.NewString()
 	if err := os.WriteFile(sp.ResultPath(bad), []byte(`{"resultId": "torn`), 0o600); err != nil {
 		t.Fatal(err)
@@ -374,4 +358,20 @@ func TestUndecodableSpoolFileIsQuarantinedOnce(t *testing.T) {
 	if !strings.Contains(a.log.String(), bad+".json") {
 		t.Errorf("log does not name the file:\n%s", a.log.String())
 	}
+}
+
+// spoolResult puts a result of fake.ok for run-1's item itemID in the spool at dir, as an agent that
+// measured it before it stopped left it there; the spool and the result.
+func spoolResult(t *testing.T, dir, itemID string) (*spool.Spool, *agentv1.ResultReport) {
+	t.Helper()
+	sp, err := spool.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: itemID,
+		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
+	if err := sp.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	return sp, r
 }
