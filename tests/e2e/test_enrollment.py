@@ -7,8 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.e2e.stack import Agent, Server, wait_until
-from tests.e2e.test_walking_skeleton import post_run, wait_run
+from tests.e2e.stack import Agent, Server, online_machine, post_run, wait_run
 
 
 def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
@@ -36,11 +35,7 @@ def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: P
     )
     reused: Agent | None = None
     try:
-        m = wait_until(
-            "the joined host online",
-            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
-            30,
-        )
+        m = online_machine(server, "joined")
         reused = Agent(
             server,
             tmp_path / "spool-2",
@@ -90,11 +85,7 @@ def test_wrong_fingerprint_is_refused_and_said(server: Server, tmp_path: Path) -
 def test_revoke_closes_the_stream_and_refuses_the_restart(server: Server, tmp_path: Path) -> None:
     agent = Agent(server, tmp_path / "spool", name="doomed")
     try:
-        m = wait_until(
-            "online",
-            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
-            30,
-        )
+        m = online_machine(server, "doomed")
         t0 = time.monotonic()
         assert server.http.post(f"/machines/{m['id']}/revoke").json()["status"] == "revoked"
         agent.wait_for_line(re.compile(rf"machine {m['id']} has been revoked"), 5)
@@ -138,11 +129,7 @@ def test_an_agent_claiming_another_hosts_id_is_refused(server: Server, tmp_path:
     victim = Agent(server, tmp_path / "victim", name="victim")
     intruder: Agent | None = None
     try:
-        m = wait_until(
-            "the victim online",
-            lambda: next((x for x in server.http.get("/machines").json() if x["online"]), None),
-            30,
-        )
+        m = online_machine(server, "victim")
         # A second host holding the enrollment secret but not the victim's credential, with its id.
         (tmp_path / "intruder").mkdir()
         (tmp_path / "intruder" / "agent-id").write_text(m["id"] + "\n")

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import KERNELS_DIR, Agent, Server, wait_until
+from tests.e2e.stack import KERNELS_DIR, Agent, Server, online_machine, post_run, wait_run, wait_until
 from tests.faults import netns
-
-TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
 def free_port() -> int:
@@ -28,38 +26,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def post_run(server: Server, machine_id: str, items: list[dict], **extra: object) -> dict:
-    # No dynamic reruns: they are not what these tests are about, and on a busy host they would make
-    # every item's duration unpredictable.
-    body = {"machine_id": machine_id, "items": items, "max_reruns": 0, **extra}
-    r = server.http.post("/runs", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
 def get_run(server: Server, run_id: str) -> dict:
     return server.http.get(f"/runs/{run_id}").json()
 
 
 def results(server: Server, run_id: str) -> list[dict]:
     return server.http.get(f"/runs/{run_id}/results").json()
-
-
-def wait_finished(server: Server, run_id: str, timeout: float) -> dict:
-    return wait_until(
-        f"run {run_id} to finish",
-        lambda: (r := get_run(server, run_id))["status"] in TERMINAL and r,
-        timeout,
-        interval=0.2,
-    )
-
-
-def online_machine(server: Server, name: str, timeout: float = 30) -> dict:
-    def find() -> dict | None:
-        machines = server.http.get("/machines").json()
-        return next((m for m in machines if m["name"] == name and m["online"]), None)
-
-    return wait_until(f"machine {name} online", find, timeout)
 
 
 def spooled(agent: Agent) -> set[str]:
@@ -76,8 +48,11 @@ def assert_exactly_once(server: Server, run: dict) -> list[dict]:
     return res
 
 
-def getppid_items(n: int) -> list[dict]:
-    return [{"kernel": "syscall.getppid"} for _ in range(n)]
+def getppid_run(server: Server, machine: str, n: int) -> dict:
+    """A run of n getppid items, 5 repetitions of 0.2 s each, on the machine called machine once it is
+    online: long enough to break something in the middle of it."""
+    items = [{"kernel": "syscall.getppid"} for _ in range(n)]
+    return post_run(server, online_machine(server, machine)["id"], items, repetitions=5, min_time_s=0.2)
 
 
 @pytest.fixture
@@ -91,15 +66,14 @@ def test_agent_killed_mid_item_loses_nothing(data: Path, tmp_path: Path) -> None
     server = Server(data)
     agent = Agent(server, tmp_path / "spool", name="victim")
     try:
-        machine = online_machine(server, "victim")
-        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
+        run = getppid_run(server, "victim", 6)
         wait_until("two results to land", lambda: len(results(server, run["id"])) >= 2, 60)
         agent.signal(signal.SIGKILL)
         agent.proc.wait(10)
         measured_before_kill = {r["id"] for r in results(server, run["id"])} | spooled(agent)
 
         agent = Agent(server, agent.spool, name="victim")
-        run = wait_finished(server, run["id"], 90)
+        run = wait_run(server, run["id"], 90)
         assert run["status"] == "succeeded", run
         res = assert_exactly_once(server, run)
         assert measured_before_kill <= {r["id"] for r in res}, "a result measured before the kill was lost"
@@ -114,15 +88,14 @@ def test_server_killed_mid_run_and_restarted(data: Path, tmp_path: Path) -> None
     server = Server(data, **ports)
     agent = Agent(server, tmp_path / "spool", name="survivor")
     try:
-        machine = online_machine(server, "survivor")
-        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
+        run = getppid_run(server, "survivor", 6)
         wait_until("a first result", lambda: len(results(server, run["id"])) >= 1, 60)
         server.signal(signal.SIGKILL)
         server.proc.wait(10)
         time.sleep(3)  # the agent measures on, spooling what it cannot deliver
 
         server = Server(data, **ports)
-        run = wait_finished(server, run["id"], 120)
+        run = wait_run(server, run["id"], 120)
         assert run["status"] == "succeeded", run
         assert_exactly_once(server, run)
         wait_until("the spool to drain", lambda: not spooled(agent), 30)
@@ -137,8 +110,7 @@ def test_result_delivered_twice_is_stored_once(data: Path, tmp_path: Path) -> No
     kept = tmp_path / "kept"
     kept.mkdir()
     try:
-        machine = online_machine(server, "echo")
-        run = post_run(server, machine["id"], getppid_items(2), repetitions=5, min_time_s=0.2)
+        run = getppid_run(server, "echo", 2)
         wait_until(
             "the first item to run",
             lambda: any(i["state"] == "running" for i in get_run(server, run["id"])["items"]),
@@ -151,7 +123,7 @@ def test_result_delivered_twice_is_stored_once(data: Path, tmp_path: Path) -> No
             shutil.copy(first[0], kept / first[0].name)
         finally:
             server.signal(signal.SIGCONT)
-        run = wait_finished(server, run["id"], 60)
+        run = wait_run(server, run["id"], 60)
         assert run["status"] == "succeeded"
         before = assert_exactly_once(server, run)
         wait_until("the spool to drain", lambda: not spooled(agent), 10)
@@ -203,9 +175,7 @@ def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[net
     ]
     try:
         machines = [online_machine(server, f"netns-{k}") for k in range(len(hosts))]
-        for m in machines:
-            assert m["online"]
-        runs = [post_run(server, m["id"], getppid_items(8), repetitions=5, min_time_s=0.2) for m in machines]
+        runs = [getppid_run(server, m["name"], 8) for m in machines]
         cut, others = runs[0], runs[1:]
         # An item's result is final only after its last launch (launches are interleaved round-robin and
         # disturbed ones re-measured at the end), so results land near the run's end: cut early instead,
@@ -231,7 +201,7 @@ def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[net
         finally:
             hosts[0].restore()
         for r in runs:
-            done = wait_finished(server, r["id"], 180)
+            done = wait_run(server, r["id"], 180)
             assert done["status"] == "succeeded", done
             assert_exactly_once(server, done)
         for a in agents:
@@ -263,7 +233,7 @@ def test_fifty_agents_at_once(data: Path, tmp_path: Path) -> None:
             for m in machines
         ]
         for r in runs:
-            done = wait_finished(server, r["id"], 240)
+            done = wait_run(server, r["id"], 240)
             assert done["status"] == "succeeded", done
             assert len(assert_exactly_once(server, done)) == 1
     finally:
