@@ -23,26 +23,20 @@ def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
     return path
 
 
+def joining(server: Server, spool: Path, name: str, token: Path, fingerprint: str | None = None) -> Agent:
+    """An agent enrolling with the join token in the file token, pinning the server's CA (or fingerprint)."""
+    pin = fingerprint or server.ca_fingerprint
+    return Agent(server, spool, name=name, join_token_file=token, ca_fingerprint=pin)
+
+
 def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: Path) -> None:
     assert server.ca_fingerprint and server.ca_file == server.data_dir / "tls" / "ca.pem"
     token = join_token(server, tmp_path, "join")
-    agent = Agent(
-        server,
-        tmp_path / "spool",
-        name="joined",
-        join_token_file=token,
-        ca_fingerprint=server.ca_fingerprint,
-    )
+    agent = joining(server, tmp_path / "spool", "joined", token)
     reused: Agent | None = None
     try:
         m = online_machine(server, "joined")
-        reused = Agent(
-            server,
-            tmp_path / "spool-2",
-            name="late",
-            join_token_file=token,
-            ca_fingerprint=server.ca_fingerprint,
-        )
+        reused = joining(server, tmp_path / "spool-2", "late", token)
         assert m["name"] == "joined" and m["status"] == "active"
         cred = agent.spool / "machine-credential"
         assert cred.stat().st_mode & 0o777 == 0o600
@@ -67,7 +61,7 @@ def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: P
 def test_wrong_fingerprint_is_refused_and_said(server: Server, tmp_path: Path) -> None:
     token = join_token(server, tmp_path, "join")
     want = "sha256:" + "0" * 64
-    agent = Agent(server, tmp_path / "spool", name="mitm", join_token_file=token, ca_fingerprint=want)
+    agent = joining(server, tmp_path / "spool", "mitm", token, want)
     try:
         agent.wait_for_line(
             re.compile(
@@ -112,9 +106,7 @@ def test_expired_join_token_is_refused_and_said(server: Server, tmp_path: Path) 
     # Tokens live at least 60 s (the API's floor): age this one in the server's own database.
     with sqlite3.connect(server.data_dir / "ctxbench.db") as db:
         db.execute("UPDATE join_tokens SET expires_at = '2000-01-01 00:00:00.000000'")
-    agent = Agent(
-        server, tmp_path / "spool", name="late", join_token_file=token, ca_fingerprint=server.ca_fingerprint
-    )
+    agent = joining(server, tmp_path / "spool", "late", token)
     try:
         agent.wait_for_line(
             re.compile(r"ENROLLMENT REFUSED: join token expired; create a new join token"), 20
