@@ -165,12 +165,16 @@ def cv_percent(samples: list[float]) -> float:
     return cv * 100
 
 
-def storage(
-    rounds: int,
-    report: Out,
-) -> int:
-    if not shutil.which("fio"):
-        print("bench: `fio` is missing (Debian package fio); run `make deps-bench`", file=sys.stderr)
+def missing(tool: str, package: str) -> bool:
+    """Whether the anchor tool is absent (then says which Debian package brings it)."""
+    if shutil.which(tool):
+        return False
+    print(f"bench: `{tool}` is missing (Debian package {package}); run `make deps-bench`", file=sys.stderr)
+    return True
+
+
+def storage(rounds: int, report: Out) -> int:
+    if missing("fio", "fio"):
         return 1
     disk_dir = str(ROOT / "build" / "bench-storage")
     os.makedirs(disk_dir, exist_ok=True)
@@ -209,12 +213,8 @@ def storage(
     return 0
 
 
-def fidelity(
-    rounds: int,
-    report: Out,
-) -> int:
-    if not shutil.which("perf"):
-        print("bench: `perf` is missing (Debian package linux-perf); run `make deps-bench`", file=sys.stderr)
+def fidelity(rounds: int, report: Out) -> int:
+    if missing("perf", "linux-perf"):
         return 1
     rows = []
     for pair in fidelity_pairs():
