@@ -101,7 +101,8 @@ gen: venv proto/node_modules/.installed frontend/node_modules/.installed
 	scripts/gen.sh
 
 # Fails when the committed generated code differs from what `make gen` produces.
-GENERATED = agent/internal/gen server/src/ctxbench_server/gen frontend/src/lib/api
+GENERATED = agent/internal/gen server/src/ctxbench_server/gen frontend/src/lib/api \
+            kernels/contract/go/runresult/kernel-cli.schema.json
 gen-check: gen
 	@git diff --exit-code --stat -- $(GENERATED) || \
 	  { echo "generated code is stale: run 'make gen' and commit"; exit 1; }

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from bench_common import Out, measured
@@ -124,46 +125,56 @@ def fio_mb_s(pair: StoragePair, directory: str) -> float:
     return job["write" if pair.kernel == "storage.write" else "read"]["bw_bytes"] / 1e6
 
 
+# One row a pair: the kernel, its point (pattern block_size target cache, in that order), what it adds
+# (a read's page-cache state), and what the comparison shows.
+STORAGE_POINT = ("pattern", "block_size", "target", "cache")
 STORAGE_PAIRS = [
-    StoragePair(
-        "storage.write",
-        {"pattern": "seq", "block_size": "4096", "target": "memory", "cache": "buffered"},
-        "tmpfs: both copy into the page cache",
-    ),
-    StoragePair(
-        "storage.write",
-        {"pattern": "seq", "block_size": "8", "target": "memory", "cache": "buffered"},
-        "8 B writes: per-call cost dominates",
-    ),
-    StoragePair(
-        "storage.write",
-        {"pattern": "rand", "block_size": "512", "target": "memory", "cache": "buffered"},
-        "pwrite at shuffled offsets vs fio randwrite",
-    ),
-    StoragePair(
-        "storage.write",
-        {"pattern": "seq", "block_size": "4096", "target": "disk", "cache": "direct"},
-        "O_DIRECT: the device's own speed",
-    ),
-    StoragePair(
-        "storage.read",
-        {"pattern": "seq", "block_size": "4096", "target": "disk", "cache": "buffered", "state": "warm"},
-        "warm page cache",
-    ),
-    StoragePair(
-        "storage.read",
-        {"pattern": "rand", "block_size": "4096", "target": "disk", "cache": "direct"},
-        "O_DIRECT random reads",
-    ),
+    StoragePair(kernel, dict(zip(STORAGE_POINT, point.split(), strict=True)) | extra, note)
+    for kernel, point, extra, note in (
+        ("storage.write", "seq 4096 memory buffered", {}, "tmpfs: both copy into the page cache"),
+        ("storage.write", "seq 8 memory buffered", {}, "8 B writes: per-call cost dominates"),
+        ("storage.write", "rand 512 memory buffered", {}, "pwrite at shuffled offsets vs fio randwrite"),
+        ("storage.write", "seq 4096 disk direct", {}, "O_DIRECT: the device's own speed"),
+        ("storage.read", "seq 4096 disk buffered", {"state": "warm"}, "warm page cache"),
+        ("storage.read", "rand 4096 disk direct", {}, "O_DIRECT random reads"),
+    )
 ]
 
 
-def storage(
-    rounds: int,
-    report: Out,
-) -> int:
-    if not shutil.which("fio"):
-        print("bench: `fio` is missing (Debian package fio); run `make deps-bench`", file=sys.stderr)
+def interleaved(
+    rounds: int, ours: Callable[[], float], theirs: Callable[[], float]
+) -> tuple[float, float, str]:
+    """Medians of `rounds` interleaved rounds of each side (drift on a busy machine hits both alike), and
+    the table's difference and verdict cells (within ±10 %)."""
+    o_rounds, t_rounds = [], []
+    for _ in range(rounds):
+        o_rounds.append(ours())
+        t_rounds.append(theirs())
+    o, t = statistics.median(o_rounds), statistics.median(t_rounds)
+    diff = (o - t) / t * 100
+    return o, t, f"{diff:+.1f} % | {'yes' if abs(diff) <= 10 else 'NO'}"
+
+
+def cv_percent(samples: list[float]) -> float:
+    """The CV a stored result would show: the server's statistics (kit/stats.py), not a copy of them."""
+    from ctxbench_server.kit.stats import compute
+
+    cv = compute(samples).cv
+    if cv is None:
+        raise ValueError("samples with a zero mean have no CV")
+    return cv * 100
+
+
+def missing(tool: str, package: str) -> bool:
+    """Whether the anchor tool is absent (then says which Debian package brings it)."""
+    if shutil.which(tool):
+        return False
+    print(f"bench: `{tool}` is missing (Debian package {package}); run `make deps-bench`", file=sys.stderr)
+    return True
+
+
+def storage(rounds: int, report: Out) -> int:
+    if missing("fio", "fio"):
         return 1
     disk_dir = str(ROOT / "build" / "bench-storage")
     os.makedirs(disk_dir, exist_ok=True)
@@ -172,17 +183,13 @@ def storage(
         for pair in STORAGE_PAIRS:
             directory = "/dev/shm" if pair.params["target"] == "memory" else disk_dir
             params = dict(pair.params) | ({"dir": disk_dir} if pair.params["target"] == "disk" else {})
-            ours, theirs = [], []
-            for _ in range(rounds):
-                ours.append(kernel_median("ctxbench-kernels-cpp", pair.kernel, params, 0.2, 5))
-                theirs.append(fio_mb_s(pair, directory))
-            o, t = statistics.median(ours), statistics.median(theirs)
-            diff = (o - t) / t * 100
-            shown = ",".join(f"{k}={v}" for k, v in pair.params.items())
-            rows.append(
-                f"| `{pair.kernel}` | {shown} | {o:,.1f} | {t:,.1f} | {diff:+.1f} % "
-                f"| {'yes' if abs(diff) <= 10 else 'NO'} | {pair.note} |"
+            o, t, verdict = interleaved(
+                rounds,
+                partial(kernel_median, "ctxbench-kernels-cpp", pair.kernel, params, 0.2, 5),
+                partial(fio_mb_s, pair, directory),
             )
+            shown = ",".join(f"{k}={v}" for k, v in pair.params.items())
+            rows.append(f"| `{pair.kernel}` | {shown} | {o:,.1f} | {t:,.1f} | {verdict} | {pair.note} |")
             print(rows[-1], flush=True)
     finally:
         shutil.rmtree(disk_dir, ignore_errors=True)
@@ -206,31 +213,24 @@ def storage(
     return 0
 
 
-def fidelity(
-    rounds: int,
-    report: Out,
-) -> int:
-    if not shutil.which("perf"):
-        print("bench: `perf` is missing (Debian package linux-perf); run `make deps-bench`", file=sys.stderr)
+def fidelity(rounds: int, report: Out) -> int:
+    if missing("perf", "linux-perf"):
         return 1
     rows = []
     for pair in fidelity_pairs():
-        ours, theirs = [], []
-        for _ in range(rounds):  # interleaved, so drift on a busy machine hits both sides alike
-            ours.append(kernel_median("ctxbench-kernels-cpp", pair.kernel, pair.params, 0.3, 5))
-            theirs.append(pair.anchor())
-        o, t = statistics.median(ours), statistics.median(theirs)
-        diff = (o - t) / t * 100
-        params = ",".join(f"{k}={v}" for k, v in pair.params.items()) or "-"
-        rows.append(
-            f"| `{pair.kernel}` | {params} | {o:,.1f} | {pair.anchor_name} | {t:,.1f} | {diff:+.1f} % "
-            f"| {'yes' if abs(diff) <= 10 else 'NO'} | {pair.note} |"
+        o, t, verdict = interleaved(
+            rounds,
+            partial(kernel_median, "ctxbench-kernels-cpp", pair.kernel, pair.params, 0.3, 5),
+            pair.anchor,
         )
+        params = ",".join(f"{k}={v}" for k, v in pair.params.items()) or "-"
+        anchor = f"{pair.anchor_name} | {t:,.1f}"
+        rows.append(f"| `{pair.kernel}` | {params} | {o:,.1f} | {anchor} | {verdict} | {pair.note} |")
         print(rows[-1], flush=True)
     cv_rows = []
     for kernel in CPU_BOUND:
         samples = kernel_samples("ctxbench-kernels-cpp", kernel, {}, 0.2, 10)
-        cv = statistics.stdev(samples) / statistics.mean(samples) * 100
+        cv = cv_percent(samples)
         verdict = "yes" if cv <= 3 else "NO"
         cv_rows.append(f"| `{kernel}` | {statistics.median(samples):,.2f} | {cv:.2f} % | {verdict} |")
         print(cv_rows[-1], flush=True)

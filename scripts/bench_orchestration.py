@@ -25,7 +25,7 @@ from bench_common import Out, measured
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.stack import KERNELS_DIR, Agent, Server, wait_until  # noqa: E402
+from tests.e2e.stack import KERNELS_DIR, Agent, Server, post_run, wait_until  # noqa: E402
 
 _KERNEL_START = re.compile(r'^time=(\S+) level=INFO msg="kernel starting".*run=(\S+)')
 
@@ -129,18 +129,14 @@ def orchestration(
         for _ in range(rounds):
             by_hand.append(_by_hand("syscall.getppid", 0.2, 5))
             posted = time.time()
-            r = server.http.post(
-                "/runs",
-                json={
-                    "machine_id": machine["id"],
-                    "items": [{"kernel": "syscall.getppid"}],
-                    "repetitions": 5,
-                    "min_time_s": 0.2,
-                    "launches": 1,  # the same one process as the by-hand run
-                },
-            )
-            r.raise_for_status()
-            run_id = r.json()["id"]
+            run_id = post_run(
+                server,
+                machine["id"],
+                [{"kernel": "syscall.getppid"}],
+                repetitions=5,
+                min_time_s=0.2,
+                launches=1,  # the same one process as the by-hand run
+            )["id"]
             events = EventStream(server, run_id)
             trigger.append(_kernel_start_time(agent, run_id) - posted)
             events.join(60)

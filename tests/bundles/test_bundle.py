@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.bundles.conftest import DIST, bundle_path
-from tests.e2e.stack import ROOT, Agent, Server, wait_until
+from tests.e2e.stack import ROOT, Agent, Server, online_machine, post_run, running, wait_run
 
 # glibc's own libraries (and the vDSO): the only ones a bundle may take from the host.
 GLIBC = re.compile(
@@ -125,37 +125,16 @@ def test_agent_from_the_bundle_offers_every_kernel_and_runs_one(bundle: Path, tm
             kernels=bundle / "kernels",
             binary=bundle / "bin" / "ctxbench-agent",
         )
-        try:
-            machine = wait_until(
-                "the bundle's agent online",
-                lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
-                30,
-            )
+        with running(agent):
+            machine = online_machine(server, "bundle")
             assert set(machine["kernels"]) == expected
             assert machine["agent_version"] == version()
-            r = server.http.post(
-                "/runs",
-                json={
-                    "machine_id": machine["id"],
-                    "items": [{"kernel": "syscall.getppid"}],
-                    "repetitions": 3,
-                    "min_time_s": 0.01,
-                },
+            posted = post_run(
+                server, machine["id"], [{"kernel": "syscall.getppid"}], repetitions=3, min_time_s=0.01
             )
-            assert r.status_code == 201, r.text
-            run = wait_until(
-                "the run to finish",
-                lambda: (
-                    (x := server.http.get(f"/runs/{r.json()['id']}").json())["status"]
-                    in {"succeeded", "failed"}
-                    and x
-                ),
-                60,
-            )
+            run = wait_run(server, posted["id"])
             assert run["status"] == "succeeded", run
             (res,) = server.http.get(f"/runs/{run['id']}/results").json()
             assert res["agent_version"] == version()
-        finally:
-            assert agent.stop() == 0, agent.output()
     finally:
         server.stop()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import AGENT_BIN, KERNELS_DIR, SERVER_BIN, Agent, Server, wait_until
+from tests.e2e.stack import AGENT_BIN, KERNELS_DIR, SERVER_BIN, Agent, Server, online_machine, running
 
 
 def _require_built() -> None:
@@ -19,30 +19,17 @@ def server(tmp_path: Path) -> Iterator[Server]:
     _require_built()
     data = tmp_path / "data"
     data.mkdir()
-    srv = Server(data)
-    try:
+    with running(Server(data)) as srv:
         yield srv
-    finally:
-        rc = srv.stop()
-        assert rc == 0, f"server did not stop cleanly ({rc}):\n{srv.output()}"
 
 
 @pytest.fixture
 def agent(server: Server, tmp_path: Path) -> Iterator[Agent]:
-    ag = Agent(server, tmp_path / "spool")
-    try:
+    with running(Agent(server, tmp_path / "spool")) as ag:
         yield ag
-    finally:
-        rc = ag.stop()
-        assert rc == 0, f"agent did not stop cleanly ({rc}):\n{ag.output()}"
 
 
 @pytest.fixture
 def machine(server: Server, agent: Agent) -> dict:
     """The local agent's machine, once it is online."""
-
-    def online() -> dict | None:
-        machines = server.http.get("/machines").json()
-        return next((m for m in machines if m["online"]), None)
-
-    return wait_until("the agent's machine to come online", online, 30)
+    return online_machine(server)

@@ -16,9 +16,10 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from sqlalchemy import make_url, text
@@ -237,3 +238,44 @@ def wait_until(what: str, check: Callable[[], Any], timeout: float, interval: fl
             return last
         time.sleep(interval)
     raise TimeoutError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
+
+
+TERMINAL = {"succeeded", "failed", "cancelled"}
+P = TypeVar("P", bound=Process)
+
+
+@contextmanager
+def running(proc: P) -> Iterator[P]:
+    """proc for the block, then stopped; it must stop cleanly (exit 0), or the test fails with its output."""
+    try:
+        yield proc
+    finally:
+        rc = proc.stop()
+        assert rc == 0, f"{proc.name} did not stop cleanly ({rc}):\n{proc.output()}"
+
+
+def online_machine(server: Server, name: str | None = None, timeout: float = 30) -> dict:
+    """The first online machine (the one called name, when given), once there is one."""
+
+    def find() -> dict | None:
+        machines = server.http.get("/machines").json()
+        return next((m for m in machines if m["online"] and name in (None, m["name"])), None)
+
+    return wait_until(f"machine {name or '(any)'} online", find, timeout)
+
+
+def post_run(server: Server, machine_id: str, items: list[dict], **extra: object) -> dict:
+    """POST /runs; the created run (a refusal fails the test with the server's answer)."""
+    r = server.http.post("/runs", json={"machine_id": machine_id, "items": items, **extra})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def wait_run(server: Server, run_id: str, timeout: float = 60, interval: float = 0.1) -> dict:
+    """The run, once it is succeeded, failed or cancelled."""
+
+    def done() -> dict | None:
+        run = server.http.get(f"/runs/{run_id}").json()
+        return run if run["status"] in TERMINAL else None
+
+    return wait_until(f"run {run_id} to finish", done, timeout, interval)

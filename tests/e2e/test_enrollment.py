@@ -7,8 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.e2e.stack import Agent, Server, wait_until
-from tests.e2e.test_walking_skeleton import post_run, wait_run
+from tests.e2e.stack import Agent, Server, online_machine, post_run, wait_run
 
 
 def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
@@ -24,30 +23,20 @@ def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
     return path
 
 
+def joining(server: Server, spool: Path, name: str, token: Path, fingerprint: str | None = None) -> Agent:
+    """An agent enrolling with the join token in the file token, pinning the server's CA (or fingerprint)."""
+    pin = fingerprint or server.ca_fingerprint
+    return Agent(server, spool, name=name, join_token_file=token, ca_fingerprint=pin)
+
+
 def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: Path) -> None:
     assert server.ca_fingerprint and server.ca_file == server.data_dir / "tls" / "ca.pem"
     token = join_token(server, tmp_path, "join")
-    agent = Agent(
-        server,
-        tmp_path / "spool",
-        name="joined",
-        join_token_file=token,
-        ca_fingerprint=server.ca_fingerprint,
-    )
+    agent = joining(server, tmp_path / "spool", "joined", token)
     reused: Agent | None = None
     try:
-        m = wait_until(
-            "the joined host online",
-            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
-            30,
-        )
-        reused = Agent(
-            server,
-            tmp_path / "spool-2",
-            name="late",
-            join_token_file=token,
-            ca_fingerprint=server.ca_fingerprint,
-        )
+        m = online_machine(server, "joined")
+        reused = joining(server, tmp_path / "spool-2", "late", token)
         assert m["name"] == "joined" and m["status"] == "active"
         cred = agent.spool / "machine-credential"
         assert cred.stat().st_mode & 0o777 == 0o600
@@ -72,7 +61,7 @@ def test_join_token_enrolls_over_pinned_tls_and_runs(server: Server, tmp_path: P
 def test_wrong_fingerprint_is_refused_and_said(server: Server, tmp_path: Path) -> None:
     token = join_token(server, tmp_path, "join")
     want = "sha256:" + "0" * 64
-    agent = Agent(server, tmp_path / "spool", name="mitm", join_token_file=token, ca_fingerprint=want)
+    agent = joining(server, tmp_path / "spool", "mitm", token, want)
     try:
         agent.wait_for_line(
             re.compile(
@@ -90,11 +79,7 @@ def test_wrong_fingerprint_is_refused_and_said(server: Server, tmp_path: Path) -
 def test_revoke_closes_the_stream_and_refuses_the_restart(server: Server, tmp_path: Path) -> None:
     agent = Agent(server, tmp_path / "spool", name="doomed")
     try:
-        m = wait_until(
-            "online",
-            lambda: next((m for m in server.http.get("/machines").json() if m["online"]), None),
-            30,
-        )
+        m = online_machine(server, "doomed")
         t0 = time.monotonic()
         assert server.http.post(f"/machines/{m['id']}/revoke").json()["status"] == "revoked"
         agent.wait_for_line(re.compile(rf"machine {m['id']} has been revoked"), 5)
@@ -121,9 +106,7 @@ def test_expired_join_token_is_refused_and_said(server: Server, tmp_path: Path) 
     # Tokens live at least 60 s (the API's floor): age this one in the server's own database.
     with sqlite3.connect(server.data_dir / "ctxbench.db") as db:
         db.execute("UPDATE join_tokens SET expires_at = '2000-01-01 00:00:00.000000'")
-    agent = Agent(
-        server, tmp_path / "spool", name="late", join_token_file=token, ca_fingerprint=server.ca_fingerprint
-    )
+    agent = joining(server, tmp_path / "spool", "late", token)
     try:
         agent.wait_for_line(
             re.compile(r"ENROLLMENT REFUSED: join token expired; create a new join token"), 20
@@ -138,11 +121,7 @@ def test_an_agent_claiming_another_hosts_id_is_refused(server: Server, tmp_path:
     victim = Agent(server, tmp_path / "victim", name="victim")
     intruder: Agent | None = None
     try:
-        m = wait_until(
-            "the victim online",
-            lambda: next((x for x in server.http.get("/machines").json() if x["online"]), None),
-            30,
-        )
+        m = online_machine(server, "victim")
         # A second host holding the enrollment secret but not the victim's credential, with its id.
         (tmp_path / "intruder").mkdir()
         (tmp_path / "intruder" / "agent-id").write_text(m["id"] + "\n")

@@ -13,23 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.stack import ROOT, Agent, Server, base_env, wait_until
-
-TERMINAL = {"succeeded", "failed", "cancelled"}
-
-
-def wait_run(server: Server, run_id: str, timeout: float = 60) -> dict:
-    def done() -> dict | None:
-        run = server.http.get(f"/runs/{run_id}").json()
-        return run if run["status"] in TERMINAL else None
-
-    return wait_until(f"run {run_id} to finish", done, timeout)
-
-
-def post_run(server: Server, machine_id: str, items: list[dict], **extra: object) -> dict:
-    r = server.http.post("/runs", json={"machine_id": machine_id, "items": items, **extra})
-    assert r.status_code == 201, r.text
-    return r.json()
+from tests.e2e.stack import ROOT, Agent, Server, base_env, post_run, wait_run, wait_until
 
 
 def test_getppid_run_lands_with_samples_and_statistics(server: Server, machine: dict) -> None:

@@ -12,14 +12,24 @@ import signal
 import socket
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.stack import KERNELS_DIR, Agent, Server, wait_until
+from tests.e2e.stack import (
+    KERNELS_DIR,
+    Agent,
+    Process,
+    Server,
+    online_machine,
+    post_run,
+    wait_run,
+    wait_until,
+)
 from tests.faults import netns
-
-TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
 def free_port() -> int:
@@ -28,38 +38,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def post_run(server: Server, machine_id: str, items: list[dict], **extra: object) -> dict:
-    # No dynamic reruns: they are not what these tests are about, and on a busy host they would make
-    # every item's duration unpredictable.
-    body = {"machine_id": machine_id, "items": items, "max_reruns": 0, **extra}
-    r = server.http.post("/runs", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
 def get_run(server: Server, run_id: str) -> dict:
     return server.http.get(f"/runs/{run_id}").json()
 
 
 def results(server: Server, run_id: str) -> list[dict]:
     return server.http.get(f"/runs/{run_id}/results").json()
-
-
-def wait_finished(server: Server, run_id: str, timeout: float) -> dict:
-    return wait_until(
-        f"run {run_id} to finish",
-        lambda: (r := get_run(server, run_id))["status"] in TERMINAL and r,
-        timeout,
-        interval=0.2,
-    )
-
-
-def online_machine(server: Server, name: str, timeout: float = 30) -> dict:
-    def find() -> dict | None:
-        machines = server.http.get("/machines").json()
-        return next((m for m in machines if m["name"] == name and m["online"]), None)
-
-    return wait_until(f"machine {name} online", find, timeout)
 
 
 def spooled(agent: Agent) -> set[str]:
@@ -76,8 +60,22 @@ def assert_exactly_once(server: Server, run: dict) -> list[dict]:
     return res
 
 
-def getppid_items(n: int) -> list[dict]:
-    return [{"kernel": "syscall.getppid"} for _ in range(n)]
+def succeeded_exactly_once(server: Server, run_id: str, timeout: float) -> tuple[dict, list[dict]]:
+    """The run once finished, which must be succeeded with every item stored exactly once; its results."""
+    run = wait_run(server, run_id, timeout)
+    assert run["status"] == "succeeded", run
+    return run, assert_exactly_once(server, run)
+
+
+def wait_results(server: Server, run_id: str, n: int) -> None:
+    wait_until(f"{n} results of run {run_id} to land", lambda: len(results(server, run_id)) >= n, 60)
+
+
+def getppid_run(server: Server, machine: str, n: int) -> dict:
+    """A run of n getppid items, 5 repetitions of 0.2 s each, on the machine called machine once it is
+    online: long enough to break something in the middle of it."""
+    items = [{"kernel": "syscall.getppid"} for _ in range(n)]
+    return post_run(server, online_machine(server, machine)["id"], items, repetitions=5, min_time_s=0.2)
 
 
 @pytest.fixture
@@ -87,58 +85,65 @@ def data(tmp_path: Path) -> Path:
     return d
 
 
-def test_agent_killed_mid_item_loses_nothing(data: Path, tmp_path: Path) -> None:
-    server = Server(data)
-    agent = Agent(server, tmp_path / "spool", name="victim")
-    try:
-        machine = online_machine(server, "victim")
-        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
-        wait_until("two results to land", lambda: len(results(server, run["id"])) >= 2, 60)
-        agent.signal(signal.SIGKILL)
-        agent.proc.wait(10)
-        measured_before_kill = {r["id"] for r in results(server, run["id"])} | spooled(agent)
+@dataclass
+class OneAgent:
+    """A server and one agent; a test that kills and restarts either puts the new one here."""
 
-        agent = Agent(server, agent.spool, name="victim")
-        run = wait_finished(server, run["id"], 90)
-        assert run["status"] == "succeeded", run
-        res = assert_exactly_once(server, run)
-        assert measured_before_kill <= {r["id"] for r in res}, "a result measured before the kill was lost"
-        wait_until("the spool to drain", lambda: not spooled(agent), 10)
+    server: Server
+    agent: Agent
+
+
+@contextmanager
+def one_agent(data: Path, spool: Path, name: str, **server: Any) -> Iterator[OneAgent]:
+    """A server (with the given settings) and one agent called name; whichever processes the test left
+    in the OneAgent are stopped at the end (a stopped server is continued first)."""
+    first = Server(data, **server)
+    st = OneAgent(first, Agent(first, spool, name=name))
+    try:
+        yield st
     finally:
-        agent.stop()
-        server.stop()
+        st.agent.stop()
+        st.server.signal(signal.SIGCONT)
+        st.server.stop()
+
+
+def kill(proc: Process) -> None:
+    proc.signal(signal.SIGKILL)
+    proc.proc.wait(10)
+
+
+def test_agent_killed_mid_item_loses_nothing(data: Path, tmp_path: Path) -> None:
+    with one_agent(data, tmp_path / "spool", "victim") as st:
+        run = getppid_run(st.server, "victim", 6)
+        wait_results(st.server, run["id"], 2)
+        kill(st.agent)
+        measured_before_kill = {r["id"] for r in results(st.server, run["id"])} | spooled(st.agent)
+
+        st.agent = Agent(st.server, st.agent.spool, name="victim")
+        run, res = succeeded_exactly_once(st.server, run["id"], 90)
+        assert measured_before_kill <= {r["id"] for r in res}, "a result measured before the kill was lost"
+        wait_until("the spool to drain", lambda: not spooled(st.agent), 10)
 
 
 def test_server_killed_mid_run_and_restarted(data: Path, tmp_path: Path) -> None:
     ports = {"http_port": free_port(), "grpc_port": free_port()}
-    server = Server(data, **ports)
-    agent = Agent(server, tmp_path / "spool", name="survivor")
-    try:
-        machine = online_machine(server, "survivor")
-        run = post_run(server, machine["id"], getppid_items(6), repetitions=5, min_time_s=0.2)
-        wait_until("a first result", lambda: len(results(server, run["id"])) >= 1, 60)
-        server.signal(signal.SIGKILL)
-        server.proc.wait(10)
+    with one_agent(data, tmp_path / "spool", "survivor", **ports) as st:
+        run = getppid_run(st.server, "survivor", 6)
+        wait_results(st.server, run["id"], 1)
+        kill(st.server)
         time.sleep(3)  # the agent measures on, spooling what it cannot deliver
 
-        server = Server(data, **ports)
-        run = wait_finished(server, run["id"], 120)
-        assert run["status"] == "succeeded", run
-        assert_exactly_once(server, run)
-        wait_until("the spool to drain", lambda: not spooled(agent), 30)
-    finally:
-        agent.stop()
-        server.stop()
+        st.server = Server(data, **ports)
+        succeeded_exactly_once(st.server, run["id"], 120)
+        wait_until("the spool to drain", lambda: not spooled(st.agent), 30)
 
 
 def test_result_delivered_twice_is_stored_once(data: Path, tmp_path: Path) -> None:
-    server = Server(data)
-    agent = Agent(server, tmp_path / "spool", name="echo")
     kept = tmp_path / "kept"
     kept.mkdir()
-    try:
-        machine = online_machine(server, "echo")
-        run = post_run(server, machine["id"], getppid_items(2), repetitions=5, min_time_s=0.2)
+    with one_agent(data, tmp_path / "spool", "echo") as st:
+        server = st.server
+        run = getppid_run(server, "echo", 2)
         wait_until(
             "the first item to run",
             lambda: any(i["state"] == "running" for i in get_run(server, run["id"])["items"]),
@@ -147,27 +152,21 @@ def test_result_delivered_twice_is_stored_once(data: Path, tmp_path: Path) -> No
         # Freeze the server: the agent's first result reaches the spool but no ack can come back.
         server.signal(signal.SIGSTOP)
         try:
-            first = wait_until("a spooled result", lambda: sorted(agent.spool.glob("results/*.json")), 30)
+            first = wait_until("a spooled result", lambda: sorted(st.agent.spool.glob("results/*.json")), 30)
             shutil.copy(first[0], kept / first[0].name)
         finally:
             server.signal(signal.SIGCONT)
-        run = wait_finished(server, run["id"], 60)
-        assert run["status"] == "succeeded"
-        before = assert_exactly_once(server, run)
-        wait_until("the spool to drain", lambda: not spooled(agent), 10)
-        assert agent.stop() == 0
+        run, before = succeeded_exactly_once(server, run["id"], 60)
+        wait_until("the spool to drain", lambda: not spooled(st.agent), 10)
+        assert st.agent.stop() == 0
 
         # The ack was "lost": the agent still holds the result and sends it again after a restart.
-        shutil.copy(kept / first[0].name, agent.spool / "results" / first[0].name)
-        agent = Agent(server, agent.spool, name="echo")
-        wait_until("the re-sent result to be acknowledged", lambda: not spooled(agent), 30)
+        shutil.copy(kept / first[0].name, st.agent.spool / "results" / first[0].name)
+        st.agent = Agent(server, st.agent.spool, name="echo")
+        wait_until("the re-sent result to be acknowledged", lambda: not spooled(st.agent), 30)
         after = assert_exactly_once(server, get_run(server, run["id"]))
         assert sorted(r["id"] for r in after) == sorted(r["id"] for r in before)
         assert first[0].stem in {r["id"] for r in after}
-    finally:
-        agent.stop()
-        server.signal(signal.SIGCONT)
-        server.stop()
 
 
 @pytest.fixture
@@ -203,9 +202,7 @@ def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[net
     ]
     try:
         machines = [online_machine(server, f"netns-{k}") for k in range(len(hosts))]
-        for m in machines:
-            assert m["online"]
-        runs = [post_run(server, m["id"], getppid_items(8), repetitions=5, min_time_s=0.2) for m in machines]
+        runs = [getppid_run(server, m["name"], 8) for m in machines]
         cut, others = runs[0], runs[1:]
         # An item's result is final only after its last launch (launches are interleaved round-robin and
         # disturbed ones re-measured at the end), so results land near the run's end: cut early instead,
@@ -231,9 +228,7 @@ def test_network_cut_for_30s_mid_run(data: Path, tmp_path: Path, hosts: list[net
         finally:
             hosts[0].restore()
         for r in runs:
-            done = wait_finished(server, r["id"], 180)
-            assert done["status"] == "succeeded", done
-            assert_exactly_once(server, done)
+            succeeded_exactly_once(server, r["id"], 180)
         for a in agents:
             wait_until("every spool to drain", lambda a=a: not spooled(a), 30)
     finally:
@@ -263,9 +258,8 @@ def test_fifty_agents_at_once(data: Path, tmp_path: Path) -> None:
             for m in machines
         ]
         for r in runs:
-            done = wait_finished(server, r["id"], 240)
-            assert done["status"] == "succeeded", done
-            assert len(assert_exactly_once(server, done)) == 1
+            _, res = succeeded_exactly_once(server, r["id"], 240)
+            assert len(res) == 1
     finally:
         for a in fleet:
             a.stop()

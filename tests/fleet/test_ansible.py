@@ -12,8 +12,7 @@ import shlex
 import stat
 from pathlib import Path
 
-from tests.e2e.stack import ROOT, Server, wait_until
-from tests.e2e.test_walking_skeleton import post_run, wait_run
+from tests.e2e.stack import ROOT, Server, post_run, wait_run, wait_until
 from tests.fleet.conftest import host_online, in_private_root
 
 VENV_BIN = ROOT / ".venv" / "bin"

@@ -15,8 +15,7 @@ import stat
 from pathlib import Path
 
 from tests.bundles.test_bundle import version
-from tests.e2e.stack import Server, wait_until
-from tests.e2e.test_walking_skeleton import post_run, wait_run
+from tests.e2e.stack import Server, post_run, wait_run, wait_until
 from tests.faults.netns import Host
 from tests.fleet.conftest import host_online, in_private_root
 

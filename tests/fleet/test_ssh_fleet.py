@@ -31,8 +31,7 @@ from pathlib import Path
 import pytest
 
 from tests.bundles.test_bundle import version
-from tests.e2e.stack import ROOT, Process, Server, base_env, wait_until
-from tests.e2e.test_walking_skeleton import wait_run
+from tests.e2e.stack import ROOT, Process, Server, base_env, wait_run, wait_until
 from tests.faults.netns import Host, Hosts
 from tests.fleet.conftest import overlays, start_server
 from tests.fleet.test_ansible import PLAYBOOK, VENV_BIN

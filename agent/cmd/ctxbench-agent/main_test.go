@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,38 +20,12 @@ import (
 	"github.com/ctxbench/ctxbench/agent/internal/testkit"
 )
 
-func TestMain(m *testing.M) {
-	testkit.Main(m, func() {
-		if agentBin != "" {
-			_ = os.RemoveAll(filepath.Dir(agentBin))
-		}
-	})
-}
-
-var (
-	agentOnce sync.Once
-	agentBin  string
-	agentErr  error
-)
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // buildAgent builds the real binary once per test run.
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	agentOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ctxbench-agent-test-")
-		if err != nil {
-			agentErr = err
-			return
-		}
-		agentBin = filepath.Join(dir, "ctxbench-agent")
-		if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
-			agentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if agentErr != nil {
-		t.Fatalf("build agent: %v", agentErr)
-	}
-	return agentBin
+	return testkit.Binary(t, "github.com/ctxbench/ctxbench/agent/cmd/ctxbench-agent")
 }
 
 func TestConfigErrorsExit2WithOneLine(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
 	"github.com/ctxbench/ctxbench/agent/internal/config"
 	"github.com/ctxbench/ctxbench/agent/internal/conn"
+	"github.com/ctxbench/ctxbench/agent/internal/defaults"
 	"github.com/ctxbench/ctxbench/agent/internal/facts"
 	"github.com/ctxbench/ctxbench/agent/internal/runner"
 	"github.com/ctxbench/ctxbench/agent/internal/spool"
@@ -31,10 +32,7 @@ type Options struct {
 // Run starts the agent and blocks until ctx ends (then it kills a running kernel, closes the stream
 // and returns nil). Errors are start-up failures: an unusable spool or kernels directory.
 func Run(ctx context.Context, o Options) error {
-	log := o.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := defaults.Log(o.Log)
 	cfg := o.Config
 	sp, err := spool.Open(cfg.Spool)
 	if err != nil {

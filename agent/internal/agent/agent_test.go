@@ -63,9 +63,7 @@ func TestRunReportsEveryOutcome(t *testing.T) {
 	t.Setenv("CTXBENCH_AGENT_TOKEN", "secret") // the fake kernel fails if it sees this
 	t.Setenv("CTXBENCH_AGENT_JOIN_TOKEN", "cxj_secret")
 	spoolDir := t.TempDir()
-	srv := startServer(t, token, spoolDir)
-	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	_, _, sc := connected(t, spoolDir)
 	pidfile := filepath.Join(t.TempDir(), "stubborn.pids")
 
 	okItem := item("ok", "fake.ok", map[string]string{"n": "2", "ratio": "1", "flavor": "spicy"})
@@ -141,9 +139,7 @@ func TestRunReportsEveryOutcome(t *testing.T) {
 
 func TestUnackedResultsAreResentAfterReconnect(t *testing.T) {
 	spoolDir := t.TempDir()
-	srv := startServer(t, token, spoolDir)
-	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	srv, _, sc := connected(t, spoolDir)
 	sc.startRun(t, "run-1", item("i1", "fake.ok", nil))
 	l := sc.collect(t, false, "run-1")
 	first := l.results["i1"]
@@ -170,18 +166,8 @@ func TestUnackedResultsAreResentAfterReconnect(t *testing.T) {
 
 func TestItemsAlreadySpooledAreNotRunAgain(t *testing.T) {
 	spoolDir := t.TempDir()
-	sp, err := spool.Open(spoolDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "done",
-		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
-	if err := sp.Put(earlier); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, token, spoolDir)
-	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	_, earlier := spoolResult(t, spoolDir, "done")
+	_, _, sc := connected(t, spoolDir)
 	if p := sc.hello.GetPendingResultIds(); len(p) != 1 || p[0] != earlier.GetResultId() {
 		t.Fatalf("pending = %v", p)
 	}
@@ -215,9 +201,7 @@ func TestWrongTokenIsRefusedLoudlyAndNotHammered(t *testing.T) {
 
 func TestCancelKillsProcessGroupAndSkipsTheRest(t *testing.T) {
 	spoolDir := t.TempDir()
-	srv := startServer(t, token, spoolDir)
-	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	_, _, sc := connected(t, spoolDir)
 	pidfile := filepath.Join(t.TempDir(), "sleep.pids")
 	sc.startRun(t, "run-a", item("a1", "fake.sleep", map[string]string{"pidfile": pidfile}), item("a2", "fake.ok", nil))
 	sc.startRun(t, "run-a", item("a1", "fake.sleep", map[string]string{"pidfile": pidfile})) // duplicate: ignored
@@ -267,9 +251,7 @@ func TestCancelKillsProcessGroupAndSkipsTheRest(t *testing.T) {
 // their launch index, and CV reruns are gone (rerun_cv is ignored).
 func TestItemsAreMeasuredInInterleavedLaunches(t *testing.T) {
 	spoolDir := t.TempDir()
-	srv := startServer(t, token, spoolDir)
-	startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	_, _, sc := connected(t, spoolDir)
 	dir := t.TempDir()
 	noisy := item("noisy", "fake.noisy", map[string]string{"counter": filepath.Join(dir, "n"), "quiet_after": "100"})
 	noisy.RerunCv, noisy.MaxReruns, noisy.Launches = 0.03, 5, 3
@@ -301,9 +283,7 @@ func TestItemsAreMeasuredInInterleavedLaunches(t *testing.T) {
 
 func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
 	spoolDir := t.TempDir()
-	srv := startServer(t, token, spoolDir)
-	a := startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	srv, a, sc := connected(t, spoolDir)
 	sc.startRun(t, "run-1", item("i1", "fake.ok", nil))
 	l := sc.collect(t, false, "run-1")
 	id := l.results["i1"].GetResultId()
@@ -332,22 +312,12 @@ func TestRejectedResultIsSetAsideNotResent(t *testing.T) {
 
 func TestUndecodableSpoolFileIsQuarantinedOnce(t *testing.T) {
 	spoolDir := t.TempDir()
-	sp, err := spool.Open(spoolDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: "i1",
-		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
-	if err := sp.Put(good); err != nil {
-		t.Fatal(err)
-	}
+	sp, good := spoolResult(t, spoolDir, "i1")
 	bad := uuid.NewString()
 	if err := os.WriteFile(sp.ResultPath(bad), []byte(`{"resultId": "torn`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, token, spoolDir)
-	a := startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
-	sc := srv.accept(t)
+	srv, a, sc := connected(t, spoolDir)
 	// the good one is still re-sent; the torn one is moved aside, not left to fail every connect
 	if r := sc.next(t).msg.GetResultReport(); r.GetResultId() != good.GetResultId() {
 		t.Fatalf("re-sent %v, want %s", r, good.GetResultId())
@@ -374,4 +344,29 @@ func TestUndecodableSpoolFileIsQuarantinedOnce(t *testing.T) {
 	if !strings.Contains(a.log.String(), bad+".json") {
 		t.Errorf("log does not name the file:\n%s", a.log.String())
 	}
+}
+
+// spoolResult puts a result of fake.ok for run-1's item itemID in the spool at dir, as an agent that
+// measured it before it stopped left it there; the spool and the result.
+func spoolResult(t *testing.T, dir, itemID string) (*spool.Spool, *agentv1.ResultReport) {
+	t.Helper()
+	sp, err := spool.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &agentv1.ResultReport{ResultId: uuid.NewString(), RunId: "run-1", ItemId: itemID,
+		KernelId: "fake.ok", Status: agentv1.ResultStatus_RESULT_STATUS_OK, Samples: []float64{1}}
+	if err := sp.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	return sp, r
+}
+
+// connected starts a server, then the agent (the fake kernels, its spool at spoolDir) dialing it, and
+// returns both and the agent's accepted stream.
+func connected(t *testing.T, spoolDir string) (*testServer, *testAgent, *serverConn) {
+	t.Helper()
+	srv := startServer(t, token, spoolDir)
+	a := startAgent(t, srv.addr, token, newKernelsDir(t), spoolDir)
+	return srv, a, srv.accept(t)
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/ctxbench/ctxbench/agent/internal/defaults"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 	"github.com/ctxbench/ctxbench/agent/internal/spool"
 )
@@ -74,18 +75,10 @@ type Options struct {
 // fixed on the server side is picked up without touching the host, and a wrong token is obvious in the
 // agent's log without flooding the server.
 func Run(ctx context.Context, o Options) error {
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = DefaultMinBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = DefaultMaxBackoff
-	}
-	if o.StableAfter <= 0 {
-		o.StableAfter = DefaultStableAfter
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	defaults.Positive(&o.MinBackoff, DefaultMinBackoff)
+	defaults.Positive(&o.MaxBackoff, DefaultMaxBackoff)
+	defaults.Positive(&o.StableAfter, DefaultStableAfter)
+	o.Log = defaults.Log(o.Log)
 	creds, err := TransportCredentials(o.TLS)
 	if err != nil {
 		return err
@@ -243,9 +236,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 		return false, fmt.Errorf("server's first message is %T, not Welcome", first.GetMsg())
 	}
 	interval := time.Duration(w.GetHeartbeatIntervalS()) * time.Second
-	if interval <= 0 {
-		interval = DefaultHeartbeatInterval
-	}
+	defaults.Positive(&interval, DefaultHeartbeatInterval)
 	c.log.Info("connected", "machine_id", w.GetMachineId(), "server_version", w.GetServerVersion(),
 		"heartbeat", interval, "kernels", len(c.o.Kernels), "pending_results", len(pending),
 		"current_run", hello.GetCurrentRunId())

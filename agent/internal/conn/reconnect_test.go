@@ -8,42 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
-	"github.com/ctxbench/ctxbench/agent/internal/spool"
 )
-
-type idleHandler struct{}
-
-func (idleHandler) StartRun(*agentv1.StartRun)   {}
-func (idleHandler) CancelRun(*agentv1.CancelRun) {}
-func (idleHandler) CurrentRunID() string         { return "" }
-
-// runClient runs the client with o (plus a credential, plaintext, a spool, and an idle handler unless
-// o has one) until stop.
-func runClient(t *testing.T, o Options) (stop func()) {
-	t.Helper()
-	sp, err := spool.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Credential, o.TLS, o.AgentID = "cred", TLSOptions{Insecure: true}, "a"
-	o.Facts = func() *agentv1.MachineFacts { return &agentv1.MachineFacts{} }
-	o.Spool, o.Outbox = sp, NewOutbox()
-	if o.Handler == nil {
-		o.Handler = idleHandler{}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // retries records the waits the agent logs between attempts ("retry_in").
 type retries struct {
@@ -122,12 +88,7 @@ type holdServer struct {
 }
 
 func (s *holdServer) Connect(stream agentv1.AgentService_ConnectServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	if err := stream.Send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Welcome{Welcome: &agentv1.Welcome{
-		MachineId: first.GetHello().GetAgentId(), HeartbeatIntervalS: 60}}}); err != nil {
+	if _, err := welcome(stream); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -142,16 +103,9 @@ func (s *holdServer) Connect(stream agentv1.AgentService_ConnectServer) error {
 
 // Streams that end at once grow the backoff; one that lived StableAfter resets it to MinBackoff.
 func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	agentv1.RegisterAgentServiceServer(srv, &holdServer{holds: []time.Duration{0, 0, 0, 0, 0, 300 * time.Millisecond}})
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
+	addr := serveAgentService(t, &holdServer{holds: []time.Duration{0, 0, 0, 0, 0, 300 * time.Millisecond}})
 	rec := &retries{}
-	stop := runClient(t, Options{Server: lis.Addr().String(), Log: slog.New(rec),
+	stop := runClient(t, Options{Server: addr, Log: slog.New(rec),
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 5 * time.Second, StableAfter: 200 * time.Millisecond})
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -2,12 +2,9 @@ package conn
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
@@ -77,18 +74,13 @@ type partsServer struct {
 }
 
 func (s *partsServer) Connect(stream agentv1.AgentService_ConnectServer) error {
-	first, err := stream.Recv()
+	hello, err := welcome(stream)
 	if err != nil {
 		return err
 	}
-	s.hello <- first.GetHello()
-	send := func(m *agentv1.ConnectResponse) error { return stream.Send(m) }
+	s.hello <- hello
 	start := func(r *agentv1.StartRun) error {
-		return send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_StartRun{StartRun: r}})
-	}
-	if err := send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_Welcome{Welcome: &agentv1.Welcome{
-		MachineId: first.GetHello().GetAgentId(), HeartbeatIntervalS: 60}}}); err != nil {
-		return err
+		return stream.Send(&agentv1.ConnectResponse{Msg: &agentv1.ConnectResponse_StartRun{StartRun: r}})
 	}
 	for _, r := range []*agentv1.StartRun{
 		{RunId: "big", Items: items("1", "2"), More: true},
@@ -120,20 +112,13 @@ func (h *recordingHandler) CancelRun(*agentv1.CancelRun) {}
 func (h *recordingHandler) CurrentRunID() string         { return "" }
 
 func TestClientStartsARunSentInPartsOnceWhole(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
 	ps := &partsServer{hello: make(chan *agentv1.Hello, 1)}
-	agentv1.RegisterAgentServiceServer(srv, ps)
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
+	addr := serveAgentService(t, ps)
 
 	h := &recordingHandler{got: make(chan struct{}, 4)}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	stop := runClient(t, Options{Server: lis.Addr().String(), AgentVersion: "test", Name: "test", Handler: h})
+	stop := runClient(t, Options{Server: addr, AgentVersion: "test", Name: "test", Handler: h})
 
 	select {
 	case hello := <-ps.hello:

@@ -244,9 +244,9 @@ func (r *Runner) complete(ir *itemRun) {
 			rep.Counters[k] = median(vs) // per launch figures; the median is the launch-level summary
 		}
 	}
-	if len(rep.GetSamples()) > MaxSamples {
+	if err := samplesOverLimit(len(rep.GetSamples())); err != nil {
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_FAILED
-		rep.Error = fmt.Sprintf("launches gave %d samples, more than the %d a result may carry", len(rep.GetSamples()), MaxSamples)
+		rep.Error = "launches gave " + err.Error()
 		rep.Samples, rep.SampleLaunches, rep.Iterations = nil, nil, nil
 	}
 	r.finish(ir.log, ir.index, rep)

@@ -11,10 +11,18 @@ import (
 
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"github.com/ctxbench/ctxbench/kernels/contract/go/runresult"
 )
 
-// MaxSamples is the most samples one result may carry (the server rejects more; docs/architecture.md).
-const MaxSamples = 100_000
+// samplesOverLimit says why n samples are too many for one result, or nil. The limit is the kernel
+// contract's (run.samples maxItems in kernels/contract/kernel-cli.schema.json, read by runresult); the
+// server refuses more by the same number.
+func samplesOverLimit(n int) error {
+	if n > runresult.MaxSamples {
+		return fmt.Errorf("%d samples, more than the %d a result may carry", n, runresult.MaxSamples)
+	}
+	return nil
+}
 
 // maxReportBytes keeps a report well under gRPC's default 4 MiB message limit.
 const maxReportBytes = 3 << 20
@@ -51,8 +59,8 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 	if len(out.Samples) == 0 {
 		return errors.New("kernel result has no samples")
 	}
-	if len(out.Samples) > MaxSamples {
-		return fmt.Errorf("kernel result has %d samples, more than the %d a result may carry", len(out.Samples), MaxSamples)
+	if err := samplesOverLimit(len(out.Samples)); err != nil {
+		return fmt.Errorf("kernel result has %w", err)
 	}
 	for i, s := range out.Samples {
 		if math.IsNaN(s) || math.IsInf(s, 0) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ctxbench/ctxbench/agent/internal/catalog"
+	"github.com/ctxbench/ctxbench/agent/internal/defaults"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 	"github.com/ctxbench/ctxbench/agent/internal/spool"
 )
@@ -72,33 +73,15 @@ type job struct {
 
 // New returns a Runner; call Run to start executing.
 func New(opts Options) *Runner {
-	if opts.ItemTimeout <= 0 {
-		opts.ItemTimeout = DefaultItemTimeout
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = DefaultGrace
-	}
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
-	if opts.Launches <= 0 {
-		opts.Launches = DefaultLaunches
-	}
-	if opts.MinRepsPerLaunch <= 0 {
-		opts.MinRepsPerLaunch = DefaultMinRepsPerLaunch
-	}
-	if opts.DisturbThreshold <= 0 {
-		opts.DisturbThreshold = DefaultDisturbThreshold
-	}
-	if opts.MinCPUWallRatio <= 0 {
-		opts.MinCPUWallRatio = DefaultMinCPUWallRatio
-	}
-	if opts.MaxRemeasuresPerItem <= 0 {
-		opts.MaxRemeasuresPerItem = DefaultMaxRemeasuresPerItem
-	}
-	if opts.RemeasureShare <= 0 {
-		opts.RemeasureShare = DefaultRemeasureShare
-	}
+	defaults.Positive(&opts.ItemTimeout, DefaultItemTimeout)
+	defaults.Positive(&opts.Grace, DefaultGrace)
+	opts.Log = defaults.Log(opts.Log)
+	defaults.Positive(&opts.Launches, DefaultLaunches)
+	defaults.Positive(&opts.MinRepsPerLaunch, DefaultMinRepsPerLaunch)
+	defaults.Positive(&opts.DisturbThreshold, DefaultDisturbThreshold)
+	defaults.Positive(&opts.MinCPUWallRatio, DefaultMinCPUWallRatio)
+	defaults.Positive(&opts.MaxRemeasuresPerItem, DefaultMaxRemeasuresPerItem)
+	defaults.Positive(&opts.RemeasureShare, DefaultRemeasureShare)
 	if opts.HostStat == nil {
 		opts.HostStat = ReadProcStat
 	}

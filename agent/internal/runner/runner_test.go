@@ -2,6 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,15 +112,49 @@ func TestMeterSubtractsTheKernelsOwnCPU(t *testing.T) {
 	}
 }
 
-func TestTooManySamplesFail(t *testing.T) {
-	samples := make([]string, MaxSamples+1)
-	for i := range samples {
-		samples[i] = "1"
+// contractMaxSamples reads the limit from the kernel contract itself (not from runresult), so a limit
+// written again anywhere on the agent's path with another number fails the test below.
+func contractMaxSamples(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "kernels", "contract", "kernel-cli.schema.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := `{"kernel": "k", "samples": [` + strings.Join(samples, ",") + `]}`
-	err := fillFromOutput(&agentv1.ResultReport{}, spec(), nil, []byte(out))
-	if err == nil || !strings.Contains(err.Error(), "more than the 100000") {
-		t.Errorf("err = %v", err)
+	var s struct {
+		Defs struct {
+			Run struct {
+				Properties struct {
+					Samples struct {
+						MaxItems int `json:"maxItems"`
+					} `json:"samples"`
+				} `json:"properties"`
+			} `json:"run"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.Defs.Run.Properties.Samples.MaxItems < 1 {
+		t.Fatalf("kernel contract: run.samples maxItems: %v", err)
+	}
+	return s.Defs.Run.Properties.Samples.MaxItems
+}
+
+// A result of exactly the contract's limit passes; one more sample is refused, naming the limit.
+func TestSampleLimitIsTheContracts(t *testing.T) {
+	limit := contractMaxSamples(t)
+	output := func(n int) []byte {
+		return []byte(`{"kernel": "k", "samples": [` + strings.TrimSuffix(strings.Repeat("1,", n), ",") + `]}`)
+	}
+	if err := fillFromOutput(&agentv1.ResultReport{}, spec(), nil, output(limit)); err != nil {
+		t.Errorf("%d samples (the contract's limit): %v", limit, err)
+	}
+	err := fillFromOutput(&agentv1.ResultReport{}, spec(), nil, output(limit+1))
+	if want := fmt.Sprintf("kernel result has %d samples, more than the %d a result may carry", limit+1, limit); err == nil || err.Error() != want {
+		t.Errorf("%d samples: err = %v, want %q", limit+1, err, want)
+	}
+	if err := samplesOverLimit(limit); err != nil {
+		t.Errorf("launches' check refuses %d samples: %v", limit, err)
+	}
+	if err := samplesOverLimit(limit + 1); err == nil {
+		t.Errorf("launches' check takes %d samples", limit+1)
 	}
 }
 

@@ -133,41 +133,48 @@ func (s *Spool) Put(r *agentv1.ResultReport) error {
 
 // Delete removes an acknowledged result. Unknown ids are not an error (acks may repeat).
 func (s *Spool) Delete(resultID string) error {
-	path, err := s.checkedPath("delete result", resultID)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("delete result %s: %w", resultID, err)
-	}
-	return syncDir(filepath.Dir(path))
+	return s.locked("delete result", resultID, func(path string) error {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return syncDir(filepath.Dir(path))
+	})
 }
 
 // Reject moves a result the server refused for good (Reject message) to rejected/<id>.json: kept for
 // a human to inspect, no longer re-sent. Unknown ids are not an error.
 func (s *Spool) Reject(resultID string) error {
-	path, err := s.checkedPath("reject result", resultID)
+	return s.locked("reject result", resultID, func(path string) error {
+		dir := filepath.Join(s.dir, rejectedDir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := os.Rename(path, filepath.Join(dir, resultID+".json")); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(path))
+	})
+}
+
+// locked runs f on a result's file (its path from a checked id) under the spool's lock, the way every
+// change to a stored result is made; f's error comes back naming verb and the id.
+func (s *Spool) locked(verb, resultID string, f func(path string) error) error {
+	path, err := s.checkedPath(verb, resultID)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dir := filepath.Join(s.dir, rejectedDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("reject result %s: %w", resultID, err)
+	if err := f(path); err != nil {
+		return fmt.Errorf("%s %s: %w", verb, resultID, err)
 	}
-	if err := os.Rename(path, filepath.Join(dir, resultID+".json")); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("reject result %s: %w", resultID, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return nil
 }
 
 // IDs lists the stored result ids, sorted.

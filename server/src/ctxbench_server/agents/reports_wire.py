@@ -4,10 +4,12 @@ checked here, before anything is looked up, and a malformed report becomes a Rep
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from importlib import resources
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -34,7 +36,23 @@ RESULT_STATUS = {
     pb.RESULT_STATUS_CANCELLED: "cancelled",
 }
 
-MAX_SAMPLES = 100_000
+
+def contract_max_items(schema: dict[str, Any], field: str) -> int:
+    """`$defs.run.properties.<field>.maxItems` of the kernel CLI schema (a positive int, else KeyError)."""
+    most = schema["$defs"]["run"]["properties"][field].get("maxItems")
+    if not isinstance(most, int) or isinstance(most, bool) or most < 1:
+        raise KeyError(f"kernel CLI schema: run.{field} has no positive maxItems")
+    return most
+
+
+# The most samples one result may carry: the kernel contract's (kernels/contract/kernel-cli.schema.json,
+# copied into the package by `make gen`, checked by `make gen-check`); the agent reads the same number
+# from its own copy (kernels/contract/go/runresult) and fails such an item before it is sent.
+KERNEL_CLI_SCHEMA = resources.files("ctxbench_server.gen") / "kernel-cli.schema.json"
+MAX_SAMPLES = contract_max_items(json.loads(KERNEL_CLI_SCHEMA.read_text(encoding="utf-8")), "samples")
+# attempt_cvs: the CV of each attempt as an agent from before launches (issue 11) computed it for its
+# reruns, stored as sent, for the record; today's agents send none and compute no CV. The result's `cv`
+# is the server's alone (kit/stats.py, from the samples), and it is what every view and flag uses.
 MAX_ATTEMPT_CVS = 1000
 MAX_LAUNCHES = 1000
 # Strings of a report that reach a column are bounded by its size (PostgreSQL refuses longer ones);
@@ -79,7 +97,7 @@ def check_report(r: pb.ResultReport) -> None:
     except ValueError:
         raise ValueError(f"result_id {r.result_id[:64]!r} is not a UUID") from None
     if len(r.samples) > MAX_SAMPLES:
-        raise ValueError(f"{len(r.samples)} samples, more than {MAX_SAMPLES}")
+        raise ValueError(f"{len(r.samples)} samples, more than the {MAX_SAMPLES} a result may carry")
     if r.iterations and len(r.iterations) != len(r.samples):  # none at all: the kernel did not say
         raise ValueError(f"{len(r.samples)} samples but {len(r.iterations)} iteration counts")
     if not all(math.isfinite(x) for x in r.samples):
