@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { Field, Select, SubmitActions } from '@/components/Form';
 import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
 import { formatEstimate, guessLaunchCost, repsPerLaunch, type RunEstimate } from '@/features/runs/utils/estimate';
 import type { FormErrors } from '@/features/runs/utils/run-request';
@@ -82,21 +83,13 @@ export function RunSettingsRow(props: {
   const { limits, profile, setProfile, repetitions, setRepetitions, minTime, setMinTime, errors } = props;
   return (
     <div className="row">
-      <div className="field">
-        <label htmlFor="profile">Profile</label>
-        <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help">
-          {profileNames(limits).map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
+      <Field id="profile" label="Profile">
+        <Select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help" options={profileNames(limits)} />
         <div id="profile-help" className="muted small">
           {profileHelp(limits, profile)}
         </div>
-      </div>
-      <div className="field">
-        <label htmlFor="repetitions">Repetitions</label>
+      </Field>
+      <Field id="repetitions" label="Repetitions" error={errors.repetitions}>
         <input
           id="repetitions"
           type="number"
@@ -109,10 +102,8 @@ export function RunSettingsRow(props: {
           aria-invalid={errors.repetitions ? true : undefined}
         />
         <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
-        {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
-      </div>
-      <div className="field">
-        <label htmlFor="min-time">Min time (s)</label>
+      </Field>
+      <Field id="min-time" label="Min time (s)" error={errors.min_time_s}>
         <input
           id="min-time"
           type="number"
@@ -125,8 +116,7 @@ export function RunSettingsRow(props: {
           aria-invalid={errors.min_time_s ? true : undefined}
         />
         <div className="muted small">per repetition; empty: the profile's</div>
-        {errors.min_time_s && <div className="field-error">{errors.min_time_s}</div>}
-      </div>
+      </Field>
     </div>
   );
 }
@@ -159,10 +149,7 @@ export function StartActions(props: {
 }) {
   const { pending, machineCount, kernelCount, count, estimate, settings } = props;
   return (
-    <div className="actions">
-      <button type="submit" className="button button-primary" disabled={pending}>
-        {pending ? 'Starting…' : machineCount > 1 ? `Start ${machineCount} runs` : 'Start run'}
-      </button>
+    <SubmitActions label={machineCount > 1 ? `Start ${machineCount} runs` : 'Start run'} busy="Starting…" pending={pending}>
       {kernelCount > 0 && (
         <span className="muted" data-testid="item-count">
           {count.perRun === null
@@ -182,7 +169,7 @@ export function StartActions(props: {
           {estimate.learnt > 0 ? `, learnt from earlier runs here for ${estimate.learnt} of ${kernelCount} kernels` : ''})
         </span>
       )}
-    </div>
+    </SubmitActions>
   );
 }
 
