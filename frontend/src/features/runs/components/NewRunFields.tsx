@@ -69,6 +69,36 @@ export function KernelsSection(props: {
   );
 }
 
+/** A number that overrides the profile's (empty: the profile's), within the server's bounds. */
+function OverrideField(props: {
+  id: string;
+  label: string;
+  bounds: { minimum: number; maximum: number };
+  step: number | 'any';
+  value: string;
+  onChange: (v: string) => void;
+  error: string | undefined;
+  hint: string;
+}) {
+  const { id, label, bounds, step, value, onChange, error, hint } = props;
+  return (
+    <Field id={id} label={label} error={error}>
+      <input
+        id={id}
+        type="number"
+        min={bounds.minimum}
+        max={bounds.maximum}
+        step={step}
+        value={value}
+        placeholder="profile's"
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+      />
+      <div className="muted small">{hint}; empty: the profile's</div>
+    </Field>
+  );
+}
+
 /** Profile, repetitions and min time: the run's measuring settings. */
 export function RunSettingsRow(props: {
   limits: Limits;
@@ -89,34 +119,17 @@ export function RunSettingsRow(props: {
           {profileHelp(limits, profile)}
         </div>
       </Field>
-      <Field id="repetitions" label="Repetitions" error={errors.repetitions}>
-        <input
-          id="repetitions"
-          type="number"
-          min={REPETITIONS.minimum}
-          max={REPETITIONS.maximum}
-          step={1}
-          value={repetitions}
-          placeholder="profile's"
-          onChange={(e) => setRepetitions(e.target.value)}
-          aria-invalid={errors.repetitions ? true : undefined}
-        />
-        <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
-      </Field>
-      <Field id="min-time" label="Min time (s)" error={errors.min_time_s}>
-        <input
-          id="min-time"
-          type="number"
-          min={MIN_TIME_S.minimum}
-          max={MIN_TIME_S.maximum}
-          step="any"
-          value={minTime}
-          placeholder="profile's"
-          onChange={(e) => setMinTime(e.target.value)}
-          aria-invalid={errors.min_time_s ? true : undefined}
-        />
-        <div className="muted small">per repetition; empty: the profile's</div>
-      </Field>
+      <OverrideField
+        id="repetitions"
+        label="Repetitions"
+        bounds={REPETITIONS}
+        step={1}
+        value={repetitions}
+        onChange={setRepetitions}
+        error={errors.repetitions}
+        hint={`samples per item (${REPETITIONS.minimum}–${REPETITIONS.maximum})`}
+      />
+      <OverrideField id="min-time" label="Min time (s)" bounds={MIN_TIME_S} step="any" value={minTime} onChange={setMinTime} error={errors.min_time_s} hint="per repetition" />
     </div>
   );
 }
