@@ -1,10 +1,11 @@
 import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COMPARE_FIXTURE } from './compare-fixture';
-import { GRPC_TARGET } from './ports';
+import { fakeCompareAndShare } from './compare-fixture';
+import { startAgent, stopAgent } from './agents';
+import { localMachine } from './runs';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
 // The story tests run against the real server and two real agents (run.sh's and one the test starts);
@@ -15,45 +16,11 @@ test.describe.configure({ mode: 'serial' });
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
 
-interface MachineRow {
-  id: string;
-  name: string;
-  online: boolean;
-}
-
-async function machines(request: APIRequestContext): Promise<MachineRow[]> {
-  return (await (await request.get('/api/v1/machines')).json()) as MachineRow[];
-}
-
 /** run.sh's agent and a second one this test starts (own spool, so its own machine id). */
 async function twoMachines(request: APIRequestContext): Promise<{ first: string; second: string; agent: ChildProcess }> {
-  let first = '';
-  await expect.poll(async () => (first = (await machines(request)).find((m) => m.online && m.name !== 'second')?.id ?? ''), { timeout: 30_000 }).not.toBe('');
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
-  rmSync(spool, { recursive: true, force: true });
-  const agent = spawn(
-    resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--ca-file', resolve(ROOT, 'build/e2e-playwright/data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
-  );
-  let second = '';
-  try {
-    await expect
-      .poll(async () => (second = (await machines(request)).find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? ''), { timeout: 30_000 })
-      .not.toBe('');
-  } catch (e) {
-    await stopAgent(agent); // never left behind, retrying against the next stack
-    throw e;
-  }
+  const first = (await localMachine(request)).id;
+  const { id: second, agent } = await startAgent(request, 'second', first);
   return { first, second, agent };
-}
-
-/** Stops the second agent and waits until it has gone (so later tests see one online machine). */
-async function stopAgent(agent: ChildProcess) {
-  if (agent.exitCode !== null) return;
-  const gone = new Promise((done) => agent.once('exit', done));
-  agent.kill('SIGTERM');
-  await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
 }
 
 async function medians(page: Page): Promise<string[]> {
@@ -176,15 +143,7 @@ test('an unknown or malformed share slug is a not-found page', async ({ page }) 
 
 test('the compare page draws a comparison: marks, warnings, sort, charts, samples, exports, share', async ({ page }) => {
   // The server's answer is fixed here (contract shape) so the drawing is checked whatever the server has.
-  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
-  let sharedView: unknown = null;
-  await page.route('**/api/v1/shares', (route) => {
-    sharedView = (route.request().postDataJSON() as { view: unknown }).view;
-    return route.fulfill({ status: 201, json: { slug: 'Fixture0Slug01', url: '/s/Fixture0Slug01' } });
-  });
-  await page.route('**/api/v1/shares/Fixture0Slug01', (route) =>
-    route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
-  );
+  const fake = await fakeCompareAndShare(page, 'Fixture0Slug01');
 
   const opened = Date.now();
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
@@ -273,7 +232,7 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   // Share: the frozen page draws the same table, read-only.
   await page.getByRole('button', { name: 'Share' }).click();
   await expect(page.getByTestId('share-link')).toHaveValue(/\/s\/Fixture0Slug01$/);
-  expect(sharedView).toMatchObject({ machines: ['m-a', 'm-b'], baseline: 'm-a', sort: '-ratio', scale: 'log' });
+  expect(fake.view()).toMatchObject({ machines: ['m-a', 'm-b'], baseline: 'm-a', sort: '-ratio', scale: 'log' });
   const before = await medians(page);
   await page.goto('/s/Fixture0Slug01');
   await expect(page.getByTestId('frozen-banner')).toHaveText(/^Frozen on \d{4}-\d{2}-\d{2} [\d:]+: these numbers will not change/);

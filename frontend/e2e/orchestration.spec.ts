@@ -1,10 +1,9 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
 import { localMachine } from './runs';
-import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GRPC_TARGET } from './ports';
+import { startAgent, stopAgent } from './agents';
 
 // Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
 // Server-Sent Events, cancel and retry from the run page, the batch page. No test skips itself: a
@@ -122,21 +121,22 @@ async function startLongRun(page: Page, machine: string) {
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
 }
 
-test('a running run is cancelled from its page within a few seconds', async ({ page, request }) => {
-  const machine = await localMachineId(request);
-  await startLongRun(page, machine);
+/** Cancels the run from its page (confirming) and sees it cancelled within a few seconds. */
+async function cancelOnPage(page: Page) {
   await page.getByRole('button', { name: 'Cancel run' }).click();
   await page.getByRole('button', { name: 'Yes, cancel' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+}
+
+test('a running run is cancelled from its page within a few seconds', async ({ page, request }) => {
+  await startLongRun(page, await localMachineId(request));
+  await cancelOnPage(page);
   await expect(page.getByRole('button', { name: 'Cancel run' })).toHaveCount(0);
 });
 
 test('a cancelled run is retried from its page and runs again to success', async ({ page, request }) => {
-  const machine = await localMachineId(request);
-  await startLongRun(page, machine);
-  await page.getByRole('button', { name: 'Cancel run' }).click();
-  await page.getByRole('button', { name: 'Yes, cancel' }).click();
-  await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+  await startLongRun(page, await localMachineId(request));
+  await cancelOnPage(page);
 
   await page.getByRole('button', { name: /^Retry/ }).click();
   await expect(page.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
@@ -181,31 +181,10 @@ test('a batch has its own page with one live row per machine', async ({ page, re
 });
 
 test('a sweep on two machines: both progress live, one is cancelled and retried', async ({ page, request }) => {
-  const agentBin = resolve(ROOT, 'build/bin/ctxbench-agent');
-  const dataDir = resolve(ROOT, 'build/e2e-playwright/data');
   const first = await localMachineId(request);
-
   // A second agent beside the one run.sh started: its own spool, so its own machine id.
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
-  rmSync(spool, { recursive: true, force: true });
-  const agent = spawn(
-    agentBin,
-    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--ca-file', resolve(dataDir, 'tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
-  );
+  const { id: second, agent } = await startAgent(request, 'second', first);
   try {
-    let second = '';
-    await expect
-      .poll(
-        async () => {
-          const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-          second = machines.find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? '';
-          return second;
-        },
-        { timeout: 30_000 },
-      )
-      .not.toBe('');
-
     await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=lock.go_mutex`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
@@ -238,6 +217,6 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     }
     await screenshot(page, 'batch-retried.png');
   } finally {
-    agent.kill('SIGTERM');
+    await stopAgent(agent);
   }
 });
