@@ -1,10 +1,10 @@
 import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { fakeCompareAndShare } from './compare-fixture';
 import { startAgent, stopAgent } from './agents';
+import { startRuns, sweepCustom } from './new-run';
+import { shot } from './screenshots';
 import { localMachine } from './runs';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
@@ -13,8 +13,6 @@ import { localMachine } from './runs';
 
 test.describe.configure({ mode: 'serial' });
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
 
 /** run.sh's agent and a second one this test starts (own spool, so its own machine id). */
 async function twoMachines(request: APIRequestContext): Promise<{ first: string; second: string; agent: ChildProcess }> {
@@ -39,14 +37,8 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await page.goto(`/runs/new?machines=${first},${second}&kernel=sched.yield`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await page.getByLabel('Profile').selectOption('quick');
-    const option = page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: /sched\.yield/ }) });
-    await option.getByLabel('threads: value or sweep').selectOption('custom');
-    await option.locator('input[name="threads"]').fill('1, 2, 4');
-    await page.getByLabel('Repetitions').fill('5');
-    await page.getByLabel(/Min time/).fill('0.02');
-    await expect(page.getByTestId('item-count')).toHaveText(/^3 items per machine × 2 machines = 6 items/);
-    await page.getByRole('button', { name: 'Start 2 runs' }).click();
-    await expect(page).toHaveURL(/\/batches\/[0-9a-f-]{36}$/);
+    await sweepCustom(page, 'sched.yield', 'threads', '1, 2, 4');
+    await startRuns(page, { repetitions: '5', minTime: '0.02', items: /^3 items per machine × 2 machines = 6 items/, machines: 2 });
     const rows = page.getByTestId('batch-run');
     await expect(rows).toHaveCount(2);
     for (const row of await rows.all()) await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 120_000 });
@@ -61,8 +53,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await expect(page.getByTestId('compare-ratio').first()).toHaveText(/\d.*×/);
     await expect(page.getByTestId('sweep-chart')).toHaveCount(1);
     await expect(page.getByTestId('heatmap')).toBeVisible();
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: resolve(SCREENSHOTS, 'compare.png'), fullPage: true });
+    await shot(page, 'compare.png');
     const frozen = await medians(page);
     const frozenIds = await cellResultIds(page);
     expect(frozen).toHaveLength(6);
@@ -226,8 +217,7 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   const pngFile = await png;
   expect(pngFile.suggestedFilename()).toMatch(/\.png$/);
   expect(readFileSync(await pngFile.path()).subarray(1, 4).toString()).toBe('PNG');
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'compare-drawn.png'), fullPage: true });
+  await shot(page, 'compare-drawn.png');
 
   // Share: the frozen page draws the same table, read-only.
   await page.getByRole('button', { name: 'Share' }).click();
@@ -246,8 +236,7 @@ test('the kernels page searches the catalog from its address and links to a run'
   await expect(page.getByTestId('kernel-card')).toHaveCount(1, { timeout: 30_000 });
   await expect(page.getByTestId('kernel-card')).toContainText('syscall.getppid');
   await expect(page.getByTestId('seed-reference')).toContainText('Seed 000');
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'kernels.png'), fullPage: true });
+  await shot(page, 'kernels.png');
   await page.getByLabel('Search').fill('yield threads');
   await expect(page).toHaveURL(/q=yield\+threads/);
   await expect(page.getByTestId('kernel-card').filter({ hasText: 'sched.yield' })).toBeVisible();
@@ -264,6 +253,5 @@ test('a machine has its own page with its facts grouped and its runs', async ({ 
   await expect(page).toHaveURL(/\/machines\/[^/]+$/);
   await expect(page.getByTestId('fact-group').getByRole('heading', { name: 'CPU', exact: true })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Runs' })).toBeVisible();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'machine.png'), fullPage: true });
+  await shot(page, 'machine.png');
 });

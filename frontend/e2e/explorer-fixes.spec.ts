@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
+import { kernelOption } from './new-run';
 import { localMachine, postRun } from './runs';
 import { readFileSync } from 'node:fs';
 import { COMPARE_FIXTURE, fakeCompareAndShare } from './compare-fixture';
@@ -26,10 +27,6 @@ async function getRun(request: APIRequestContext, id: string): Promise<RunBody> 
   const r = await request.get(`/api/v1/runs/${id}`);
   expect(r.status()).toBe(200);
   return (await r.json()) as RunBody;
-}
-
-function kernelOption(page: Page, kernelId: string) {
-  return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replace('.', '\\.')) }) });
 }
 
 /** Width and height from a PNG's IHDR chunk (bytes 16–23, big-endian). */
