@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ADMIN_TOKEN, RUN_LOG } from './credentials';
-import { expect, signedOutContext, test, type Page } from './fixtures';
+import { expect, signedOutPage, test, type Browser, type Page } from './fixtures';
 
 // Issue 9, browser part: sign in with a token (wrong one: the server's reason), sign out (the session
 // is dead on the server too), the one-time link printed at start (works once), a 401 in the middle of
@@ -12,6 +12,14 @@ test.describe.configure({ mode: 'serial' });
 async function signIn(page: Page, token: string) {
   await page.getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** A signed-out browser of its own that opens `path` and signs in there with `token`. */
+async function signInAt(browser: Browser, path: string, token = ADMIN_TOKEN) {
+  const opened = await signedOutPage(browser);
+  await opened.page.goto(path);
+  await signIn(opened.page, token);
+  return opened;
 }
 
 /** The server's `ctxbench-server: sign in at <url>` line, as run.sh passed it on. */
@@ -31,8 +39,7 @@ async function printedSignInLink(): Promise<string> {
 }
 
 test('a wrong token shows the server’s reason; the right one signs in and comes back to the page asked for', async ({ browser, request }) => {
-  const { context, violations } = await signedOutContext(browser);
-  const page = await context.newPage();
+  const { context, page, violations } = await signedOutPage(browser);
 
   // Signed out, a page that needs a credential sends the browser to sign in, remembering where it was.
   await page.goto('/runs?status=running');
@@ -61,10 +68,7 @@ test('a wrong token shows the server’s reason; the right one signs in and come
 });
 
 test('a next address on another site is ignored: sign-in lands on this site', async ({ browser }) => {
-  const { context } = await signedOutContext(browser);
-  const page = await context.newPage();
-  await page.goto('/signin?next=//evil.example/steal');
-  await signIn(page, ADMIN_TOKEN);
+  const { context, page } = await signInAt(browser, '/signin?next=//evil.example/steal');
   await expect(page.getByTestId('session-scope')).toHaveText('Signed in: admin');
   expect(new URL(page.url()).origin).toBe(new URL(test.info().project.use.baseURL ?? '').origin);
   expect(new URL(page.url()).pathname).toBe('/');
@@ -72,10 +76,7 @@ test('a next address on another site is ignored: sign-in lands on this site', as
 });
 
 test('sign out ends the session on the server: its cookie then gets 401 and pages go to sign in', async ({ browser, playwright }) => {
-  const { context, violations } = await signedOutContext(browser);
-  const page = await context.newPage();
-  await page.goto('/signin?next=%2Fkernels');
-  await signIn(page, ADMIN_TOKEN);
+  const { context, page, violations } = await signInAt(browser, '/signin?next=%2Fkernels');
   await expect(page).toHaveURL(/\/kernels$/);
   const cookie = (await context.cookies()).find((c) => c.name === 'ctxbench_session');
   expect(cookie).toBeDefined();
@@ -98,10 +99,7 @@ test('sign out ends the session on the server: its cookie then gets 401 and page
 });
 
 test('a 401 in the middle of a session sends the browser to sign in and back to where it was', async ({ browser }) => {
-  const { context } = await signedOutContext(browser);
-  const page = await context.newPage();
-  await page.goto('/signin');
-  await signIn(page, ADMIN_TOKEN);
+  const { context, page } = await signInAt(browser, '/signin');
   await expect(page.getByTestId('session-scope')).toHaveText('Signed in: admin');
   // The session ends behind the page's back (as when it expires, or its token is revoked).
   expect((await page.request.delete('/api/v1/session', { headers: { origin: new URL(page.url()).origin } })).status()).toBe(204);
@@ -116,8 +114,8 @@ test('the one-time sign-in link printed at start works once; used again it lands
   const link = await printedSignInLink();
   const path = new URL(link).pathname + new URL(link).search;
 
-  const first = await signedOutContext(browser);
-  const page = await first.context.newPage();
+  const first = await signedOutPage(browser);
+  const page = first.page;
   await page.goto(path);
   await expect(page).toHaveURL(/\/$/);
   await expect(page.getByTestId('session-scope')).toHaveText('Signed in: admin');
@@ -125,8 +123,8 @@ test('the one-time sign-in link printed at start works once; used again it lands
   expect(first.violations).toEqual([]);
   await first.context.close();
 
-  const second = await signedOutContext(browser);
-  const again = await second.context.newPage();
+  const second = await signedOutPage(browser);
+  const again = second.page;
   await again.goto(path);
   await expect(again).toHaveURL(/\/signin\?error=/);
   await expect(again.getByTestId('signin-link-error')).toContainText('login code already used');
@@ -165,10 +163,8 @@ test('an admin creates an API token (secret shown once, copied), it signs in wit
   expect(await page.content()).not.toContain(secret);
 
   // Someone signs in with it: read scope, and no API tokens page for them.
-  const reader = await signedOutContext(browser);
-  const rp = await reader.context.newPage();
-  await rp.goto('/signin?next=%2Fmachines');
-  await signIn(rp, secret);
+  const reader = await signInAt(browser, '/signin?next=%2Fmachines', secret);
+  const rp = reader.page;
   await expect(rp).toHaveURL(/\/machines$/);
   await expect(rp.getByTestId('session-scope')).toHaveText('Signed in: read');
   await expect(rp.getByRole('link', { name: 'API tokens' })).toHaveCount(0);
@@ -196,8 +192,7 @@ test('a shared comparison opens in a browser that never signed in, and no reques
   expect(created.status()).toBe(201);
   const { slug } = (await created.json()) as { slug: string };
 
-  const { context, violations } = await signedOutContext(browser);
-  const page = await context.newPage();
+  const { context, page, violations } = await signedOutPage(browser);
   const refused: string[] = [];
   page.on('response', (r) => {
     if (r.status() === 401 || r.status() === 403) refused.push(`${r.status()} ${r.url()}`);

@@ -1,3 +1,5 @@
+import type { Page } from './fixtures';
+
 // A GET /compare answer in the contract's shape (docs/architecture.md "Compare and share"), for the
 // browser test that checks how the page draws one without depending on the server's statistics.
 const samples = (median: number, n = 7) => Array.from({ length: n }, (_, i) => median * (1 + (i - (n - 1) / 2) * 0.004));
@@ -80,3 +82,21 @@ export const COMPARE_FIXTURE = {
   result_ids: ['res-100', 'res-150'],
   warnings: ['storage.write block=4096: units differ between machines (MB/s vs ns/op): no ratio'],
 };
+
+/**
+ * The server faked for a page: GET /compare answers COMPARE_FIXTURE, POST /shares answers with `slug`,
+ * and GET /shares/`slug` gives back the view that was posted, frozen with the fixture. `view()` is what
+ * the page posted (null before it shared).
+ */
+export async function fakeCompareAndShare(page: Page, slug: string): Promise<{ view: () => unknown }> {
+  let sharedView: unknown = null;
+  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
+  await page.route('**/api/v1/shares', (route) => {
+    sharedView = (route.request().postDataJSON() as { view: unknown }).view;
+    return route.fulfill({ status: 201, json: { slug, url: `/s/${slug}` } });
+  });
+  await page.route(`**/api/v1/shares/${slug}`, (route) =>
+    route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
+  );
+  return { view: () => sharedView };
+}

@@ -1,10 +1,11 @@
 import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { COMPARE_FIXTURE } from './compare-fixture';
-import { GRPC_TARGET } from './ports';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fakeCompareAndShare } from './compare-fixture';
+import { startAgent, stopAgent } from './agents';
+import { startRuns, sweepCustom } from './new-run';
+import { shot } from './screenshots';
+import { localMachine } from './runs';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
 // The story tests run against the real server and two real agents (run.sh's and one the test starts);
@@ -12,48 +13,12 @@ import { GRPC_TARGET } from './ports';
 
 test.describe.configure({ mode: 'serial' });
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
-
-interface MachineRow {
-  id: string;
-  name: string;
-  online: boolean;
-}
-
-async function machines(request: APIRequestContext): Promise<MachineRow[]> {
-  return (await (await request.get('/api/v1/machines')).json()) as MachineRow[];
-}
 
 /** run.sh's agent and a second one this test starts (own spool, so its own machine id). */
 async function twoMachines(request: APIRequestContext): Promise<{ first: string; second: string; agent: ChildProcess }> {
-  let first = '';
-  await expect.poll(async () => (first = (await machines(request)).find((m) => m.online && m.name !== 'second')?.id ?? ''), { timeout: 30_000 }).not.toBe('');
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
-  rmSync(spool, { recursive: true, force: true });
-  const agent = spawn(
-    resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--ca-file', resolve(ROOT, 'build/e2e-playwright/data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
-  );
-  let second = '';
-  try {
-    await expect
-      .poll(async () => (second = (await machines(request)).find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? ''), { timeout: 30_000 })
-      .not.toBe('');
-  } catch (e) {
-    await stopAgent(agent); // never left behind, retrying against the next stack
-    throw e;
-  }
+  const first = (await localMachine(request)).id;
+  const { id: second, agent } = await startAgent(request, 'second', first);
   return { first, second, agent };
-}
-
-/** Stops the second agent and waits until it has gone (so later tests see one online machine). */
-async function stopAgent(agent: ChildProcess) {
-  if (agent.exitCode !== null) return;
-  const gone = new Promise((done) => agent.once('exit', done));
-  agent.kill('SIGTERM');
-  await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
 }
 
 async function medians(page: Page): Promise<string[]> {
@@ -72,14 +37,8 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await page.goto(`/runs/new?machines=${first},${second}&kernel=sched.yield`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await page.getByLabel('Profile').selectOption('quick');
-    const option = page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: /sched\.yield/ }) });
-    await option.getByLabel('threads: value or sweep').selectOption('custom');
-    await option.locator('input[name="threads"]').fill('1, 2, 4');
-    await page.getByLabel('Repetitions').fill('5');
-    await page.getByLabel(/Min time/).fill('0.02');
-    await expect(page.getByTestId('item-count')).toHaveText(/^3 items per machine × 2 machines = 6 items/);
-    await page.getByRole('button', { name: 'Start 2 runs' }).click();
-    await expect(page).toHaveURL(/\/batches\/[0-9a-f-]{36}$/);
+    await sweepCustom(page, 'sched.yield', 'threads', '1, 2, 4');
+    await startRuns(page, { repetitions: '5', minTime: '0.02', items: /^3 items per machine × 2 machines = 6 items/, machines: 2 });
     const rows = page.getByTestId('batch-run');
     await expect(rows).toHaveCount(2);
     for (const row of await rows.all()) await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 120_000 });
@@ -94,8 +53,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await expect(page.getByTestId('compare-ratio').first()).toHaveText(/\d.*×/);
     await expect(page.getByTestId('sweep-chart')).toHaveCount(1);
     await expect(page.getByTestId('heatmap')).toBeVisible();
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: resolve(SCREENSHOTS, 'compare.png'), fullPage: true });
+    await shot(page, 'compare.png');
     const frozen = await medians(page);
     const frozenIds = await cellResultIds(page);
     expect(frozen).toHaveLength(6);
@@ -176,15 +134,7 @@ test('an unknown or malformed share slug is a not-found page', async ({ page }) 
 
 test('the compare page draws a comparison: marks, warnings, sort, charts, samples, exports, share', async ({ page }) => {
   // The server's answer is fixed here (contract shape) so the drawing is checked whatever the server has.
-  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
-  let sharedView: unknown = null;
-  await page.route('**/api/v1/shares', (route) => {
-    sharedView = (route.request().postDataJSON() as { view: unknown }).view;
-    return route.fulfill({ status: 201, json: { slug: 'Fixture0Slug01', url: '/s/Fixture0Slug01' } });
-  });
-  await page.route('**/api/v1/shares/Fixture0Slug01', (route) =>
-    route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
-  );
+  const fake = await fakeCompareAndShare(page, 'Fixture0Slug01');
 
   const opened = Date.now();
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
@@ -267,13 +217,12 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   const pngFile = await png;
   expect(pngFile.suggestedFilename()).toMatch(/\.png$/);
   expect(readFileSync(await pngFile.path()).subarray(1, 4).toString()).toBe('PNG');
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'compare-drawn.png'), fullPage: true });
+  await shot(page, 'compare-drawn.png');
 
   // Share: the frozen page draws the same table, read-only.
   await page.getByRole('button', { name: 'Share' }).click();
   await expect(page.getByTestId('share-link')).toHaveValue(/\/s\/Fixture0Slug01$/);
-  expect(sharedView).toMatchObject({ machines: ['m-a', 'm-b'], baseline: 'm-a', sort: '-ratio', scale: 'log' });
+  expect(fake.view()).toMatchObject({ machines: ['m-a', 'm-b'], baseline: 'm-a', sort: '-ratio', scale: 'log' });
   const before = await medians(page);
   await page.goto('/s/Fixture0Slug01');
   await expect(page.getByTestId('frozen-banner')).toHaveText(/^Frozen on \d{4}-\d{2}-\d{2} [\d:]+: these numbers will not change/);
@@ -287,8 +236,7 @@ test('the kernels page searches the catalog from its address and links to a run'
   await expect(page.getByTestId('kernel-card')).toHaveCount(1, { timeout: 30_000 });
   await expect(page.getByTestId('kernel-card')).toContainText('syscall.getppid');
   await expect(page.getByTestId('seed-reference')).toContainText('Seed 000');
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'kernels.png'), fullPage: true });
+  await shot(page, 'kernels.png');
   await page.getByLabel('Search').fill('yield threads');
   await expect(page).toHaveURL(/q=yield\+threads/);
   await expect(page.getByTestId('kernel-card').filter({ hasText: 'sched.yield' })).toBeVisible();
@@ -305,6 +253,5 @@ test('a machine has its own page with its facts grouped and its runs', async ({ 
   await expect(page).toHaveURL(/\/machines\/[^/]+$/);
   await expect(page.getByTestId('fact-group').getByRole('heading', { name: 'CPU', exact: true })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Runs' })).toBeVisible();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, 'machine.png'), fullPage: true });
+  await shot(page, 'machine.png');
 });

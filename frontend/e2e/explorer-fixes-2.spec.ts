@@ -1,11 +1,7 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
-import { localMachine } from './runs';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { localMachine, postRun, runReaches } from './runs';
 import { COMPARE_FIXTURE } from './compare-fixture';
-import { GRPC_TARGET } from './ports';
+import { startAgent, stopAgent } from './agents';
 
 // Issue 13 "The explorer people live in", its numbered problems 3, 4, 9, 10 and 11, as a new user at
 // 1440×900 met them: the results table fits and its counters explain themselves, a median's samples open
@@ -15,74 +11,26 @@ import { GRPC_TARGET } from './ports';
 test.describe.configure({ mode: 'serial' });
 test.use({ viewport: { width: 1440, height: 900 } });
 
-interface RunBody {
-  id: string;
-  status: string;
-  machine_id: string;
-}
-
 /** run.sh's agent's machine id, once it is online. */
 const localMachineId = async (request: APIRequestContext): Promise<string> => (await localMachine(request)).id;
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** A second real agent (own spool, so its own machine id), named "second"; its id once online. */
-async function secondAgent(request: APIRequestContext, first: string): Promise<{ id: string; agent: ChildProcess }> {
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
-  rmSync(spool, { recursive: true, force: true });
-  const agent = spawn(
-    resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(ROOT, 'build/e2e-playwright/data/agent-token'), '--ca-file', resolve(ROOT, 'build/e2e-playwright/data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
-  );
-  let id = '';
-  try {
-    await expect
-      .poll(
-        async () => {
-          const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-          return (id = machines.find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? '');
-        },
-        { timeout: 30_000 },
-      )
-      .not.toBe('');
-  } catch (e) {
-    await stopAgent(agent);
-    throw e;
-  }
-  return { id, agent };
-}
-
-async function stopAgent(agent: ChildProcess) {
-  if (agent.exitCode !== null) return;
-  const gone = new Promise((done) => agent.once('exit', done));
-  agent.kill('SIGTERM');
-  await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
-}
 
 /** A short run of a few kernels with many counters and long parameters, waited for until it ends. */
 let measured: { id: string; machine: string } | null = null;
 async function measuredRun(request: APIRequestContext): Promise<{ id: string; machine: string }> {
   if (measured) return measured;
   const machine = await localMachineId(request);
-  const created = await request.post('/api/v1/runs', {
-    data: {
-      machine_id: machine,
-      repetitions: 2,
-      min_time_s: 0.02,
-      items: [
-        { kernel: 'syscall.getppid', params: {} },
-        { kernel: 'ctxswitch.pipe', params: { placement: 'same_core' } },
-        { kernel: 'sched.yield', params: { threads: 2 } },
-        { kernel: 'storage.write', params: { pattern: 'rand', block_size: 512, target: 'memory', cache: 'buffered', file_mb: 4 } },
-      ],
-    },
+  const id = await postRun(request, {
+    machine_id: machine,
+    repetitions: 2,
+    min_time_s: 0.02,
+    items: [
+      { kernel: 'syscall.getppid', params: {} },
+      { kernel: 'ctxswitch.pipe', params: { placement: 'same_core' } },
+      { kernel: 'sched.yield', params: { threads: 2 } },
+      { kernel: 'storage.write', params: { pattern: 'rand', block_size: 512, target: 'memory', cache: 'buffered', file_mb: 4 } },
+    ],
   });
-  expect(created.status()).toBe(201);
-  const id = ((await created.json()) as RunBody).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as RunBody).status, { timeout: 120_000 })
-    .toBe('succeeded');
+  await runReaches(request, id, 'succeeded', 120_000);
   measured = { id, machine };
   return measured;
 }
@@ -237,12 +185,8 @@ test('"Compare with…" opens compare with this machine and offers the others; f
   test.setTimeout(180_000);
   // A kernel no other spec runs, so no other machine of this stack has results for it.
   const machine = await localMachineId(request);
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'call.indirect', params: {} }] },
-  });
-  expect(created.status()).toBe(201);
-  const runId = ((await created.json()) as RunBody).id;
-  await expect.poll(async () => ((await (await request.get(`/api/v1/runs/${runId}`)).json()) as RunBody).status, { timeout: 60_000 }).toBe('succeeded');
+  const runId = await postRun(request, { machine_id: machine, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'call.indirect', params: {} }] });
+  await runReaches(request, runId, 'succeeded', 60_000);
   const recent = page.waitForResponse((r) => r.url().includes('/api/v1/runs?') && r.url().includes('status=succeeded'));
   await page.goto(`/runs/${runId}`);
   await recent;
@@ -276,16 +220,10 @@ test('"Compare with…" opens compare with this machine and offers the others; f
 test('"Compare with…" preselects the most recent other machine with results for these kernels (issue 13, 11)', async ({ page, request }) => {
   test.setTimeout(180_000);
   const run = await measuredRun(request);
-  const { id: second, agent } = await secondAgent(request, run.machine);
+  const { id: second, agent } = await startAgent(request, 'second', run.machine);
   try {
-    const created = await request.post('/api/v1/runs', {
-      data: { machine_id: second, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'syscall.getppid', params: {} }] },
-    });
-    expect(created.status()).toBe(201);
-    const other = ((await created.json()) as RunBody).id;
-    await expect
-      .poll(async () => ((await (await request.get(`/api/v1/runs/${other}`)).json()) as RunBody).status, { timeout: 60_000 })
-      .toBe('succeeded');
+    const other = await postRun(request, { machine_id: second, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'syscall.getppid', params: {} }] });
+    await runReaches(request, other, 'succeeded', 60_000);
 
     await page.goto(`/runs/${run.id}`);
     const link = page.getByRole('link', { name: 'Compare with…' });

@@ -1,4 +1,5 @@
 import { expect, signedOutContext, test, type APIRequestContext, type Page } from './fixtures';
+import { kernelOption } from './new-run';
 import type { Route } from '@playwright/test';
 import { COMPARE_FIXTURE } from './compare-fixture';
 
@@ -39,10 +40,6 @@ async function onlyOnlineMachine(request: APIRequestContext): Promise<string> {
 async function kernelsOn(request: APIRequestContext, machine: string): Promise<KernelBody[]> {
   const kernels = (await (await request.get('/api/v1/kernels')).json()) as KernelBody[];
   return kernels.filter((k) => k.machines.includes(machine));
-}
-
-function kernelOption(page: Page, kernelId: string) {
-  return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replaceAll('.', '\\.')) }) });
 }
 
 /** The ids of the kernel checkboxes on the page, in order. */

@@ -1,7 +1,8 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
-import { localMachine } from './runs';
+import { kernelOption } from './new-run';
+import { localMachine, postRun } from './runs';
 import { readFileSync } from 'node:fs';
-import { COMPARE_FIXTURE } from './compare-fixture';
+import { COMPARE_FIXTURE, fakeCompareAndShare } from './compare-fixture';
 
 // Issue 13 "The explorer people live in", its numbered problems 1, 2 and 8: a chart's PNG is the chart,
 // "Run again…" repeats the run, Cancel asks first and a cancelled run says so. The run tests use the
@@ -26,10 +27,6 @@ async function getRun(request: APIRequestContext, id: string): Promise<RunBody> 
   const r = await request.get(`/api/v1/runs/${id}`);
   expect(r.status()).toBe(200);
   return (await r.json()) as RunBody;
-}
-
-function kernelOption(page: Page, kernelId: string) {
-  return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replace('.', '\\.')) }) });
 }
 
 /** Width and height from a PNG's IHDR chunk (bytes 16–23, big-endian). */
@@ -82,15 +79,7 @@ async function checkChartPng(page: Page) {
 }
 
 test('a chart saved as PNG is the whole chart with its axes, on the live and on the shared page (issue 13, 1)', async ({ page }) => {
-  await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
-  let sharedView: unknown = null;
-  await page.route('**/api/v1/shares', (route) => {
-    sharedView = (route.request().postDataJSON() as { view: unknown }).view;
-    return route.fulfill({ status: 201, json: { slug: 'Fixture0Slug13', url: '/s/Fixture0Slug13' } });
-  });
-  await page.route('**/api/v1/shares/Fixture0Slug13', (route) =>
-    route.fulfill({ json: { view: sharedView, result_ids: COMPARE_FIXTURE.result_ids, created_at: '2026-11-22T03:00:00', compare: COMPARE_FIXTURE } }),
-  );
+  await fakeCompareAndShare(page, 'Fixture0Slug13');
 
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
   await expect(page.getByTestId('compare-row')).toHaveCount(5);
@@ -156,16 +145,12 @@ test('"Run again…" repeats a quick sweep exactly: same form, same items (issue
 
 test('Cancel asks first, and a cancelled run says so on a bar that is not green, with the counts shown (issue 13, 8)', async ({ page, request }) => {
   const machine = await localMachineId(request);
-  const created = await request.post('/api/v1/runs', {
-    data: {
-      machine_id: machine,
-      repetitions: 3,
-      min_time_s: 0.5,
-      items: [{ kernel: 'syscall.getppid', params: {} }, { kernel: 'call.function', params: {} }, { kernel: 'lock.go_mutex', params: {}, sweep: { procs: [1, 2, 4] } }],
-    },
+  const runId = await postRun(request, {
+    machine_id: machine,
+    repetitions: 3,
+    min_time_s: 0.5,
+    items: [{ kernel: 'syscall.getppid', params: {} }, { kernel: 'call.function', params: {} }, { kernel: 'lock.go_mutex', params: {}, sweep: { procs: [1, 2, 4] } }],
   });
-  expect(created.status()).toBe(201);
-  const runId = ((await created.json()) as RunBody).id;
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
   const bar = page.getByTestId('run-progress');

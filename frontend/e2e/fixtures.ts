@@ -34,6 +34,12 @@ export async function signedOutContext(browser: Browser): Promise<{ context: Bro
   return { context, violations: await watchCsp(context) };
 }
 
+/** A page in a signed-out context of its own (close the context when done). */
+export async function signedOutPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; violations: string[] }> {
+  const { context, violations } = await signedOutContext(browser);
+  return { context, page: await context.newPage(), violations };
+}
+
 export const test = base.extend<{ cspViolations: string[] }>({
   // The API helpers speak for a script: the admin token as a Bearer header, no session cookie.
   request: async ({ playwright }, provide) => {

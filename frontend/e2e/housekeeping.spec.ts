@@ -1,10 +1,7 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { GRPC_TARGET } from './ports';
-import { localMachine, runToSuccess } from './runs';
+import { readFileSync } from 'node:fs';
+import { startAgent, stopAgent } from './agents';
+import { localMachine, postRun, runToSuccess } from './runs';
 import { shot } from './screenshots';
 
 // Issue 13, what remained: runs that say how long (elapsed, per-item duration, ETA), host housekeeping
@@ -12,7 +9,6 @@ import { shot } from './screenshots';
 // next steps, and the kernel column kept in view on a phone. Real server, real agents.
 // Kernels: syscall.getppid and call.function only, on the local machine (later specs expect others
 // unmeasured); the machine deleted here is an agent of this spec's own.
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 type RunJson = { id: string; status: string; batch_id: string; name: string | null; note: string | null };
 
@@ -32,11 +28,7 @@ test('a running run shows elapsed and an ETA; finished, what it and each item to
   test.setTimeout(180_000);
   const machine = await localMachine(request);
   // Two kernels, 3 launches each of 2 repetitions at 0.5 s: about 10 s of measuring, long enough to watch.
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine.id, repetitions: 3, min_time_s: 0.5, items: [{ kernel: 'syscall.getppid' }, { kernel: 'call.function' }] },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const runId = ((await created.json()) as RunJson).id;
+  const runId = await postRun(request, { machine_id: machine.id, repetitions: 3, min_time_s: 0.5, items: [{ kernel: 'syscall.getppid' }, { kernel: 'call.function' }] });
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
   const eta = page.getByTestId('run-eta');
@@ -124,32 +116,11 @@ test('a batch gets a title and a note and is deleted with its runs', async ({ pa
   expect((await request.get(`/api/v1/runs/${runs[0]!.id}`)).status()).toBe(404);
 });
 
-async function stop(agent: ChildProcess): Promise<void> {
-  if (agent.exitCode !== null) return;
-  const exited = new Promise((r) => agent.once('exit', r));
-  agent.kill('SIGTERM');
-  await exited;
-}
-
 test('a machine is renamed (its id stays), refused deletion while online, then deleted with its runs by typing its name', async ({ page, request }) => {
   test.setTimeout(150_000);
   const local = await localMachine(request);
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-doomed');
-  rmSync(spool, { recursive: true, force: true });
-  const dataDir = resolve(ROOT, 'build/e2e-playwright/data');
-  const agent = spawn(
-    resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--ca-file', resolve(dataDir, 'tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'pw-doomed' }, stdio: 'ignore' },
-  );
+  const { id, agent } = await startAgent(request, 'pw-doomed', local.id);
   try {
-    let id = '';
-    await expect
-      .poll(async () => {
-        const ms = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-        return (id = ms.find((m) => m.online && m.name === 'pw-doomed')?.id ?? '');
-      }, { timeout: 30_000 })
-      .not.toBe('');
     const runId = await runToSuccess(request, id, [{ kernel: 'syscall.getppid', params: {} }]);
 
     await page.goto(`/machines/${id}`);
@@ -169,7 +140,7 @@ test('a machine is renamed (its id stays), refused deletion while online, then d
     await expect(page.getByTestId('delete-machine')).toHaveAttribute('title', /agent is connected/);
     expect((await request.delete(`/api/v1/machines/${id}`)).status()).toBe(409);
 
-    await stop(agent);
+    await stopAgent(agent);
     await expect(page.getByTestId('delete-machine')).toBeEnabled({ timeout: 20_000 });
     await page.getByTestId('delete-machine').click();
     const confirm = page.getByRole('button', { name: 'Yes, delete machine' });
@@ -184,7 +155,7 @@ test('a machine is renamed (its id stays), refused deletion while online, then d
     expect((await request.get(`/api/v1/machines/${id}`)).status()).toBe(404);
     expect((await request.get(`/api/v1/runs/${runId}`)).status()).toBe(404);
   } finally {
-    await stop(agent);
+    await stopAgent(agent);
   }
 });
 

@@ -1,10 +1,8 @@
 import { expect, test, type APIRequestContext, type Page } from './fixtures';
 import { localMachine } from './runs';
-import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { GRPC_TARGET } from './ports';
+import { startAgent, stopAgent } from './agents';
+import { kernelOption, startRuns, sweepCustom } from './new-run';
+import { shot, shotOf } from './screenshots';
 
 // Issue "Runs you can trust to finish", browser part: sweeps from the New run page followed live over
 // Server-Sent Events, cancel and retry from the run page, the batch page. No test skips itself: a
@@ -12,27 +10,8 @@ import { GRPC_TARGET } from './ports';
 
 test.describe.configure({ mode: 'serial' });
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCREENSHOTS = resolve(ROOT, 'build/screenshots');
-
-async function screenshot(page: Page, name: string) {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, name), fullPage: true });
-}
-
 /** run.sh's agent's machine id, once it is online. */
 const localMachineId = async (request: APIRequestContext): Promise<string> => (await localMachine(request)).id;
-
-function kernelOption(page: Page, kernelId: string) {
-  return page.getByTestId('kernel-option').filter({ has: page.getByRole('checkbox', { name: new RegExp(kernelId.replace('.', '\\.')) }) });
-}
-
-/** Sweeps one parameter of a chosen kernel over custom values. */
-async function sweepCustom(page: Page, kernelId: string, param: string, values: string) {
-  const option = kernelOption(page, kernelId);
-  await option.getByLabel(`${param}: value or sweep`).selectOption('custom');
-  await option.locator(`input[name="${param}"]`).fill(values);
-}
 
 /**
  * Every value the run page's progress bar takes, recorded in the page by a MutationObserver (so no
@@ -70,8 +49,7 @@ test('a sweep started from the New run page shows its progress live and succeeds
   await page.getByLabel('Repetitions').fill('3');
   await page.getByLabel(/Min time/).fill('0.1');
   // The chosen kernel with its sweep (a full-page screenshot here made Chromium drop the next click).
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await kernelOption(page, 'lock.go_mutex').screenshot({ path: resolve(SCREENSHOTS, 'new-run-sweep.png') });
+  await shotOf(kernelOption(page, 'lock.go_mutex'), 'new-run-sweep.png');
 
   // Live, not polled: after the first load the page should not keep asking for the run.
   let runGets = 0;
@@ -114,29 +92,26 @@ test('the quick profile thins a default sweep and the run page says which profil
 async function startLongRun(page: Page, machine: string) {
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=lock.go_mutex`);
   await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
-  await page.getByLabel('Repetitions').fill('3');
-  await page.getByLabel(/Min time/).fill('0.5');
-  await expect(page.getByTestId('item-count')).toHaveText(/^5 items/);
-  await page.getByRole('button', { name: 'Start run' }).click();
-  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+  await startRuns(page, { repetitions: '3', minTime: '0.5', items: /^5 items/ });
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
 }
 
-test('a running run is cancelled from its page within a few seconds', async ({ page, request }) => {
-  const machine = await localMachineId(request);
-  await startLongRun(page, machine);
+/** Cancels the run from its page (confirming) and sees it cancelled within a few seconds. */
+async function cancelOnPage(page: Page) {
   await page.getByRole('button', { name: 'Cancel run' }).click();
   await page.getByRole('button', { name: 'Yes, cancel' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+}
+
+test('a running run is cancelled from its page within a few seconds', async ({ page, request }) => {
+  await startLongRun(page, await localMachineId(request));
+  await cancelOnPage(page);
   await expect(page.getByRole('button', { name: 'Cancel run' })).toHaveCount(0);
 });
 
 test('a cancelled run is retried from its page and runs again to success', async ({ page, request }) => {
-  const machine = await localMachineId(request);
-  await startLongRun(page, machine);
-  await page.getByRole('button', { name: 'Cancel run' }).click();
-  await page.getByRole('button', { name: 'Yes, cancel' }).click();
-  await expect(page.getByTestId('run-status')).toHaveText('cancelled', { timeout: 5_000 });
+  await startLongRun(page, await localMachineId(request));
+  await cancelOnPage(page);
 
   await page.getByRole('button', { name: /^Retry/ }).click();
   await expect(page.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
@@ -144,7 +119,7 @@ test('a cancelled run is retried from its page and runs again to success', async
   await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuenow', '5');
   await expect(page.getByTestId('failed-count')).toHaveText('0');
   await expect(page.getByTestId('result-row')).toHaveCount(5);
-  await screenshot(page, 'run-retried.png');
+  await shot(page, 'run-retried.png');
 });
 
 test('without the event stream the run page polls and still follows the run to the end', async ({ page, request }) => {
@@ -152,10 +127,7 @@ test('without the event stream the run page polls and still follows the run to t
   // A proxy that breaks Server-Sent Events: the browser gets an error instead of the stream.
   await page.route('**/api/v1/runs/*/events', (route) => route.fulfill({ status: 503, body: 'no streams here' }));
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function`);
-  await page.getByLabel('Repetitions').fill('3');
-  await page.getByLabel(/Min time/).fill('0.5');
-  await page.getByRole('button', { name: 'Start run' }).click();
-  await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
+  await startRuns(page, { repetitions: '3', minTime: '0.5' });
   await expect(page.getByTestId('live-mode')).toHaveText('updating every 2 s');
   await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
   await expect(page.getByTestId('result-row')).toHaveCount(2);
@@ -175,45 +147,20 @@ test('a batch has its own page with one live row per machine', async ({ page, re
   await expect(row).toHaveCount(1);
   await expect(row.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
   await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '1');
-  await screenshot(page, 'batch.png');
+  await shot(page, 'batch.png');
   await row.getByRole('link').first().click();
   await expect(page.getByTestId('batch-link')).toHaveAttribute('href', `/batches/${batch_id}`);
 });
 
 test('a sweep on two machines: both progress live, one is cancelled and retried', async ({ page, request }) => {
-  const agentBin = resolve(ROOT, 'build/bin/ctxbench-agent');
-  const dataDir = resolve(ROOT, 'build/e2e-playwright/data');
   const first = await localMachineId(request);
-
   // A second agent beside the one run.sh started: its own spool, so its own machine id.
-  const spool = resolve(ROOT, 'build/e2e-playwright/spool-second');
-  rmSync(spool, { recursive: true, force: true });
-  const agent = spawn(
-    agentBin,
-    ['--server', GRPC_TARGET, '--token-file', resolve(dataDir, 'agent-token'), '--ca-file', resolve(dataDir, 'tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
-    { env: { ...process.env, CTXBENCH_AGENT_NAME: 'second' }, stdio: 'ignore' },
-  );
+  const { id: second, agent } = await startAgent(request, 'second', first);
   try {
-    let second = '';
-    await expect
-      .poll(
-        async () => {
-          const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
-          second = machines.find((m) => m.online && m.id !== first && m.name === 'second')?.id ?? '';
-          return second;
-        },
-        { timeout: 30_000 },
-      )
-      .not.toBe('');
-
     await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=lock.go_mutex`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
-    await page.getByLabel('Repetitions').fill('3');
-    await page.getByLabel(/Min time/).fill('0.5');
-    await expect(page.getByTestId('item-count')).toHaveText(/^4 items per machine × 2 machines = 8 items/);
-    await page.getByRole('button', { name: 'Start 2 runs' }).click();
-    await expect(page).toHaveURL(/\/batches\/[0-9a-f-]{36}$/);
+    await startRuns(page, { repetitions: '3', minTime: '0.5', items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
 
     const rows = page.getByTestId('batch-run');
     await expect(rows).toHaveCount(2);
@@ -221,7 +168,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     const local = rows.filter({ hasNotText: 'second' });
     await expect(other.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
     await expect(local.getByTestId('run-status')).toHaveText(/running|succeeded/, { timeout: 30_000 });
-    await screenshot(page, 'batch-two-machines.png');
+    await shot(page, 'batch-two-machines.png');
 
     await other.getByRole('button', { name: 'Cancel' }).click();
     await other.getByRole('button', { name: 'Yes, cancel' }).click();
@@ -236,8 +183,8 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     for (const row of [local, other]) {
       await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '4');
     }
-    await screenshot(page, 'batch-retried.png');
+    await shot(page, 'batch-retried.png');
   } finally {
-    agent.kill('SIGTERM');
+    await stopAgent(agent);
   }
 });

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from './fixtures';
-import { localMachine } from './runs';
+import { localMachine, postRun } from './runs';
 
 // Issue 14, item 3: one push channel (GET /api/v1/events) for machines and runs instead of timers. The
 // machines page asks for nothing while nothing changes, and shows a rename and a run's progress to
@@ -38,11 +38,7 @@ test('the machines page follows the push channel: no timers, a rename and a run 
     await expect(row.getByTestId('machine-link')).toHaveText('pushed-name', { timeout: 3000 });
     expect(machineReads.length).toBeGreaterThan(0);
 
-    const created = await request.post('/api/v1/runs', {
-      data: { machine_id: machine.id, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'syscall.getppid' }] },
-    });
-    expect(created.status(), await created.text()).toBe(201);
-    const runId = ((await created.json()) as { id: string }).id;
+    const runId = await postRun(request, { machine_id: machine.id, repetitions: 2, min_time_s: 0.02, items: [{ kernel: 'syscall.getppid' }] });
     const lastRun = row.getByTestId('machine-last-run');
     await expect(lastRun.locator(`a[href$="${runId}"]`)).toBeVisible({ timeout: 5000 });
     await expect(lastRun).toContainText('succeeded', { timeout: 60_000 });

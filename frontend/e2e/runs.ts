@@ -18,15 +18,21 @@ export async function localMachine(request: APIRequestContext): Promise<{ id: st
   return m!;
 }
 
+/** Posts one run (a POST /runs body with machine_id) and checks the server created it; its id. */
+export async function postRun(request: APIRequestContext, data: Record<string, unknown>): Promise<string> {
+  const created = await request.post('/api/v1/runs', { data });
+  expect(created.status(), await created.text()).toBe(201);
+  return ((await created.json()) as { id: string }).id;
+}
+
+/** Waits until run `id` has `status` (as the API says). */
+export async function runReaches(request: APIRequestContext, id: string, status: string, timeout: number): Promise<void> {
+  await expect.poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout }).toBe(status);
+}
+
 /** Posts a quick run of `items` on `machine` and waits until it has succeeded; its id. */
 export async function runToSuccess(request: APIRequestContext, machine: string, items: Record<string, unknown>[], timeout = 90_000): Promise<string> {
-  const created = await request.post('/api/v1/runs', {
-    data: { machine_id: machine, profile: 'quick', repetitions: 2, min_time_s: 0.02, items },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  const id = ((await created.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/v1/runs/${id}`)).json()) as { status: string }).status, { timeout })
-    .toBe('succeeded');
+  const id = await postRun(request, { machine_id: machine, profile: 'quick', repetitions: 2, min_time_s: 0.02, items });
+  await runReaches(request, id, 'succeeded', timeout);
   return id;
 }

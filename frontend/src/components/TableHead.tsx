@@ -1,5 +1,7 @@
 // A table's header row from a list of columns: plain words, or a column with a class ("num" right-aligns
-// numbers) and a tooltip. One place for the markup every table repeated.
+// numbers), a tooltip, or a name for screen readers only; and the table every list page draws, in its
+// scrolling wrapper. One place for the markup every table repeated.
+import type { ReactNode } from 'react';
 import type { Column } from './table-columns';
 
 export function TableHead({ columns }: { columns: readonly Column[] }) {
@@ -13,11 +15,25 @@ export function TableHead({ columns }: { columns: readonly Column[] }) {
             </th>
           ) : (
             <th key={i} scope="col" className={c.className} title={c.title}>
-              {c.label}
+              {c.hidden ? <span className="visually-hidden">{c.label}</span> : c.label}
             </th>
           ),
         )}
       </tr>
     </thead>
+  );
+}
+
+/** A table with its header, its rows (`children`) and a note under it, scrolling sideways when wide. */
+export function DataTable(props: { columns: readonly Column[]; testId?: string; className?: string; note?: ReactNode; children: ReactNode }) {
+  const { columns, testId, className, note, children } = props;
+  return (
+    <div className="table-wrap">
+      <table className={className ? `table ${className}` : 'table'} data-testid={testId}>
+        <TableHead columns={columns} />
+        <tbody>{children}</tbody>
+      </table>
+      {note}
+    </div>
   );
 }

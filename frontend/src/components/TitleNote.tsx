@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { MAX_NOTE, MAX_TITLE, type TitleNotePatch } from '@/lib/api-types';
 import { ErrorMessage } from './Feedback';
+import { Field } from './Form';
 import { SaveCancel } from './SaveCancel';
 
 /**
@@ -57,8 +58,7 @@ export function TitleNote({
   }
   return (
     <form className="form title-note-form" onSubmit={onSubmit} aria-label={`Title and note of this ${what}`}>
-      <div className="field">
-        <label htmlFor={`${what}-title-input`}>Title</label>
+      <Field id={`${what}-title-input`} label="Title">
         <input
           id={`${what}-title-input`}
           value={title}
@@ -67,14 +67,13 @@ export function TitleNote({
           onChange={(e) => setTitle(e.target.value)}
         />
         <div className="muted small">at most {MAX_TITLE} characters; empty: “{placeholder}”</div>
-      </div>
-      <div className="field">
-        <label htmlFor={`${what}-note-input`}>Note</label>
+      </Field>
+      <Field id={`${what}-note-input`} label="Note">
         <textarea id={`${what}-note-input`} value={text} maxLength={MAX_NOTE} rows={3} onChange={(e) => setText(e.target.value)} />
         <div className="muted small">
           what changed, why it was run ({text.length} / {MAX_NOTE})
         </div>
-      </div>
+      </Field>
       {error ? <ErrorMessage title="Could not save:" error={error} /> : null}
       <SaveCancel saving={saving} onCancel={() => setEditing(false)} />
     </form>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boostText, factGroup, factLabel, governorText } from './facts';
+import { boostText, FACT_GROUP_ORDER, factGroup, factLabel, factRank, governorText, sentence } from './facts';
 
 describe('factLabel', () => {
   it('names the facts in words, whatever the diff calls them', () => {
@@ -22,6 +22,19 @@ describe('factGroup', () => {
     expect(factGroup('vulnerabilities.mds')).toBe('Kernel & mitigations');
     expect(factGroup('caches.L3')).toBe('CPU');
     expect(factGroup('extra.unheard_of')).toBe('Extra');
+  });
+});
+
+describe('FACT_GROUP_ORDER and factRank', () => {
+  it('list the groups, and the facts within each, in the table order; unknown facts last', () => {
+    expect(FACT_GROUP_ORDER).toEqual(['CPU', 'Memory', 'Kernel & mitigations', 'Frequency & clocks', 'Scheduler', 'Virtualization & limits', 'Load']);
+    const ranks = ['cpu_model', 'extra.cpu_vendor', 'extra.microcode', 'memory_bytes', 'governor', 'load_average'].map(factRank);
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+    expect(factRank('extra.unheard_of')).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('words a key nobody labelled as a sentence', () => {
+    expect(sentence('timer_slack_ns')).toBe('Timer slack ns');
   });
 });
 

@@ -3,55 +3,73 @@
 // Keys are as the server's facts diff names them: top-level ("governor"), or one entry of a map
 // ("caches.L1d", "vulnerabilities.spectre_v2", "extra.timer_slack_ns"). Tested in facts.test.ts.
 
-export type FactGroupTitle = 'CPU' | 'Memory' | 'Kernel & mitigations' | 'Frequency & clocks' | 'Scheduler' | 'Virtualization & limits' | 'Load';
+// Each group's facts, the groups and the facts in the order the machine page lists them.
+const GROUPS = {
+  CPU: {
+    cpu_model: 'CPU model',
+    'extra.cpu_vendor': 'Vendor',
+    arch: 'Architecture',
+    logical_cpus: 'Logical CPUs',
+    physical_cores: 'Physical cores',
+    smt_active: 'SMT (hyper-threading)',
+    'caches.L1d': 'L1 data cache',
+    'caches.L1i': 'L1 instruction cache',
+    'caches.L2': 'L2 cache',
+    'caches.L3': 'L3 cache',
+    'extra.cpu_flags_count': 'CPU feature flags',
+    'extra.microcode': 'Microcode revision',
+  },
+  Memory: {
+    memory_bytes: 'Memory',
+    'extra.numa_nodes': 'NUMA nodes',
+    'extra.thp': 'Transparent huge pages',
+  },
+  'Kernel & mitigations': {
+    os_release: 'Operating system',
+    kernel_release: 'Kernel',
+    kernel_cmdline: 'Kernel command line',
+    'extra.perf_event_paranoid': 'perf event paranoia',
+  },
+  'Frequency & clocks': {
+    governor: 'Governor',
+    boost: 'Turbo boost',
+    'extra.cpu_mhz': 'Clock now (MHz)',
+    'extra.cpufreq_driver': 'Frequency driver',
+    'extra.energy_perf_pref': 'Energy/performance preference',
+    'extra.energy_perf_bias': 'Energy/performance bias',
+    'extra.cpuidle_driver': 'Idle driver',
+    clocksource: 'Clock source',
+    'extra.available_clocksource': 'Available clock sources',
+    'extra.timer_slack_ns': 'Timer slack',
+  },
+  Scheduler: {
+    'extra.isolated_cpus': 'Isolated CPUs',
+    'extra.nohz_full': 'Tickless CPUs (nohz)',
+    'extra.sched_autogroup': 'Autogroup scheduling',
+  },
+  'Virtualization & limits': {
+    virtualization: 'Virtualization',
+    'extra.cgroup_cpu_max': 'cgroup CPU limit (cpu.max)',
+    'extra.cpu_quota': 'CPU quota',
+    'extra.cgroup_cpuset': 'cgroup CPU set',
+  },
+  Load: {
+    load_average: 'Load average (1, 5, 15 min)',
+  },
+} satisfies Record<string, Record<string, string>>;
+
+export type FactGroupTitle = keyof typeof GROUPS;
+
+export const FACT_GROUP_ORDER = Object.keys(GROUPS) as readonly FactGroupTitle[];
 
 interface FactInfo {
   label: string;
   group: FactGroupTitle;
 }
 
-// In the order each group lists them.
-const FACTS: Record<string, FactInfo> = {
-  cpu_model: { label: 'CPU model', group: 'CPU' },
-  'extra.cpu_vendor': { label: 'Vendor', group: 'CPU' },
-  arch: { label: 'Architecture', group: 'CPU' },
-  logical_cpus: { label: 'Logical CPUs', group: 'CPU' },
-  physical_cores: { label: 'Physical cores', group: 'CPU' },
-  smt_active: { label: 'SMT (hyper-threading)', group: 'CPU' },
-  'caches.L1d': { label: 'L1 data cache', group: 'CPU' },
-  'caches.L1i': { label: 'L1 instruction cache', group: 'CPU' },
-  'caches.L2': { label: 'L2 cache', group: 'CPU' },
-  'caches.L3': { label: 'L3 cache', group: 'CPU' },
-  'extra.cpu_flags_count': { label: 'CPU feature flags', group: 'CPU' },
-  'extra.microcode': { label: 'Microcode revision', group: 'CPU' },
-  memory_bytes: { label: 'Memory', group: 'Memory' },
-  'extra.numa_nodes': { label: 'NUMA nodes', group: 'Memory' },
-  'extra.thp': { label: 'Transparent huge pages', group: 'Memory' },
-  os_release: { label: 'Operating system', group: 'Kernel & mitigations' },
-  kernel_release: { label: 'Kernel', group: 'Kernel & mitigations' },
-  kernel_cmdline: { label: 'Kernel command line', group: 'Kernel & mitigations' },
-  'extra.perf_event_paranoid': { label: 'perf event paranoia', group: 'Kernel & mitigations' },
-  governor: { label: 'Governor', group: 'Frequency & clocks' },
-  boost: { label: 'Turbo boost', group: 'Frequency & clocks' },
-  'extra.cpu_mhz': { label: 'Clock now (MHz)', group: 'Frequency & clocks' },
-  'extra.cpufreq_driver': { label: 'Frequency driver', group: 'Frequency & clocks' },
-  'extra.energy_perf_pref': { label: 'Energy/performance preference', group: 'Frequency & clocks' },
-  'extra.energy_perf_bias': { label: 'Energy/performance bias', group: 'Frequency & clocks' },
-  'extra.cpuidle_driver': { label: 'Idle driver', group: 'Frequency & clocks' },
-  clocksource: { label: 'Clock source', group: 'Frequency & clocks' },
-  'extra.available_clocksource': { label: 'Available clock sources', group: 'Frequency & clocks' },
-  'extra.timer_slack_ns': { label: 'Timer slack', group: 'Frequency & clocks' },
-  'extra.isolated_cpus': { label: 'Isolated CPUs', group: 'Scheduler' },
-  'extra.nohz_full': { label: 'Tickless CPUs (nohz)', group: 'Scheduler' },
-  'extra.sched_autogroup': { label: 'Autogroup scheduling', group: 'Scheduler' },
-  virtualization: { label: 'Virtualization', group: 'Virtualization & limits' },
-  'extra.cgroup_cpu_max': { label: 'cgroup CPU limit (cpu.max)', group: 'Virtualization & limits' },
-  'extra.cpu_quota': { label: 'CPU quota', group: 'Virtualization & limits' },
-  'extra.cgroup_cpuset': { label: 'cgroup CPU set', group: 'Virtualization & limits' },
-  load_average: { label: 'Load average (1, 5, 15 min)', group: 'Load' },
-};
-
-export const FACT_GROUP_ORDER: readonly FactGroupTitle[] = ['CPU', 'Memory', 'Kernel & mitigations', 'Frequency & clocks', 'Scheduler', 'Virtualization & limits', 'Load'];
+const FACTS: Record<string, FactInfo> = Object.fromEntries(
+  FACT_GROUP_ORDER.flatMap((group) => Object.entries(GROUPS[group]).map(([key, label]): [string, FactInfo] => [key, { label, group }])),
+);
 
 // /sys/devices/system/cpu/vulnerabilities/* by their usual names.
 const VULNERABILITIES: Record<string, string> = {
@@ -75,7 +93,8 @@ const VULNERABILITIES: Record<string, string> = {
   vmscape: 'VMScape',
 };
 
-function sentence(words: string): string {
+/** A snake_case key as words with a capital: "timer_slack_ns" → "Timer slack ns". */
+export function sentence(words: string): string {
   const s = words.replace(/_/g, ' ');
   return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -13,7 +13,7 @@ import { Housekeeping } from './housekeeping';
 import { NamedTitle } from './named-title';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 
 /** Delete the batch with its runs, once none of them is unfinished (for those who may write). */
 function BatchHousekeeping({ batchId, runs }: { batchId: string; runs: Run[] }) {
@@ -68,16 +68,11 @@ export function BatchPage() {
         {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} {first.progress.total === 1 ? 'item' : 'items'} each from {kernels.length}{' '}
         {kernels.length === 1 ? 'kernel' : 'kernels'} ({kernels.join(', ')}).
       </p>
-      <div className="table-wrap">
-        <table className="table">
-          <TableHead columns={['Machine', 'Status', 'Progress', 'Run', 'Actions']} />
-          <tbody>
-            {sorted.map((run) => (
-              <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Machine', 'Status', 'Progress', 'Run', 'Actions']}>
+        {sorted.map((run) => (
+          <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />
+        ))}
+      </DataTable>
       <p className="actions">
         {sorted.length >= 2 && (
           <Link className="button button-primary" to={comparePath({ batch: batchId, machines: sorted.map((r) => r.machine_id), kernels })} data-testid="compare-batch">

@@ -1,6 +1,8 @@
 import { lazy, Suspense, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
+import { Select } from '@/components/Form';
+import { CHOOSE, machineOptions } from '@/components/options';
 import { DateTime } from '@/components/Time';
 import { useChanges, useHistory, useHistoryPoints, type FactChange, type History, type Step } from '@/features/history/api/history';
 import { decodeHistoryQuery, factValue, historyPath, ruleText, stepText, type HistoryQuery } from '@/features/history/utils/history';
@@ -9,7 +11,7 @@ import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 
 const HistoryChart = lazy(() => import('@/features/history/components/HistoryChart'));
 
@@ -31,39 +33,34 @@ function FactList({ facts }: { facts: FactChange[] }) {
 function StepsTable({ steps, unit }: { steps: Step[]; unit: string }) {
   if (steps.length === 0) return <p className="muted">No step in this series: its runs agree within their noise.</p>;
   return (
-    <div className="table-wrap">
-      <table className="table" data-testid="history-steps">
-        <TableHead columns={['First run after', 'Before → after', 'Ratio [95 % CI]', 'Verdict', 'Facts that changed']} />
-        <tbody>
-          {steps.map((s) => (
-            <tr key={s.run_id} data-significant={s.significant}>
-              <td>
-                <Link to={runPath(s.run_id)}>
-                  <DateTime value={s.at} />
-                </Link>
-              </td>
-              <td>
-                {formatMeasure(s.before, unit)} → {formatMeasure(s.after, unit)}
-              </td>
-              <td>
-                {formatNumber(s.ratio, 3)} [{formatNumber(s.ci_low, 3)}, {formatNumber(s.ci_high, 3)}]
-                <div className="muted small">{stepText(s, higherIsBetter(unit))}</div>
-              </td>
-              <td>
-                <strong>{s.significant ? 'Changed' : 'No change'}</strong>
-                <div className="muted small">
-                  {ruleText(s.significance.rule)}; noise {formatNumber(s.significance.noise * 100, 2)} % (
-                  {s.significance.noise_source === 'runs' ? 'from the runs' : 'default floor'}), runs {s.significance.runs.join(' vs ')}
-                </div>
-              </td>
-              <td>
-                <FactList facts={s.facts_changed} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={['First run after', 'Before → after', 'Ratio [95 % CI]', 'Verdict', 'Facts that changed']} testId="history-steps">
+      {steps.map((s) => (
+        <tr key={s.run_id} data-significant={s.significant}>
+          <td>
+            <Link to={runPath(s.run_id)}>
+              <DateTime value={s.at} />
+            </Link>
+          </td>
+          <td>
+            {formatMeasure(s.before, unit)} → {formatMeasure(s.after, unit)}
+          </td>
+          <td>
+            {formatNumber(s.ratio, 3)} [{formatNumber(s.ci_low, 3)}, {formatNumber(s.ci_high, 3)}]
+            <div className="muted small">{stepText(s, higherIsBetter(unit))}</div>
+          </td>
+          <td>
+            <strong>{s.significant ? 'Changed' : 'No change'}</strong>
+            <div className="muted small">
+              {ruleText(s.significance.rule)}; noise {formatNumber(s.significance.noise * 100, 2)} % (
+              {s.significance.noise_source === 'runs' ? 'from the runs' : 'default floor'}), runs {s.significance.runs.join(' vs ')}
+            </div>
+          </td>
+          <td>
+            <FactList facts={s.facts_changed} />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -86,28 +83,23 @@ function SeriesView({ data }: { data: History }) {
       </p>
       <StepsTable steps={data.changes} unit={data.unit} />
       <h2>Runs</h2>
-      <div className="table-wrap">
-        <table className="table" data-testid="history-points">
-          <TableHead columns={['Run', 'Median', 'CI', 'Launches', 'Agent']} />
-          <tbody>
-            {[...data.points].reverse().map((p) => (
-              <tr key={p.result_id}>
-                <td>
-                  <Link to={runPath(p.run_id)}>
-                    <DateTime value={p.at} />
-                  </Link>
-                </td>
-                <td>{formatMeasure(p.median, p.unit)}</td>
-                <td className="muted">
-                  {p.ci_low !== null && p.ci_high !== null ? `${formatMeasure(p.ci_low, p.unit)} – ${formatMeasure(p.ci_high, p.unit)}` : '—'}
-                </td>
-                <td>{p.n_launches}</td>
-                <td className="muted small">{p.agent_version ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Run', 'Median', 'CI', 'Launches', 'Agent']} testId="history-points">
+        {[...data.points].reverse().map((p) => (
+          <tr key={p.result_id}>
+            <td>
+              <Link to={runPath(p.run_id)}>
+                <DateTime value={p.at} />
+              </Link>
+            </td>
+            <td>{formatMeasure(p.median, p.unit)}</td>
+            <td className="muted">
+              {p.ci_low !== null && p.ci_high !== null ? `${formatMeasure(p.ci_low, p.unit)} – ${formatMeasure(p.ci_high, p.unit)}` : '—'}
+            </td>
+            <td>{p.n_launches}</td>
+            <td className="muted small">{p.agent_version ?? '—'}</td>
+          </tr>
+        ))}
+      </DataTable>
     </>
   );
 }
@@ -145,37 +137,32 @@ function FleetChanges() {
             No change detected: every kernel point with 4 or more runs has stayed within its noise.
           </p>
         ) : (
-          <div className="table-wrap">
-            <table className="table" data-testid="fleet-changes">
-              <TableHead columns={['When', 'Machine', 'Kernel', 'Ratio [95 % CI]', 'Facts that changed']} />
-              <tbody>
-                {changes.data.changes.map((c) => (
-                  <tr key={`${c.machine_id}/${c.kernel}/${c.params_key}/${c.run_id}`}>
-                    <td>
-                      <DateTime value={c.at} />
-                    </td>
-                    <td>{c.machine_name}</td>
-                    <td>
-                      <Link to={historyPath({ machine: c.machine_id, kernel: c.kernel, params: c.params_key })}>
-                        <code>{c.kernel}</code>
-                      </Link>
-                      {c.params_key && <div className="muted small">{c.params_key}</div>}
-                    </td>
-                    <td>
-                      {formatNumber(c.ratio, 3)} [{formatNumber(c.ci_low, 3)}, {formatNumber(c.ci_high, 3)}]
-                      <div className="muted small">
-                        {stepText(c, higherIsBetter(c.unit))}
-                        {c.significant ? '' : ` · ${ruleText(c.significance.rule)}`}
-                      </div>
-                    </td>
-                    <td>
-                      <FactList facts={c.facts_changed} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={['When', 'Machine', 'Kernel', 'Ratio [95 % CI]', 'Facts that changed']} testId="fleet-changes">
+            {changes.data.changes.map((c) => (
+              <tr key={`${c.machine_id}/${c.kernel}/${c.params_key}/${c.run_id}`}>
+                <td>
+                  <DateTime value={c.at} />
+                </td>
+                <td>{c.machine_name}</td>
+                <td>
+                  <Link to={historyPath({ machine: c.machine_id, kernel: c.kernel, params: c.params_key })}>
+                    <code>{c.kernel}</code>
+                  </Link>
+                  {c.params_key && <div className="muted small">{c.params_key}</div>}
+                </td>
+                <td>
+                  {formatNumber(c.ratio, 3)} [{formatNumber(c.ci_low, 3)}, {formatNumber(c.ci_high, 3)}]
+                  <div className="muted small">
+                    {stepText(c, higherIsBetter(c.unit))}
+                    {c.significant ? '' : ` · ${ruleText(c.significance.rule)}`}
+                  </div>
+                </td>
+                <td>
+                  <FactList facts={c.facts_changed} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ))}
       {changes.data?.more && <p className="muted small">Showing the newest 100.</p>}
     </>
@@ -201,42 +188,32 @@ export function HistoryPage() {
       <div className="toolbar history-pickers">
         <label>
           Machine{' '}
-          <select value={query.machine} onChange={(e) => go({ machine: e.target.value, kernel: '', params: null })} data-testid="history-machine">
-            <option value="">choose…</option>
-            {machines.data?.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.name}
-              </option>
-            ))}
-          </select>
+          <Select
+            value={query.machine}
+            onChange={(e) => go({ machine: e.target.value, kernel: '', params: null })}
+            data-testid="history-machine"
+            options={[CHOOSE, ...machineOptions(machines.data ?? [])]}
+          />
         </label>
         <label>
           Kernel{' '}
-          <select
+          <Select
             value={query.kernel}
             disabled={!machine}
             onChange={(e) => go({ kernel: e.target.value, params: null })}
             data-testid="history-kernel"
-          >
-            <option value="">choose…</option>
-            {machine?.kernels.map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
-          </select>
+            options={[CHOOSE, ...(machine?.kernels ?? [])]}
+          />
         </label>
         {points.data && points.data.length > 1 && (
           <label>
             Point{' '}
-            <select value={query.params ?? ''} onChange={(e) => go({ params: e.target.value })} data-testid="history-params">
-              {query.params === null && <option value="">choose…</option>}
-              {points.data.map((p) => (
-                <option key={p.params_key} value={p.params_key}>
-                  {p.params_key || '(defaults)'} · {p.runs} runs
-                </option>
-              ))}
-            </select>
+            <Select
+              value={query.params ?? ''}
+              onChange={(e) => go({ params: e.target.value })}
+              data-testid="history-params"
+              options={[...(query.params === null ? [CHOOSE] : []), ...points.data.map((p) => ({ value: p.params_key, label: `${p.params_key || '(defaults)'} · ${p.runs} runs` }))]}
+            />
           </label>
         )}
       </div>

@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { useLocation, useSearchParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { Select } from '@/components/Form';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { KernelCard } from '@/features/kernels/components/KernelCard';
 import { Seeds } from '@/features/kernels/components/Seeds';
@@ -42,14 +43,12 @@ export function KernelsPage() {
         <label htmlFor="kernel-search">Search</label>
         <input id="kernel-search" type="search" value={query.q} onChange={(e) => set({ q: e.target.value })} placeholder="pipe, mutex, threads…" size={30} />
         <label htmlFor="kernel-family">Family</label>
-        <select id="kernel-family" value={query.family ?? ''} onChange={(e) => set({ family: e.target.value || null })}>
-          <option value="">All families</option>
-          {families.map((f) => (
-            <option key={f} value={f}>
-              {f}
-            </option>
-          ))}
-        </select>
+        <Select
+          id="kernel-family"
+          value={query.family ?? ''}
+          onChange={(e) => set({ family: e.target.value || null })}
+          options={[{ value: '', label: 'All families' }, ...families]}
+        />
         <span className="muted small" data-testid="kernel-count">
           {found.length} of {all.length} kernels
         </span>

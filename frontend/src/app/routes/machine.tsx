@@ -1,5 +1,5 @@
 import { Link, useParams } from 'react-router';
-import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { EmptyState, ErrorMessage, Loading, QueryFallback } from '@/components/Feedback';
 import { OnlineBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
 import { useCanWrite, useSession } from '@/features/auth/api/session';
@@ -8,7 +8,6 @@ import { RenameMachine } from '@/features/machines/components/RenameMachine';
 import { groupFacts } from '@/features/machines/utils/fact-groups';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
-import { ApiError } from '@/lib/api-client';
 import type { Machine } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { historyPath } from '@/features/history/utils/history';
@@ -71,18 +70,15 @@ export function MachinePage() {
   const canWrite = useCanWrite();
   useDocumentTitle(machine.data?.name ?? 'Machine');
 
-  if (machine.isPending) return <Loading what="the machine" />;
-  if (machine.isError) {
-    if (machine.error instanceof ApiError && machine.error.isNotFound) {
-      return (
-        <EmptyState title="Machine not found">
-          <p>
-            No machine <code>{id}</code> is on this server (it may have been deleted). See the <Link to={paths.machines}>machines</Link>.
-          </p>
-        </EmptyState>
-      );
-    }
-    return <ErrorMessage title="Could not load the machine:" error={machine.error} />;
+  if (!machine.isSuccess) {
+    const notFound = (
+      <EmptyState title="Machine not found">
+        <p>
+          No machine <code>{id}</code> is on this server (it may have been deleted). See the <Link to={paths.machines}>machines</Link>.
+        </p>
+      </EmptyState>
+    );
+    return <QueryFallback query={machine} what="the machine" notFound={notFound} />;
   }
   const m = machine.data;
   const busy = (runs.data ?? []).filter((r) => r.status === 'queued' || r.status === 'running').length;

@@ -1,5 +1,5 @@
 import { Link, useParams } from 'react-router';
-import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { EmptyState, ErrorMessage, Loading, QueryFallback } from '@/components/Feedback';
 import { useCanWrite } from '@/features/auth/api/session';
 import { useNow } from '@/components/use-now';
 import { useMachines } from '@/features/machines/api/machines';
@@ -10,7 +10,6 @@ import { RunItemsTable } from '@/features/runs/components/RunItemsTable';
 import { RunSummary } from '@/features/runs/components/RunSummary';
 import { runTitle } from '@/features/runs/utils/run-title';
 import { runTiming } from '@/features/runs/utils/timing';
-import { ApiError } from '@/lib/api-client';
 import { isTerminal, type Result, type Run } from '@/lib/api-types';
 import { downloadBlob, exportName, runToCsv, runToJson } from '@/lib/export';
 import { useLimits } from '@/lib/limits';
@@ -65,18 +64,15 @@ export function RunPage() {
   const title = run.data?.name || made;
   useDocumentTitle(title);
 
-  if (run.isPending) return <Loading what="the run" />;
-  if (run.isError) {
-    if (run.error instanceof ApiError && run.error.isNotFound) {
-      return (
-        <EmptyState title="Run not found">
-          <p>
-            There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to={paths.runs}>recent runs</Link>.
-          </p>
-        </EmptyState>
-      );
-    }
-    return <ErrorMessage title="Could not load the run:" error={run.error} />;
+  if (!run.isSuccess) {
+    const notFound = (
+      <EmptyState title="Run not found">
+        <p>
+          There is no run <code>{id}</code> on this server (it may have been deleted). See the <Link to={paths.runs}>recent runs</Link>.
+        </p>
+      </EmptyState>
+    );
+    return <QueryFallback query={run} what="the run" notFound={notFound} />;
   }
 
   const r = run.data;

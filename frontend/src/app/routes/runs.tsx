@@ -1,6 +1,8 @@
 import { useMemo } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
+import { Select } from '@/components/Form';
+import { machineOptions } from '@/components/options';
 import { useMachines } from '@/features/machines/api/machines';
 import { useRuns } from '@/features/runs/api/runs';
 import { RunsTable } from '@/features/runs/components/RunsTable';
@@ -24,31 +26,19 @@ export function RunsPage() {
       <h1>Runs</h1>
       <div className="toolbar">
         <label htmlFor="runs-machine">Machine</label>
-        <select
+        <Select
           id="runs-machine"
           value={query.machine ?? ''}
           onChange={(e) => setSearchParams(encodeRunsQuery({ ...query, machine: e.target.value || null }))}
-        >
-          <option value="">All machines</option>
-          {(machines.data ?? []).map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.name}
-            </option>
-          ))}
-        </select>
+          options={[{ value: '', label: 'All machines' }, ...machineOptions(machines.data ?? [])]}
+        />
         <label htmlFor="runs-status">Status</label>
-        <select
+        <Select
           id="runs-status"
           value={query.status ?? ''}
           onChange={(e) => setSearchParams(encodeRunsQuery({ ...query, status: (e.target.value || null) as RunStatus | null }))}
-        >
-          <option value="">Any status</option>
-          {RUN_STATUS_FILTERS.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
+          options={[{ value: '', label: 'Any status' }, ...RUN_STATUS_FILTERS]}
+        />
         <Link className="button" to={newRun}>
           New run
         </Link>

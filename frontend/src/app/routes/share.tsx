@@ -1,9 +1,8 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { ErrorMessage, Loading } from '@/components/Feedback';
+import { QueryFallback } from '@/components/Feedback';
 import { useShare } from '@/features/compare/api/compare';
 import { CompareBody } from '@/features/compare/components/CompareBody';
-import { ApiError } from '@/lib/api-client';
 import { comparePath, isWellFormedSlug, viewFromShare, type CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 import { useDocumentTitle } from './title';
@@ -31,11 +30,7 @@ export function SharePage() {
   const [local, setLocal] = useState<Partial<CompareView>>({});
 
   if (!wellFormed) return <ShareNotFound slug={slug} />;
-  if (share.isPending) return <Loading what="the shared comparison" />;
-  if (share.isError) {
-    if (share.error instanceof ApiError && share.error.isNotFound) return <ShareNotFound slug={slug} />;
-    return <ErrorMessage title="Could not load the shared comparison:" error={share.error} />;
-  }
+  if (!share.isSuccess) return <QueryFallback query={share} what="the shared comparison" notFound={<ShareNotFound slug={slug} />} />;
   const s = share.data;
   const view = { ...viewFromShare(s.view), ...local };
   const data = s.compare;

@@ -1,5 +1,7 @@
 import { useState, type FormEvent } from 'react';
+import { CopyField } from '@/components/CopyField';
 import { ErrorMessage } from '@/components/Feedback';
+import { Field, Select, SubmitActions } from '@/components/Form';
 import { MAX_TOKEN_NAME } from '@/lib/api-types';
 import type { Scope } from '../api/session';
 import { useCreateToken, type ApiTokenCreated } from '../api/tokens';
@@ -22,38 +24,12 @@ const LIFETIMES: { value: string; label: string; ttl?: number }[] = [
 
 /** The new token's secret, shown this once with a copy button: the server keeps only its hash. */
 function NewTokenSecret({ created }: { created: ApiTokenCreated }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(created.token);
-    } catch {
-      const input = document.getElementById('new-token-secret') as HTMLInputElement | null;
-      input?.select();
-      document.execCommand('copy');
-    }
-    setCopied(true);
-    setTimeout(() => setCopied(false), 2000);
-  };
   return (
     <div className="message message-frozen new-token" role="status" data-testid="new-token">
       <p>
         Token <strong>{created.name}</strong> ({created.scope}) created. Copy it now: it will not be shown again.
       </p>
-      <span className="share-link">
-        <input
-          id="new-token-secret"
-          readOnly
-          value={created.token}
-          data-testid="new-token-secret"
-          aria-label="New token"
-          spellCheck={false}
-          onFocus={(e) => e.target.select()}
-          size={52}
-        />
-        <button type="button" className="button" onClick={() => void copy()}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-      </span>
+      <CopyField id="new-token-secret" value={created.token} testId="new-token-secret" label="New token" size={52} />
       <p className="hint">
         Use it as <code>authorization: Bearer &lt;token&gt;</code>, or sign in with it.
       </p>
@@ -76,36 +52,17 @@ export function CreateTokenForm() {
     <>
       <form className="form" onSubmit={submit} aria-label="New API token">
         <div className="row">
-          <div className="field">
-            <label htmlFor="token-name">Name</label>
+          <Field id="token-name" label="Name">
             <input id="token-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={MAX_TOKEN_NAME} placeholder="ci-nightly" required />
-          </div>
-          <div className="field">
-            <label htmlFor="token-scope">Scope</label>
-            <select id="token-scope" value={scope} onChange={(e) => setScope(e.target.value as Scope)}>
-              {SCOPES.map((s) => (
-                <option key={s.value} value={s.value}>
-                  {s.label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="token-lifetime">Expires</label>
-            <select id="token-lifetime" value={lifetime} onChange={(e) => setLifetime(e.target.value)}>
-              {LIFETIMES.map((l) => (
-                <option key={l.value} value={l.value}>
-                  {l.label}
-                </option>
-              ))}
-            </select>
-          </div>
+          </Field>
+          <Field id="token-scope" label="Scope">
+            <Select id="token-scope" value={scope} onChange={(e) => setScope(e.target.value as Scope)} options={SCOPES} />
+          </Field>
+          <Field id="token-lifetime" label="Expires">
+            <Select id="token-lifetime" value={lifetime} onChange={(e) => setLifetime(e.target.value)} options={LIFETIMES} />
+          </Field>
         </div>
-        <div className="actions">
-          <button type="submit" className="button button-primary" disabled={create.isPending || name.trim() === ''}>
-            {create.isPending ? 'Creating…' : 'Create token'}
-          </button>
-        </div>
+        <SubmitActions label="Create token" busy="Creating…" pending={create.isPending} disabled={name.trim() === ''} />
       </form>
       {create.isError && <ErrorMessage title="Could not create the token:" error={create.error} />}
       {create.data && <NewTokenSecret created={create.data} />}

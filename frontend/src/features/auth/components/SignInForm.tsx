@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { Field, SubmitActions } from '@/components/Form';
 import { useSignIn } from '../api/session';
 
 /**
@@ -22,8 +23,7 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
   };
   return (
     <form className="form signin-form" onSubmit={submit} aria-label="Sign in">
-      <div className="field">
-        <label htmlFor="signin-token">Token</label>
+      <Field id="signin-token" label="Token">
         <input
           id="signin-token"
           name="token"
@@ -40,12 +40,8 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
         <span id="signin-hint" className="hint">
           The admin token (in <code>&lt;data dir&gt;/admin-token</code>, or <code>CTXBENCH_ADMIN_TOKEN</code>) or an API token.
         </span>
-      </div>
-      <div className="actions">
-        <button type="submit" className="button button-primary" disabled={signIn.isPending || token.trim() === ''}>
-          {signIn.isPending ? 'Signing in…' : 'Sign in'}
-        </button>
-      </div>
+      </Field>
+      <SubmitActions label="Sign in" busy="Signing in…" pending={signIn.isPending} disabled={token.trim() === ''} />
       {signIn.isError && <ErrorMessage title="Could not sign in:" error={signIn.error} />}
     </form>
   );

@@ -1,5 +1,7 @@
 import { useState } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { DataTable } from '@/components/TableHead';
+import { unseen } from '@/components/table-columns';
 import { DateTime, RelativeTime } from '@/components/Time';
 import { useRevokeToken, type ApiToken } from '../api/tokens';
 
@@ -32,41 +34,24 @@ function RevokeButton({ token }: { token: ApiToken }) {
 export function TokensTable({ tokens }: { tokens: ApiToken[] }) {
   if (tokens.length === 0) return <p className="muted">No API tokens yet: scripts and CI use the admin token until you create one.</p>;
   return (
-    <div className="table-wrap">
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Scope</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>Expires</th>
-            <th>Revoked</th>
-            <th>
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.map((t) => (
-            <tr key={t.id} data-testid="token-row" data-token-id={t.id}>
-              <td className="strong">{t.name}</td>
-              <td>{t.scope}</td>
-              <td>
-                <DateTime value={t.created_at} />
-              </td>
-              <td>
-                <RelativeTime value={t.last_used_at} />
-              </td>
-              <td>{t.expires_at ? <DateTime value={t.expires_at} /> : <span className="muted">never</span>}</td>
-              <td data-testid="token-revoked">{t.revoked_at ? <DateTime value={t.revoked_at} /> : <span className="muted">no</span>}</td>
-              <td>
-                <RevokeButton token={t} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={['Name', 'Scope', 'Created', 'Last used', 'Expires', 'Revoked', unseen('Actions')]}>
+      {tokens.map((t) => (
+        <tr key={t.id} data-testid="token-row" data-token-id={t.id}>
+          <td className="strong">{t.name}</td>
+          <td>{t.scope}</td>
+          <td>
+            <DateTime value={t.created_at} />
+          </td>
+          <td>
+            <RelativeTime value={t.last_used_at} />
+          </td>
+          <td>{t.expires_at ? <DateTime value={t.expires_at} /> : <span className="muted">never</span>}</td>
+          <td data-testid="token-revoked">{t.revoked_at ? <DateTime value={t.revoked_at} /> : <span className="muted">no</span>}</td>
+          <td>
+            <RevokeButton token={t} />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

@@ -1,3 +1,4 @@
+import { DataTable } from '@/components/TableHead';
 import type { CompareResponse } from '@/lib/api-types';
 import { factLabel } from '@/lib/facts';
 
@@ -13,36 +14,22 @@ export function FactsDiff({ data }: { data: CompareResponse }) {
     return <p className="muted">The compared machines have the same facts.</p>;
   }
   return (
-    <div className="table-wrap">
-      <table className="table" data-testid="facts-diff">
-        <thead>
-          <tr>
-            <th scope="col">Fact</th>
-            {data.machines.map((m) => (
-              <th key={m.id} scope="col">
-                {m.name}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {data.facts_diff.map((d) => (
-            <tr key={d.fact} data-testid="fact-diff">
-              <th scope="row">
-                <span className="fact-label" title={d.fact}>
-                  {factLabel(d.fact)}
-                </span>
-                {d.hint && <div className="muted small hint">{d.hint}</div>}
-              </th>
-              {data.machines.map((m) => (
-                <td key={m.id} className="small fact-value">
-                  {show(d.values[m.id])}
-                </td>
-              ))}
-            </tr>
+    <DataTable columns={['Fact', ...data.machines.map((m) => m.name)]} testId="facts-diff">
+      {data.facts_diff.map((d) => (
+        <tr key={d.fact} data-testid="fact-diff">
+          <th scope="row">
+            <span className="fact-label" title={d.fact}>
+              {factLabel(d.fact)}
+            </span>
+            {d.hint && <div className="muted small hint">{d.hint}</div>}
+          </th>
+          {data.machines.map((m) => (
+            <td key={m.id} className="small fact-value">
+              {show(d.values[m.id])}
+            </td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

@@ -1,3 +1,4 @@
+import { TableHead } from '@/components/TableHead';
 import type { CompareResponse } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatNumber, formatParams } from '@/lib/format';
@@ -11,17 +12,7 @@ export function Heatmap({ data, view, onView }: { data: CompareResponse; view: C
   return (
     <div className="heatmap-wrap" data-testid="heatmap">
       <table className="heatmap">
-        <thead>
-          <tr>
-            <th scope="col">Kernel</th>
-            {data.machines.map((m) => (
-              <th key={m.id} scope="col">
-                {m.name}
-                {m.id === data.baseline ? ' (baseline)' : ''}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead columns={['Kernel', ...data.machines.map((m) => (m.id === data.baseline ? `${m.name} (baseline)` : m.name))]} />
         <tbody>
           {rows.map((row) => (
             <tr key={rowKey(row)} className={rowKey(row) === selected ? 'selected' : undefined}>

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { Select } from '@/components/Form';
 import { useRecentRuns } from '@/features/machines';
 import { runsQuery } from '@/features/runs';
 import { runKernels, type Kernel, type Machine } from '@/lib/api-types';
@@ -20,14 +21,16 @@ function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareV
   return (
     <div className="field field-inline">
       <label htmlFor={`run-${machine.id}`}>{machine.name}</label>
-      <select id={`run-${machine.id}`} value={chosen} onChange={(e) => onChange(e.target.value)} data-testid="run-picker">
-        <option value="">latest results</option>
-        {list.map((r) => (
-          <option key={r.id} value={r.id}>
-            {formatDateTime(r.finished_at ?? r.created_at)} · {runKernels(r).slice(0, 3).join(', ')} ({r.id.slice(0, 8)})
-          </option>
-        ))}
-      </select>
+      <Select
+        id={`run-${machine.id}`}
+        value={chosen}
+        onChange={(e) => onChange(e.target.value)}
+        data-testid="run-picker"
+        options={[
+          { value: '', label: 'latest results' },
+          ...list.map((r) => ({ value: r.id, label: `${formatDateTime(r.finished_at ?? r.created_at)} · ${runKernels(r).slice(0, 3).join(', ')} (${r.id.slice(0, 8)})` })),
+        ]}
+      />
     </div>
   );
 }
@@ -155,13 +158,12 @@ export function ComparePickers({
           {chosen.length > 0 && (
             <div className="field field-inline">
               <label htmlFor="cmp-baseline">Baseline</label>
-              <select id="cmp-baseline" value={view.baseline ?? chosen[0] ?? ''} onChange={(e) => onView({ baseline: e.target.value })}>
-                {chosen.map((id) => (
-                  <option key={id} value={id}>
-                    {byId.get(id)?.name ?? id}
-                  </option>
-                ))}
-              </select>
+              <Select
+                id="cmp-baseline"
+                value={view.baseline ?? chosen[0] ?? ''}
+                onChange={(e) => onView({ baseline: e.target.value })}
+                options={chosen.map((id) => ({ value: id, label: byId.get(id)?.name ?? id }))}
+              />
             </div>
           )}
           {chosen.length > 0 && (

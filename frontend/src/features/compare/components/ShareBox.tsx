@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { CopyField } from '@/components/CopyField';
 import { ErrorMessage } from '@/components/Feedback';
 import { viewToShare, type CompareView } from '@/lib/compare-query';
 import { useCreateShare } from '../api/compare';
@@ -6,20 +6,7 @@ import { useCreateShare } from '../api/compare';
 /** "Share": freezes this comparison on the server and shows its permanent link with a copy button. */
 export function ShareBox({ view }: { view: CompareView }) {
   const share = useCreateShare();
-  const [copied, setCopied] = useState(false);
   const link = share.data ? new URL(share.data.url, window.location.origin).toString() : null;
-  const copy = async () => {
-    if (!link) return;
-    try {
-      await navigator.clipboard.writeText(link);
-    } catch {
-      const input = document.getElementById('share-link') as HTMLInputElement | null;
-      input?.select();
-      document.execCommand('copy');
-    }
-    setCopied(true);
-    setTimeout(() => setCopied(false), 2000);
-  };
   return (
     <div className="share">
       <button
@@ -32,15 +19,11 @@ export function ShareBox({ view }: { view: CompareView }) {
         {share.isPending ? 'Sharing…' : 'Share'}
       </button>
       {link && (
-        <span className="share-link">
-          <input id="share-link" readOnly value={link} data-testid="share-link" aria-label="Share link" onFocus={(e) => e.target.select()} size={48} />
-          <button type="button" className="button" onClick={() => void copy()}>
-            {copied ? 'Copied' : 'Copy'}
-          </button>
+        <CopyField id="share-link" value={link} testId="share-link" label="Share link" size={48}>
           <a href={share.data!.url} target="_blank" rel="noreferrer">
             open
           </a>
-        </span>
+        </CopyField>
       )}
       {share.isError && <ErrorMessage title="Could not share:" error={share.error} />}
     </div>

@@ -1,5 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Select } from '@/components/Form';
+import { DataTable } from '@/components/TableHead';
+import { machineOptions } from '@/components/options';
 import { runsQuery, useRun } from '@/features/runs';
 import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import type { CompareView, Side } from '@/lib/compare-query';
@@ -11,38 +14,26 @@ type Choice = 0 | 1 | null;
 function SideRunsTable(props: { runs: Run[]; labels: [string, string]; choice: Map<string, Choice>; onChoose: (runId: string, c: Choice) => void }) {
   const { runs, labels, choice, onChoose } = props;
   return (
-    <div className="table-wrap">
-      <table className="table" data-testid="ab-runs">
-        <thead>
-          <tr>
-            <th>Run</th>
-            <th>Kernels</th>
-            <th>{labels[0] || 'A'}</th>
-            <th>{labels[1] || 'B'}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((r) => (
-            <tr key={r.id} data-run={r.id}>
-              <td>
-                {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
-              </td>
-              <td className="small">{runKernels(r).slice(0, 4).join(', ')}</td>
-              {([0, 1] as const).map((i) => (
-                <td key={i}>
-                  <input
-                    type="checkbox"
-                    aria-label={`${r.id} on side ${i === 0 ? 'A' : 'B'}`}
-                    checked={choice.get(r.id) === i}
-                    onChange={(e) => onChoose(r.id, e.target.checked ? i : null)}
-                  />
-                </td>
-              ))}
-            </tr>
+    <DataTable columns={['Run', 'Kernels', labels[0] || 'A', labels[1] || 'B']} testId="ab-runs">
+      {runs.map((r) => (
+        <tr key={r.id} data-run={r.id}>
+          <td>
+            {formatDateTime(r.finished_at ?? r.created_at)} <span className="muted small">{r.id.slice(0, 8)}</span>
+          </td>
+          <td className="small">{runKernels(r).slice(0, 4).join(', ')}</td>
+          {([0, 1] as const).map((i) => (
+            <td key={i}>
+              <input
+                type="checkbox"
+                aria-label={`${r.id} on side ${i === 0 ? 'A' : 'B'}`}
+                checked={choice.get(r.id) === i}
+                onChange={(e) => onChoose(r.id, e.target.checked ? i : null)}
+              />
+            </td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -75,14 +66,12 @@ export function SidesPicker({ machines, view, onView }: { machines: Machine[]; v
       <div className="toolbar">
         <label>
           Machine{' '}
-          <select value={machineId} onChange={(e) => onView({ ab: e.target.value, sides: [] })} data-testid="ab-machine">
-            {machineId === '' && <option value="">…</option>}
-            {machines.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.name}
-              </option>
-            ))}
-          </select>
+          <Select
+            value={machineId}
+            onChange={(e) => onView({ ab: e.target.value, sides: [] })}
+            data-testid="ab-machine"
+            options={[...(machineId === '' ? [{ value: '', label: '…' }] : []), ...machineOptions(machines)]}
+          />
         </label>
         {[0, 1].map((i) => (
           <label key={i}>

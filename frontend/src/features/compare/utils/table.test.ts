@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ciLabel, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
+import { ciLabel, ciTitle, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
 import { response, row } from '@/lib/test-fixtures';
 
 const rows = [
@@ -95,6 +95,9 @@ describe('interval labels and the significance rule', () => {
     expect(ciLabel('minmax')).toBe('min–max');
     expect(ciLabel('bootstrap_few_launches')).toBe('CI < 95 %');
     expect(ciLabel(undefined)).toBe('CI');
+    expect(ciTitle('minmax')).toMatch(/^Min–max of the samples/);
+    expect(ciTitle('bootstrap_few_launches')).toMatch(/covers less than 95 %/);
+    expect(ciTitle(null)).toMatch(/kind is not recorded/);
   });
 
   it('says which rule decided, with the noise and where it came from', () => {

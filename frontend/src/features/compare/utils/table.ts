@@ -99,31 +99,26 @@ export function formatRatio(r: number | null | undefined): string {
   return r === null || r === undefined ? '—' : `${formatNumber(r, 3)}×`;
 }
 
+type CiKind = CompareCell['ci_kind'] | CompareRatio['ci_kind'];
+
+/** Each interval's honest name (a 95 % CI only when there were enough launches to make one) and how it was made. */
+const CI_WORDS: Record<NonNullable<CiKind>, { label: string; title: string }> = {
+  bootstrap95: { label: '95 % CI', title: '95 % interval of a hierarchical bootstrap (launches, then samples)' },
+  minmax: { label: 'min–max', title: 'Min–max of the samples: with fewer than 6 launches no interval reaches 95 %' },
+  bootstrap_few_launches: { label: 'CI < 95 %', title: 'Hierarchical bootstrap interval; with fewer than 6 launches a side it covers less than 95 %' },
+};
+const CI_UNKNOWN = { label: 'CI', title: 'Confidence interval (older answer: its kind is not recorded)' };
+
+const ciWords = (kind: CiKind) => (kind ? CI_WORDS[kind] : undefined) ?? CI_UNKNOWN;
+
 /** The honest name of an interval: a 95 % CI only when there were enough launches to make one. */
-export function ciLabel(kind: CompareCell['ci_kind'] | CompareRatio['ci_kind']): string {
-  switch (kind) {
-    case 'bootstrap95':
-      return '95 % CI';
-    case 'minmax':
-      return 'min–max';
-    case 'bootstrap_few_launches':
-      return 'CI < 95 %';
-    default:
-      return 'CI';
-  }
+export function ciLabel(kind: CiKind): string {
+  return ciWords(kind).label;
 }
 
-export function ciTitle(kind: CompareCell['ci_kind'] | CompareRatio['ci_kind']): string {
-  switch (kind) {
-    case 'bootstrap95':
-      return '95 % interval of a hierarchical bootstrap (launches, then samples)';
-    case 'minmax':
-      return 'Min–max of the samples: with fewer than 6 launches no interval reaches 95 %';
-    case 'bootstrap_few_launches':
-      return 'Hierarchical bootstrap interval; with fewer than 6 launches a side it covers less than 95 %';
-    default:
-      return 'Confidence interval (older answer: its kind is not recorded)';
-  }
+/** How the interval was made, for its tooltip. */
+export function ciTitle(kind: CiKind): string {
+  return ciWords(kind).title;
 }
 
 /** 0.05 -> "5 %", 0.125 -> "12.5 %": a noise floor, no trailing zeros. */

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { JOIN_TOKEN, type Machine } from '@/lib/api-types';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 import {
   type JoinTokenCreated,
   useCreateJoinToken,
@@ -81,30 +81,25 @@ function JoinTokens() {
   if (tokens.error) return <ErrorMessage error={tokens.error} />;
   if (tokens.data.length === 0) return <EmptyState title="No join tokens yet" />;
   return (
-    <div className="table-wrap">
-      <table className="table" data-testid="join-tokens">
-        <TableHead columns={['created', 'by', 'expires', 'used', 'left', 'state', '']} />
-        <tbody>
-          {tokens.data.map((t) => (
-            <tr key={t.id}>
-              <td>{new Date(t.created_at).toLocaleString()}</td>
-              <td>{t.created_by || '—'}</td>
-              <td>{new Date(t.expires_at).toLocaleString()}</td>
-              <td>{t.uses}</td>
-              <td>{t.uses_left}</td>
-              <td>{t.revoked ? 'withdrawn' : t.expired ? 'expired' : t.uses_left === 0 ? 'used' : 'usable'}</td>
-              <td>
-                {!t.revoked && !t.expired && t.uses_left > 0 && (
-                  <button type="button" className="button" onClick={() => del.mutate(t.id)}>
-                    Withdraw
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={['created', 'by', 'expires', 'used', 'left', 'state', '']} testId="join-tokens">
+      {tokens.data.map((t) => (
+        <tr key={t.id}>
+          <td>{new Date(t.created_at).toLocaleString()}</td>
+          <td>{t.created_by || '—'}</td>
+          <td>{new Date(t.expires_at).toLocaleString()}</td>
+          <td>{t.uses}</td>
+          <td>{t.uses_left}</td>
+          <td>{t.revoked ? 'withdrawn' : t.expired ? 'expired' : t.uses_left === 0 ? 'used' : 'usable'}</td>
+          <td>
+            {!t.revoked && !t.expired && t.uses_left > 0 && (
+              <button type="button" className="button" onClick={() => del.mutate(t.id)}>
+                Withdraw
+              </button>
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -113,53 +108,50 @@ export function HostsTable({ machines }: { machines: Machine[] }) {
   const act = useMachineAction();
   if (machines.length === 0) return <EmptyState title="No hosts have enrolled yet" />;
   return (
-    <div className="table-wrap">
+    <>
       {act.error && <ErrorMessage error={act.error} />}
-      <table className="table" data-testid="hosts">
-        <TableHead columns={['host', 'connection', 'status', 'agent', '']} />
-        <tbody>
-          {machines.map((m) => {
-            const status = m.status ?? 'active';
-            return (
-              <tr key={m.id} data-testid="host-row">
-                <td>
-                  {m.name} <span className="muted small">{m.hostname !== m.name ? m.hostname : ''}</span>
-                </td>
-                <td>
-                  <span className={m.online ? 'badge badge-online' : 'badge badge-offline'}>
-                    {m.online ? 'online' : 'offline'}
-                  </span>
-                </td>
-                <td>
-                  <span className={status === 'revoked' ? 'badge badge-failed' : 'badge'}>{status}</span>
-                </td>
-                <td>{m.agent_version || '—'}</td>
-                <td>
-                  {status === 'pending' && (
-                    <button type="button" className="button" onClick={() => act.mutate({ id: m.id, action: 'approve' })}>
-                      Approve
-                    </button>
-                  )}{' '}
-                  {status !== 'revoked' && (
-                    <button
-                      type="button"
-                      className="button"
-                      onClick={() => {
-                        if (window.confirm(`Revoke ${m.name}? Its agent is disconnected and cannot come back.`)) {
-                          act.mutate({ id: m.id, action: 'revoke' });
-                        }
-                      }}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+      <DataTable columns={['host', 'connection', 'status', 'agent', '']} testId="hosts">
+        {machines.map((m) => {
+          const status = m.status ?? 'active';
+          return (
+            <tr key={m.id} data-testid="host-row">
+              <td>
+                {m.name} <span className="muted small">{m.hostname !== m.name ? m.hostname : ''}</span>
+              </td>
+              <td>
+                <span className={m.online ? 'badge badge-online' : 'badge badge-offline'}>
+                  {m.online ? 'online' : 'offline'}
+                </span>
+              </td>
+              <td>
+                <span className={status === 'revoked' ? 'badge badge-failed' : 'badge'}>{status}</span>
+              </td>
+              <td>{m.agent_version || '—'}</td>
+              <td>
+                {status === 'pending' && (
+                  <button type="button" className="button" onClick={() => act.mutate({ id: m.id, action: 'approve' })}>
+                    Approve
+                  </button>
+                )}{' '}
+                {status !== 'revoked' && (
+                  <button
+                    type="button"
+                    className="button"
+                    onClick={() => {
+                      if (window.confirm(`Revoke ${m.name}? Its agent is disconnected and cannot come back.`)) {
+                        act.mutate({ id: m.id, action: 'revoke' });
+                      }
+                    }}
+                  >
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </DataTable>
+    </>
   );
 }
 

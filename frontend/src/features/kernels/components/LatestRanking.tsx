@@ -1,13 +1,14 @@
 import { lazy, Suspense, useState } from 'react';
 import { Link } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
+import { Select } from '@/components/Form';
 import { RelativeTime } from '@/components/Time';
 import { historyPath } from '@/features/history';
 import { formatMeasure, formatNumber } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useKernelLatest, versusBest } from '../api/latest';
 import { paths } from '@/app/paths';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
 
 const RankedChart = lazy(() => import('./RankedChart'));
@@ -32,46 +33,40 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
       {latest.data.length > 1 && (
         <label className="field-inline">
           Point{' '}
-          <select value={point.params_key} onChange={(e) => setPick(e.target.value)} data-testid="ranking-point">
-            {latest.data.map((p) => (
-              <option key={p.params_key} value={p.params_key}>
-                {p.params_key || '(defaults)'} · {p.results.length} machines
-              </option>
-            ))}
-          </select>
+          <Select
+            value={point.params_key}
+            onChange={(e) => setPick(e.target.value)}
+            data-testid="ranking-point"
+            options={latest.data.map((p) => ({ value: p.params_key, label: `${p.params_key || '(defaults)'} · ${p.results.length} machines` }))}
+          />
         </label>
       )}
       <Suspense fallback={<Loading what="the chart" />}>
         <RankedChart kernel={kernelId} point={point} />
       </Suspense>
-      <div className="table-wrap">
-        <table className="table" data-testid="ranking-table">
-          <TableHead columns={['#', 'Machine', num('Median'), num('CI'), num('vs best'), 'Measured']} />
-          <tbody>
-            {point.results.map((r, i) => (
-              <tr key={r.machine_id} data-testid="ranking-row">
-                <td>{i + 1}</td>
-                <td>
-                  <Link to={paths.machine(r.machine_id)}>{r.machine_name}</Link>{' '}
-                  <Link className="small" to={historyPath({ machine: r.machine_id, kernel: kernelId, params: point.params_key })}>
-                    history
-                  </Link>
-                </td>
-                <td className="num">{formatMeasure(r.median, r.unit)}</td>
-                <td className="num muted">
-                  {r.ci_low !== null && r.ci_high !== null ? `${formatMeasure(r.ci_low, r.unit)} – ${formatMeasure(r.ci_high, r.unit)}` : '—'}
-                </td>
-                <td className="num">{vs[i] === null ? '—' : `×${formatNumber(vs[i], 3)}`}</td>
-                <td>
-                  <Link to={runPath(r.run_id)}>
-                    <RelativeTime value={r.at} />
-                  </Link>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['#', 'Machine', num('Median'), num('CI'), num('vs best'), 'Measured']} testId="ranking-table">
+        {point.results.map((r, i) => (
+          <tr key={r.machine_id} data-testid="ranking-row">
+            <td>{i + 1}</td>
+            <td>
+              <Link to={paths.machine(r.machine_id)}>{r.machine_name}</Link>{' '}
+              <Link className="small" to={historyPath({ machine: r.machine_id, kernel: kernelId, params: point.params_key })}>
+                history
+              </Link>
+            </td>
+            <td className="num">{formatMeasure(r.median, r.unit)}</td>
+            <td className="num muted">
+              {r.ci_low !== null && r.ci_high !== null ? `${formatMeasure(r.ci_low, r.unit)} – ${formatMeasure(r.ci_high, r.unit)}` : '—'}
+            </td>
+            <td className="num">{vs[i] === null ? '—' : `×${formatNumber(vs[i], 3)}`}</td>
+            <td>
+              <Link to={runPath(r.run_id)}>
+                <RelativeTime value={r.at} />
+              </Link>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       <p className="muted small">
         Each machine’s latest successful result of this point; {point.higher_is_better ? 'higher' : 'lower'} is better. To test a
         difference, compare the machines: a ratio there comes with its CI and the rule that decides.

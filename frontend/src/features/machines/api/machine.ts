@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { apiDelete, apiGet, apiPatch } from '@/lib/api-client';
+import { apiGet, apiPatch } from '@/lib/api-client';
 import type { Machine, Run } from '@/lib/api-types';
+import { useDeleteMutation } from '@/lib/mutations';
 import { pollUnlessPushed } from '@/lib/push';
 import { MACHINES_POLL_MS } from './machines';
 
@@ -35,13 +36,5 @@ export function useRenameMachine(id: string) {
 
 /** Deletes a machine with all its runs and results (admin; 409 while it is online or busy). */
 export function useDeleteMachine(id: string) {
-  const client = useQueryClient();
-  return useMutation({
-    mutationFn: () => apiDelete<void>(`/machines/${encodeURIComponent(id)}`),
-    onSuccess: () => {
-      client.removeQueries({ queryKey: ['machines', id] });
-      void client.invalidateQueries({ queryKey: ['machines'] });
-      void client.invalidateQueries({ queryKey: ['runs'] });
-    },
-  });
+  return useDeleteMutation(`/machines/${encodeURIComponent(id)}`, ['machines', id], [['machines'], ['runs']]);
 }

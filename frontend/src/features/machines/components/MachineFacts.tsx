@@ -1,3 +1,4 @@
+import { Meta } from '@/components/Meta';
 import type { MachineFacts as Facts } from '@/lib/api-types';
 import { keyFacts } from '../utils/key-facts';
 
@@ -5,10 +6,9 @@ export function MachineFacts({ facts }: { facts: Facts }) {
   return (
     <dl className="facts">
       {keyFacts(facts).map(({ label, value }) => (
-        <div key={label}>
-          <dt>{label}</dt>
-          <dd className={value ? undefined : 'muted'}>{value || 'unknown'}</dd>
-        </div>
+        <Meta key={label} term={label} className={value ? undefined : 'muted'}>
+          {value || 'unknown'}
+        </Meta>
       ))}
     </dl>
   );

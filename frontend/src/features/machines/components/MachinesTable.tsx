@@ -1,6 +1,8 @@
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { OnlineBadge, StatusBadge } from '@/components/StatusBadge';
+import { DataTable } from '@/components/TableHead';
+import { num, unseen } from '@/components/table-columns';
 import { RelativeTime } from '@/components/Time';
 import { useNow } from '@/components/use-now';
 import type { Machine, Run } from '@/lib/api-types';
@@ -79,33 +81,11 @@ export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: 
         </button>
         <span className="muted small">{chosen.length < 2 ? 'Tick two or more machines to compare them.' : ''}</span>
       </div>
-      <div className="table-wrap">
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">
-                <span className="visually-hidden">Select</span>
-              </th>
-              <th scope="col">Machine</th>
-              <th scope="col">State</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Last run</th>
-              <th scope="col">Facts</th>
-              <th scope="col" className="num">
-                Kernels
-              </th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {machines.map((m) => (
-              <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={[unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Facts', num('Kernels'), unseen('Actions')]}>
+        {machines.map((m) => (
+          <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
+        ))}
+      </DataTable>
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { Field } from '@/components/Form';
 import { MAX_MACHINE_NAME, type Machine } from '@/lib/api-types';
 import { useRenameMachine } from '../api/machine';
 import { SaveCancel } from '@/components/SaveCancel';
@@ -32,13 +33,12 @@ export function RenameMachine({ machine }: { machine: Machine }) {
   }
   return (
     <form className="form rename-form" onSubmit={onSubmit} aria-label="Rename this machine">
-      <div className="field">
-        <label htmlFor="machine-name-input">Display name</label>
+      <Field id="machine-name-input" label="Display name">
         <input id="machine-name-input" value={name} maxLength={MAX_MACHINE_NAME} placeholder={agentName} onChange={(e) => setName(e.target.value)} autoFocus />
         <div className="muted small">
           at most {MAX_MACHINE_NAME} characters; the id stays <code>{machine.id}</code>; empty: its agent&apos;s name, “{agentName}”
         </div>
-      </div>
+      </Field>
       {rename.isError && <ErrorMessage title="Could not rename:" error={rename.error} />}
       <SaveCancel saving={rename.isPending} onCancel={() => setEditing(false)} />
     </form>

@@ -1,6 +1,6 @@
 // A machine's facts in the groups its page shows them in; anything unknown lands in "Extra".
 import type { MachineFacts } from '@/lib/api-types';
-import { boostText, FACT_GROUP_ORDER, factGroup, factLabel, factRank, governorText } from '@/lib/facts';
+import { boostText, FACT_GROUP_ORDER, factGroup, factLabel, factRank, governorText, sentence } from '@/lib/facts';
 import { formatBytes, formatDuration, formatNumber } from '@/lib/format';
 
 export interface FactLine {
@@ -55,8 +55,7 @@ const PREFLIGHT_LABELS: Record<string, string> = {
 };
 
 function preflightLabel(check: string): string {
-  const s = check.replace(/_/g, ' ');
-  return PREFLIGHT_LABELS[check] ?? s.charAt(0).toUpperCase() + s.slice(1);
+  return PREFLIGHT_LABELS[check] ?? sentence(check);
 }
 
 interface PreflightCheck {

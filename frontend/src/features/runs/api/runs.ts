@@ -1,7 +1,8 @@
 import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { ApiError, apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
+import { ApiError, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import { isTerminal, type BatchCreated, type BatchInfo, type Result, type Run, type RunRequest, type TitleNotePatch } from '@/lib/api-types';
 import { learnLaunchOverheads, type PastResult } from '@/features/runs/utils/estimate';
+import { useDeleteMutation } from '@/lib/mutations';
 import { pollUnlessPushed } from '@/lib/push';
 import { runsApiQuery, type RunsQuery } from '@/lib/query-state';
 
@@ -159,16 +160,7 @@ export function usePatchRun(id: string) {
 
 /** Deletes a finished run with its results (the server refuses an unfinished one with 409). */
 export function useDeleteRun(id: string) {
-  const client = useQueryClient();
-  return useMutation({
-    mutationFn: () => apiDelete<void>(`/runs/${encodeURIComponent(id)}`),
-    onSuccess: () => {
-      client.removeQueries({ queryKey: ['runs', id] });
-      void client.invalidateQueries({ queryKey: ['runs', 'list'] });
-      void client.invalidateQueries({ queryKey: ['runs', 'batch'] });
-      void client.invalidateQueries({ queryKey: ['batches'] });
-    },
-  });
+  return useDeleteMutation(`/runs/${encodeURIComponent(id)}`, ['runs', id], [['runs', 'list'], ['runs', 'batch'], ['batches']]);
 }
 
 export const batchQuery = (id: string) =>
@@ -192,12 +184,5 @@ export function usePatchBatch(id: string) {
 
 /** Deletes every run of a batch, or none (409) while one is unfinished. */
 export function useDeleteBatch(id: string) {
-  const client = useQueryClient();
-  return useMutation({
-    mutationFn: () => apiDelete<void>(`/batches/${encodeURIComponent(id)}`),
-    onSuccess: () => {
-      client.removeQueries({ queryKey: ['batches', id] });
-      void client.invalidateQueries({ queryKey: ['runs'] });
-    },
-  });
+  return useDeleteMutation(`/batches/${encodeURIComponent(id)}`, ['batches', id], [['runs']]);
 }

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { ErrorMessage } from '@/components/Feedback';
+import { Field, Select, SubmitActions } from '@/components/Form';
 import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
 import { formatEstimate, guessLaunchCost, repsPerLaunch, type RunEstimate } from '@/features/runs/utils/estimate';
 import type { FormErrors } from '@/features/runs/utils/run-request';
@@ -68,6 +69,36 @@ export function KernelsSection(props: {
   );
 }
 
+/** A number that overrides the profile's (empty: the profile's), within the server's bounds. */
+function OverrideField(props: {
+  id: string;
+  label: string;
+  bounds: { minimum: number; maximum: number };
+  step: number | 'any';
+  value: string;
+  onChange: (v: string) => void;
+  error: string | undefined;
+  hint: string;
+}) {
+  const { id, label, bounds, step, value, onChange, error, hint } = props;
+  return (
+    <Field id={id} label={label} error={error}>
+      <input
+        id={id}
+        type="number"
+        min={bounds.minimum}
+        max={bounds.maximum}
+        step={step}
+        value={value}
+        placeholder="profile's"
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+      />
+      <div className="muted small">{hint}; empty: the profile's</div>
+    </Field>
+  );
+}
+
 /** Profile, repetitions and min time: the run's measuring settings. */
 export function RunSettingsRow(props: {
   limits: Limits;
@@ -82,51 +113,23 @@ export function RunSettingsRow(props: {
   const { limits, profile, setProfile, repetitions, setRepetitions, minTime, setMinTime, errors } = props;
   return (
     <div className="row">
-      <div className="field">
-        <label htmlFor="profile">Profile</label>
-        <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help">
-          {profileNames(limits).map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
+      <Field id="profile" label="Profile">
+        <Select id="profile" value={profile} onChange={(e) => setProfile(e.target.value as Profile)} aria-describedby="profile-help" options={profileNames(limits)} />
         <div id="profile-help" className="muted small">
           {profileHelp(limits, profile)}
         </div>
-      </div>
-      <div className="field">
-        <label htmlFor="repetitions">Repetitions</label>
-        <input
-          id="repetitions"
-          type="number"
-          min={REPETITIONS.minimum}
-          max={REPETITIONS.maximum}
-          step={1}
-          value={repetitions}
-          placeholder="profile's"
-          onChange={(e) => setRepetitions(e.target.value)}
-          aria-invalid={errors.repetitions ? true : undefined}
-        />
-        <div className="muted small">samples per item ({REPETITIONS.minimum}–{REPETITIONS.maximum}); empty: the profile's</div>
-        {errors.repetitions && <div className="field-error">{errors.repetitions}</div>}
-      </div>
-      <div className="field">
-        <label htmlFor="min-time">Min time (s)</label>
-        <input
-          id="min-time"
-          type="number"
-          min={MIN_TIME_S.minimum}
-          max={MIN_TIME_S.maximum}
-          step="any"
-          value={minTime}
-          placeholder="profile's"
-          onChange={(e) => setMinTime(e.target.value)}
-          aria-invalid={errors.min_time_s ? true : undefined}
-        />
-        <div className="muted small">per repetition; empty: the profile's</div>
-        {errors.min_time_s && <div className="field-error">{errors.min_time_s}</div>}
-      </div>
+      </Field>
+      <OverrideField
+        id="repetitions"
+        label="Repetitions"
+        bounds={REPETITIONS}
+        step={1}
+        value={repetitions}
+        onChange={setRepetitions}
+        error={errors.repetitions}
+        hint={`samples per item (${REPETITIONS.minimum}–${REPETITIONS.maximum})`}
+      />
+      <OverrideField id="min-time" label="Min time (s)" bounds={MIN_TIME_S} step="any" value={minTime} onChange={setMinTime} error={errors.min_time_s} hint="per repetition" />
     </div>
   );
 }
@@ -159,10 +162,7 @@ export function StartActions(props: {
 }) {
   const { pending, machineCount, kernelCount, count, estimate, settings } = props;
   return (
-    <div className="actions">
-      <button type="submit" className="button button-primary" disabled={pending}>
-        {pending ? 'Starting…' : machineCount > 1 ? `Start ${machineCount} runs` : 'Start run'}
-      </button>
+    <SubmitActions label={machineCount > 1 ? `Start ${machineCount} runs` : 'Start run'} busy="Starting…" pending={pending}>
       {kernelCount > 0 && (
         <span className="muted" data-testid="item-count">
           {count.perRun === null
@@ -182,7 +182,7 @@ export function StartActions(props: {
           {estimate.learnt > 0 ? `, learnt from earlier runs here for ${estimate.learnt} of ${kernelCount} kernels` : ''})
         </span>
       )}
-    </div>
+    </SubmitActions>
   );
 }
 

@@ -2,6 +2,7 @@ import type { ParamSpec, Profile } from '@/lib/api-types';
 import type { FormValue } from '@/lib/params';
 import { canSweep, hasDefaultSweep, thinSweep, type SweepChoice } from '@/lib/sweep';
 import { KernelText } from '@/components/KernelText';
+import { Select } from '@/components/Form';
 
 interface Props {
   id: string;
@@ -24,13 +25,7 @@ function ValueControl({ spec, value, onChange, common }: Pick<Props, 'spec' | 'v
   switch (spec.type) {
     case 'choice':
       return (
-        <select {...common} value={String(value)} onChange={(e) => onChange(e.target.value)}>
-          {(spec.choices ?? []).map((c) => (
-            <option key={c} value={c}>
-              {c}
-            </option>
-          ))}
-        </select>
+        <Select {...common} value={String(value)} onChange={(e) => onChange(e.target.value)} options={spec.choices ?? []} />
       );
     case 'bool':
       return <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />;

@@ -1,7 +1,7 @@
 import { KernelLink } from '@/components/KernelLink';
 import type { Result, RunItem } from '@/lib/api-types';
 import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow } from '../utils/result-rows';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
 
 /**
@@ -55,42 +55,37 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
   const sorted = sortByItemOrder(results, items);
   const scales = resultScales(results);
   const rangeNote = sorted.map((r) => toResultRow(r, scales)).find((r) => r.ciIsRange)?.ciMethod;
+  const note = rangeNote && <p className="table-note small muted">† the sample range [min, max]: {rangeNote}</p>;
   return (
-    <div className="table-wrap">
-      <table className="table results">
-        <TableHead columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Median'), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} />
-        <tbody>
-          {sorted.map((result) => {
-            const r = toResultRow(result, scales);
-            return (
-              <tr key={r.id} data-testid="result-row">
-                <td className="col-kernel">
-                  <KernelLink id={r.kernel} /> <RerunMarks result={result} />
-                </td>
-                <td className="small params-cell">{r.params}</td>
-                <td>{r.unit}</td>
-                <td className="num">{r.n}</td>
-                <td className="num strong" data-testid="result-median">
-                  {r.median}
-                </td>
-                <td className="num" title={r.ciMethod ?? undefined}>
-                  {r.ci}
-                  {r.ciIsRange && <sup aria-label="sample range">†</sup>}
-                </td>
-                <td className="num">{r.mean}</td>
-                <td className="num">{r.stddev}</td>
-                <td className="num">{r.cv}</td>
-                <td className="num">{r.min}</td>
-                <td className="num">{r.max}</td>
-                <td className="small counters-cell">
-                  <Counters row={r} />
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {rangeNote && <p className="table-note small muted">† the sample range [min, max]: {rangeNote}</p>}
-    </div>
+    <DataTable columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Median'), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} className="results" note={note}>
+      {sorted.map((result) => {
+        const r = toResultRow(result, scales);
+        return (
+          <tr key={r.id} data-testid="result-row">
+            <td className="col-kernel">
+              <KernelLink id={r.kernel} /> <RerunMarks result={result} />
+            </td>
+            <td className="small params-cell">{r.params}</td>
+            <td>{r.unit}</td>
+            <td className="num">{r.n}</td>
+            <td className="num strong" data-testid="result-median">
+              {r.median}
+            </td>
+            <td className="num" title={r.ciMethod ?? undefined}>
+              {r.ci}
+              {r.ciIsRange && <sup aria-label="sample range">†</sup>}
+            </td>
+            <td className="num">{r.mean}</td>
+            <td className="num">{r.stddev}</td>
+            <td className="num">{r.cv}</td>
+            <td className="num">{r.min}</td>
+            <td className="num">{r.max}</td>
+            <td className="small counters-cell">
+              <Counters row={r} />
+            </td>
+          </tr>
+        );
+      })}
+    </DataTable>
   );
 }

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ProgressBar } from '@/components/ProgressBar';
 import { StatusBadge } from '@/components/StatusBadge';
+import { Meta } from '@/components/Meta';
 import { DateTime } from '@/components/Time';
 import type { Machine, Run } from '@/lib/api-types';
 import { formatDuration, secondsBetween } from '@/lib/format';
@@ -38,36 +39,25 @@ export function LiveIndicator({ mode }: { mode: LiveMode }) {
 function Timing({ run, timing }: { run: Run; timing: RunTiming }) {
   if (run.status === 'queued') {
     return (
-      <div>
-        <dt>Estimate</dt>
-        <dd data-testid="run-estimate">{formatEstimate(timing.estimate)}</dd>
-      </div>
+      <Meta term="Estimate" testId="run-estimate">{formatEstimate(timing.estimate)}</Meta>
     );
   }
   if (run.status === 'running') {
     return (
       <>
-        <div>
-          <dt>Elapsed</dt>
-          <dd data-testid="run-elapsed">{formatDuration(timing.elapsed)}</dd>
-        </div>
-        <div>
-          <dt>ETA</dt>
-          <dd
-            data-testid="run-eta"
-            title="From the estimates of the items still to finish (launch costs learnt from this machine's earlier runs, else guessed), less what the run has spent on them, scaled by how the finished items compared with theirs"
-          >
-            {timing.eta !== null ? formatEta(timing.eta, timing.overdue) : '—'}
-          </dd>
-        </div>
+        <Meta term="Elapsed" testId="run-elapsed">{formatDuration(timing.elapsed)}</Meta>
+        <Meta
+          term="ETA"
+          testId="run-eta"
+          title="From the estimates of the items still to finish (launch costs learnt from this machine's earlier runs, else guessed), less what the run has spent on them, scaled by how the finished items compared with theirs"
+        >
+          {timing.eta !== null ? formatEta(timing.eta, timing.overdue) : '—'}
+        </Meta>
       </>
     );
   }
   return (
-    <div>
-      <dt>Took</dt>
-      <dd data-testid="run-took">{formatDuration(timing.elapsed)}</dd>
-    </div>
+    <Meta term="Took" testId="run-took">{formatDuration(timing.elapsed)}</Meta>
   );
 }
 
@@ -107,54 +97,30 @@ export function RunSummary({ run, machine, live, timing }: { run: Run; machine: 
       <ProgressBar {...progressView(run)} />
       <dl className="meta">
         {run.batch_id && (
-          <div>
-            <dt>Batch</dt>
-            <dd>
-              <Link to={batchPath(run.batch_id)} data-testid="batch-link" title={run.batch_id}>
-                {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
-              </Link>
-            </dd>
-          </div>
+          <Meta term="Batch">
+            <Link to={batchPath(run.batch_id)} data-testid="batch-link" title={run.batch_id}>
+              {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
+            </Link>
+          </Meta>
         )}
         {timing && <Timing run={run} timing={timing} />}
-        <div>
-          <dt>Profile</dt>
-          <dd data-testid="run-profile">{run.profile ?? 'default'}</dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd>
-            <DateTime value={run.created_at} />
-          </dd>
-        </div>
-        <div>
-          <dt>Started</dt>
-          <dd>
-            <DateTime value={run.started_at} />
-          </dd>
-        </div>
-        <div>
-          <dt>Finished</dt>
-          <dd>
-            <DateTime value={run.finished_at} />
-            {took !== null && <span className="muted"> ({formatDuration(took)})</span>}
-          </dd>
-        </div>
-        <div>
-          <dt>Repetitions</dt>
-          <dd>{run.repetitions ?? 'profile default'}</dd>
-        </div>
-        <div>
-          <dt>Min time</dt>
-          <dd>{run.min_time_s !== null && run.min_time_s !== undefined ? formatDuration(run.min_time_s) : 'kernel default'}</dd>
-        </div>
-        <div>
-          <dt>Failed items</dt>
-          <dd data-testid="failed-count" className={failed > 0 ? 'error-text' : undefined}>
-            {failed}
-            {cancelled > 0 && <span className="muted"> ({cancelled} cancelled)</span>}
-          </dd>
-        </div>
+        <Meta term="Profile" testId="run-profile">{run.profile ?? 'default'}</Meta>
+        <Meta term="Created">
+          <DateTime value={run.created_at} />
+        </Meta>
+        <Meta term="Started">
+          <DateTime value={run.started_at} />
+        </Meta>
+        <Meta term="Finished">
+          <DateTime value={run.finished_at} />
+          {took !== null && <span className="muted"> ({formatDuration(took)})</span>}
+        </Meta>
+        <Meta term="Repetitions">{run.repetitions ?? 'profile default'}</Meta>
+        <Meta term="Min time">{run.min_time_s !== null && run.min_time_s !== undefined ? formatDuration(run.min_time_s) : 'kernel default'}</Meta>
+        <Meta term="Failed items" testId="failed-count" className={failed > 0 ? 'error-text' : undefined}>
+          {failed}
+          {cancelled > 0 && <span className="muted"> ({cancelled} cancelled)</span>}
+        </Meta>
       </dl>
       {run.error && (
         <div className="message message-error" role="alert">

@@ -4,7 +4,7 @@ import { DateTime, RelativeTime } from '@/components/Time';
 import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
 import { runTitle } from '../utils/run-title';
-import { TableHead } from '@/components/TableHead';
+import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
@@ -12,63 +12,58 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
   const batchSize = new Map<string, number>();
   for (const r of runs) if (r.batch_id) batchSize.set(r.batch_id, (batchSize.get(r.batch_id) ?? 0) + 1);
   return (
-    <div className="table-wrap">
-      <table className="table">
-        <TableHead columns={['Run', 'Status', 'Machine', 'Batch', 'Profile', 'Kernels', num('Items'), 'Created']} />
-        <tbody>
-          {runs.map((run) => {
-            const kernels = runKernels(run);
-            return (
-              <tr key={run.id} data-testid="run-row">
-                <td>
-                  <Link to={runPath(run.id)} data-testid="run-link">
-                    {run.name || runTitle(run, machines.get(run.machine_id)?.name)}
+    <DataTable columns={['Run', 'Status', 'Machine', 'Batch', 'Profile', 'Kernels', num('Items'), 'Created']}>
+      {runs.map((run) => {
+        const kernels = runKernels(run);
+        return (
+          <tr key={run.id} data-testid="run-row">
+            <td>
+              <Link to={runPath(run.id)} data-testid="run-link">
+                {run.name || runTitle(run, machines.get(run.machine_id)?.name)}
+              </Link>
+              <div className="muted small">
+                <code>{run.id.slice(0, 8)}</code>
+              </div>
+              {run.note && (
+                <div className="muted small runs-note" data-testid="run-row-note" title={run.note}>
+                  {run.note}
+                </div>
+              )}
+            </td>
+            <td>
+              <StatusBadge status={run.status} />
+            </td>
+            <td>{machines.get(run.machine_id)?.name ?? <code>{run.machine_id}</code>}</td>
+            <td>
+              {run.batch_id ? (
+                <>
+                  <Link to={batchPath(run.batch_id)} data-testid="run-batch" title={run.batch_id}>
+                    {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
                   </Link>
-                  <div className="muted small">
-                    <code>{run.id.slice(0, 8)}</code>
-                  </div>
-                  {run.note && (
-                    <div className="muted small runs-note" data-testid="run-row-note" title={run.note}>
-                      {run.note}
-                    </div>
+                  {(batchSize.get(run.batch_id) ?? 0) > 1 && (
+                    <span className="muted small"> ×{batchSize.get(run.batch_id)}</span>
                   )}
-                </td>
-                <td>
-                  <StatusBadge status={run.status} />
-                </td>
-                <td>{machines.get(run.machine_id)?.name ?? <code>{run.machine_id}</code>}</td>
-                <td>
-                  {run.batch_id ? (
-                    <>
-                      <Link to={batchPath(run.batch_id)} data-testid="run-batch" title={run.batch_id}>
-                        {run.batch_name ? run.batch_name : <code>{run.batch_id.slice(0, 8)}</code>}
-                      </Link>
-                      {(batchSize.get(run.batch_id) ?? 0) > 1 && (
-                        <span className="muted small"> ×{batchSize.get(run.batch_id)}</span>
-                      )}
-                    </>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td>{run.profile ?? <span className="muted">default</span>}</td>
-                <td className="small" title={kernels.join(', ')}>
-                  {kernels.length} {kernels.length === 1 ? 'kernel' : 'kernels'}
-                  {kernels.length > 0 && <span className="muted">: {kernels.slice(0, 3).join(', ')}</span>}
-                  {kernels.length > 3 && <span className="muted">, …</span>}
-                </td>
-                <td className="num">
-                  {run.progress.done} / {run.progress.total}
-                  {run.progress.failed > 0 && <span className="error-text"> ({run.progress.failed} failed)</span>}
-                </td>
-                <td>
-                  <RelativeTime value={run.created_at} /> <span className="muted small"><DateTime value={run.created_at} /></span>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+                </>
+              ) : (
+                <span className="muted">—</span>
+              )}
+            </td>
+            <td>{run.profile ?? <span className="muted">default</span>}</td>
+            <td className="small" title={kernels.join(', ')}>
+              {kernels.length} {kernels.length === 1 ? 'kernel' : 'kernels'}
+              {kernels.length > 0 && <span className="muted">: {kernels.slice(0, 3).join(', ')}</span>}
+              {kernels.length > 3 && <span className="muted">, …</span>}
+            </td>
+            <td className="num">
+              {run.progress.done} / {run.progress.total}
+              {run.progress.failed > 0 && <span className="error-text"> ({run.progress.failed} failed)</span>}
+            </td>
+            <td>
+              <RelativeTime value={run.created_at} /> <span className="muted small"><DateTime value={run.created_at} /></span>
+            </td>
+          </tr>
+        );
+      })}
+    </DataTable>
   );
 }
