@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the committed generated code: from the protobuf, Go for the agent (buf + protoc-gen-go/-go-grpc
-# pinned below) and Python for the server (grpcio-tools pinned in server/pyproject.toml), with a copy of
-# kernels/contract/legacy-ids.json beside it; from the server's OpenAPI document, the explorer's REST types
-# (openapi-typescript, pinned in frontend/package-lock.json). Run through `make gen`.
+# pinned below) and Python for the server (grpcio-tools pinned in server/pyproject.toml), with copies of
+# kernels/contract/legacy-ids.json and kernel-cli.schema.json beside it; from the server's OpenAPI
+# document, the explorer's REST types (openapi-typescript, pinned in frontend/package-lock.json). Run
+# through `make gen`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -38,6 +39,8 @@ done
 # The kernel id aliases (old id -> new id) the server reads (ctxbench_server/kit/aliases.py): a copy of the
 # contract's, so the server package carries it and `make gen-check` fails when the two differ.
 cp kernels/contract/legacy-ids.json "$py_out/legacy-ids.json"
+# The kernel CLI contract, for the kernels' own defaults (ctxbench_server/kit/contract.py, GET /limits).
+cp kernels/contract/kernel-cli.schema.json "$py_out/kernel-cli.schema.json"
 
 # REST: the OpenAPI document as the server serves it and the fields' bounds (sorted keys: deterministic),
 # then its TypeScript types.
