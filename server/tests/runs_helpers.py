@@ -37,6 +37,16 @@ async def agents(make_agent: MakeAgent, n: int, **kw: Any) -> list[FakeAgent]:
     return out
 
 
+async def started(
+    make_agent: MakeAgent, http: httpx.AsyncClient, items: list[dict[str, Any]] | None = None
+) -> tuple[FakeAgent, dict[str, Any], pb.StartRun]:
+    """A connected fake agent, a run of `items` (one ctxsw.pipe) posted to its machine, and the StartRun
+    the agent got for it."""
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": items or [PIPE]})
+    return agent, run, (await agent.expect("start_run")).start_run
+
+
 async def finish(agent: FakeAgent, start: pb.StartRun) -> None:
     for item in start.items:
         await agent.report(start.run_id, item)

@@ -12,6 +12,7 @@ from ctxbench_server.main import CtxbenchServer
 
 from .conftest import eventually
 from .fake_agent import FakeAgent
+from .runs_helpers import PIPE, agents, started
 
 MakeAgent = Callable[..., FakeAgent]
 
@@ -86,8 +87,7 @@ async def test_hello_creates_machine_and_kernels(make_agent: MakeAgent, http: ht
 async def test_run_dispatched_at_once_results_stored_run_succeeds(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
+    [agent] = await agents(make_agent, 1)
     await agent.expect_nothing()
     run = await post_run(
         http,
@@ -160,10 +160,7 @@ async def test_run_dispatched_at_once_results_stored_run_succeeds(
 async def test_duplicate_result_stored_once_acked_twice(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
-    run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}, {"kernel": "ctxsw.pipe"}])
-    start = (await agent.expect("start_run")).start_run
+    agent, run, start = await started(make_agent, http, [PIPE, PIPE])
     rid = await agent.report(run["id"], start.items[0])
     assert await agent.report(run["id"], start.items[0], result_id=rid) == rid
     results = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
@@ -174,10 +171,7 @@ async def test_duplicate_result_stored_once_acked_twice(
 async def test_all_failed_run_fails_and_next_queued_starts(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
-    run1 = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
-    start1 = (await agent.expect("start_run")).start_run
+    agent, run1, start1 = await started(make_agent, http)
     run2 = await post_run(http, agent.agent_id, [{"kernel": "syscall.getppid"}])
     assert run2["status"] == "queued"  # the agent is busy: one run at a time
     await agent.expect_nothing()
@@ -197,8 +191,7 @@ async def test_all_failed_run_fails_and_next_queued_starts(
 async def test_offline_machine_run_stays_queued_until_hello(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
+    [agent] = await agents(make_agent, 1)
     await agent.close()
 
     async def offline() -> bool:
@@ -217,10 +210,7 @@ async def test_offline_machine_run_stays_queued_until_hello(
 async def test_redispatch_unfinished_items_after_restart(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
-    run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}] * 3)
-    start = (await agent.expect("start_run")).start_run
+    agent, run, start = await started(make_agent, http, [PIPE] * 3)
     await agent.report(run["id"], start.items[0])
     await agent.close()
 
@@ -300,10 +290,7 @@ async def test_rejected_messages_keep_the_stream_open(make_agent: MakeAgent, htt
 
 
 async def test_cancel(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
-    agent = make_agent()
-    await agent.connect()
-    running = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}] * 2)
-    await agent.expect("start_run")
+    agent, running, _ = await started(make_agent, http, [PIPE] * 2)
     queued = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
     third = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
 
@@ -351,8 +338,7 @@ async def test_silent_agent_is_disconnected(make_agent: MakeAgent, http: httpx.A
 async def test_run_cancelled_while_agent_away_is_cancelled_on_reconnect(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
+    [agent] = await agents(make_agent, 1)
     run = await post_run(http, agent.agent_id, [{"kernel": "ctxsw.pipe"}])
     await agent.expect("start_run")
     await agent.close()

@@ -23,6 +23,11 @@ from .runs_helpers import PIPE, MakeAgent, agents, get_run, post
 GETPPID = "syscall.getppid"
 
 
+async def refused(http: httpx.AsyncClient, machine_id: str, items: list[dict[str, Any]], **kw: Any) -> Any:
+    """POST /runs of `items` on one machine, refused with a 422: its detail list."""
+    return (await post(http, {"machine_id": machine_id, "items": items, **kw}, 422))["detail"]
+
+
 async def still_serving(http: httpx.AsyncClient) -> None:
     t0 = time.monotonic()
     r = await http.get("/api/v1/machines")
@@ -57,21 +62,17 @@ async def test_thousands_of_bad_sweep_values_answer_at_once(
 ) -> None:
     (a,) = await agents(make_agent, 1)
     # One axis over its budget: the schema refuses it without checking a value.
-    r = await post(
-        http,
-        {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "sweep": {"threads": [-1] * 32_000}}]},
-        422,
-    )
-    assert r["detail"][0]["loc"][:6] == ["body", "items", 0, "sweep", "threads", "list[any]"]
-    assert "256" in r["detail"][0]["msg"]
+    detail = await refused(http, a.agent_id, [{"kernel": GETPPID, "sweep": {"threads": [-1] * 32_000}}])
+    assert detail[0]["loc"][:6] == ["body", "items", 0, "sweep", "threads", "list[any]"]
+    assert "256" in detail[0]["msg"]
     # Within the budgets, every value bad (1000 items x 256): at most 100 errors listed, quickly.
     items = [{"kernel": GETPPID, "sweep": {"threads": [-1] * 256}} for _ in range(1000)]
     t0 = time.monotonic()
-    r = await post(http, {"machine_id": a.agent_id, "items": items}, 422)
+    detail = await refused(http, a.agent_id, items)
     assert time.monotonic() - t0 < 10
-    assert len(r["detail"]) == 101
-    assert r["detail"][-1]["type"] == "too_many_errors"
-    assert r["detail"][0]["loc"] == ["body", "items", 0, "sweep", "threads", 0]
+    assert len(detail) == 101
+    assert detail[-1]["type"] == "too_many_errors"
+    assert detail[0]["loc"] == ["body", "items", 0, "sweep", "threads", 0]
     await still_serving(http)
 
 
@@ -79,28 +80,23 @@ async def test_long_strings_and_many_params_are_422_naming_the_field(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
     (a,) = await agents(make_agent, 1)
-    r = await post(
-        http,
-        {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "params": {"dir": "/tmp/" + "d" * 2000}}]},
-        422,
-    )
-    assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"] and "1024" in r["detail"][0]["msg"]
+    detail = await refused(http, a.agent_id, [{"kernel": GETPPID, "params": {"dir": "/tmp/" + "d" * 2000}}])
+    assert detail[0]["loc"][:4] == ["body", "items", 0, "params"] and "1024" in detail[0]["msg"]
     many = {f"p{i}": 1 for i in range(40)}
-    r = await post(http, {"machine_id": a.agent_id, "items": [{"kernel": GETPPID, "params": many}]}, 422)
-    assert r["detail"][0]["loc"][:4] == ["body", "items", 0, "params"]
-    r = await post(http, {"machine_id": a.agent_id, "items": [{"kernel": "k" * 300}]}, 422)
-    assert r["detail"][0]["loc"] == ["body", "items", 0, "kernel"]
-    assert "input" not in r["detail"][0] or len(str(r["detail"][0]["input"])) <= 300
+    detail = await refused(http, a.agent_id, [{"kernel": GETPPID, "params": many}])
+    assert detail[0]["loc"][:4] == ["body", "items", 0, "params"]
+    detail = await refused(http, a.agent_id, [{"kernel": "k" * 300}])
+    assert detail[0]["loc"] == ["body", "items", 0, "kernel"]
+    assert "input" not in detail[0] or len(str(detail[0]["input"])) <= 300
 
 
 async def test_a_run_that_would_measure_for_days_is_refused(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
     (a,) = await agents(make_agent, 1)
-    body = {"machine_id": a.agent_id, "items": [PIPE] * 1000, "repetitions": 1000, "min_time_s": 60}
-    r = await post(http, body, 422)
-    assert r["detail"][0]["type"] == "run_too_long"
-    assert "CTXBENCH_MAX_RUN_KERNEL_S" in r["detail"][0]["msg"]
+    detail = await refused(http, a.agent_id, [PIPE] * 1000, repetitions=1000, min_time_s=60)
+    assert detail[0]["type"] == "run_too_long"
+    assert "CTXBENCH_MAX_RUN_KERNEL_S" in detail[0]["msg"]
     assert (await http.get("/api/v1/runs")).json() == []
     await post(http, {"machine_id": a.agent_id, "items": [PIPE] * 10, "repetitions": 5, "min_time_s": 0.1})
 

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import event
 
 from ctxbench_server.compare import service, significance
+from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, assert_declared, spread
@@ -144,6 +145,7 @@ async def test_geomean_units_and_direction(http: httpx.AsyncClient, seed: Seeder
     assert mismatch["warning"] and "threads=2" in mismatch["warning"]
     [w] = body["warnings"]
     assert w["kernel"] == "syscall.getppid" and w["params_key"] == "threads=2"
+    CompareOut.model_validate(body)  # the answer is what its OpenAPI schema says, warnings included
     # geomean of 2, 0.5, 4 and 1/0.5 (the mismatched row left out)
     assert body["geomean"]["b"] == pytest.approx((2 * 0.5 * 4 * 2) ** 0.25)
     assert body["geomean"]["a"] == pytest.approx(1.0)

@@ -13,12 +13,35 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ctxbench_server.db import alembic_config, create_engine, create_sessionmaker, migrate
 from ctxbench_server.models import Base
 
 from .conftest import TEST_DATABASE_URL, wipe
+
+
+def upgrade(conn: Connection, rev: str) -> None:
+    """Migrates to `rev` only (run_sync on an AsyncConnection): the tests store rows as older servers did."""
+    cfg = alembic_config()
+    cfg.attributes["connection"] = conn
+    command.upgrade(cfg, rev)
+
+
+async def stored_at(conn: AsyncConnection, rev: str, run: dict[str, str]) -> str:
+    """The database migrated to `rev` only, holding machine 'm' and its run 'r' as a server of that
+    revision stored them (`run`: the run's other columns, as SQL literals); returns their timestamp."""
+    await conn.run_sync(upgrade, rev)
+    now = "2026-11-22 01:00:00.000000"
+    await conn.execute(
+        text(
+            "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+            f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+        )
+    )
+    row = {"id": "'r'", "machine_id": "'m'", **run, "created_at": f"'{now}'"}
+    await conn.execute(text(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join(row.values())})"))
+    return now
 
 
 async def fresh_engine(tmp_path: Path) -> AsyncEngine:
@@ -73,27 +96,9 @@ async def test_0002_upgrades_stored_runs(tmp_path: Path) -> None:
     (SQLite must not recreate the runs table: dropping it would cascade to both) and get defaults."""
     engine = await fresh_engine(tmp_path)
 
-    def upgrade(conn: Connection, rev: str) -> None:
-        cfg = alembic_config()
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, rev)
-
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(upgrade, "0001")
-            now = "2026-11-22 01:00:00.000000"
-            await conn.execute(
-                text(
-                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
-                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
-                )
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO runs (id, machine_id, status, spec, created_at)"
-                    f" VALUES ('r', 'm', 'succeeded', '{{}}', '{now}')"
-                )
-            )
+            now = await stored_at(conn, "0001", {"status": "'succeeded'", "spec": "'{}'"})
             await conn.execute(
                 text(
                     'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, timeout_s)'
@@ -127,11 +132,6 @@ async def test_0003_fills_latest_results(tmp_path: Path) -> None:
     """Results stored before 0003: the newest ok one per machine and point becomes the pointer."""
     engine = await fresh_engine(tmp_path)
 
-    def upgrade(conn: Connection, rev: str) -> None:
-        cfg = alembic_config()
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, rev)
-
     cols = (
         "id, run_id, item_id, machine_id, kernel_id, status, params, params_key, unit, samples, iterations,"
         " counters, harness, n, median, exit_code, created_at"
@@ -139,20 +139,7 @@ async def test_0003_fills_latest_results(tmp_path: Path) -> None:
     try:
         sqlite = engine.dialect.name == "sqlite"
         async with engine.begin() as conn:
-            await conn.run_sync(upgrade, "0002")
-            now = "2026-11-22 01:00:00.000000"
-            await conn.execute(
-                text(
-                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
-                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
-                )
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO runs (id, machine_id, batch_id, status, spec, created_at)"
-                    f" VALUES ('r', 'm', 'r', 'succeeded', '{{}}', '{now}')"
-                )
-            )
+            await stored_at(conn, "0002", {"batch_id": "'r'", "status": "'succeeded'", "spec": "'{}'"})
             await conn.execute(
                 text(
                     'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, timeout_s)'

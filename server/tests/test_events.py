@@ -11,6 +11,7 @@ import pytest
 from ctxbench_server.main import CtxbenchServer
 
 from .fake_agent import FakeAgent
+from .runs_helpers import PIPE, started
 
 
 async def read_events(resp: httpx.Response) -> AsyncIterator[tuple[str, Any]]:
@@ -23,13 +24,7 @@ async def read_events(resp: httpx.Response) -> AsyncIterator[tuple[str, Any]]:
 
 
 async def test_run_events(make_agent: Callable[..., FakeAgent], http: httpx.AsyncClient) -> None:
-    agent = make_agent()
-    await agent.connect()
-    r = await http.post(
-        "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}] * 2}
-    )
-    run = r.json()
-    start = (await agent.expect("start_run")).start_run
+    agent, run, start = await started(make_agent, http, [PIPE] * 2)
     seen: list[str] = []
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
         assert resp.headers["content-type"].startswith("text/event-stream")
@@ -61,14 +56,7 @@ async def test_run_events(make_agent: Callable[..., FakeAgent], http: httpx.Asyn
 async def test_stop_ends_open_streams(
     make_agent: Callable[..., FakeAgent], http: httpx.AsyncClient, server: CtxbenchServer
 ) -> None:
-    agent = make_agent()
-    await agent.connect()
-    run = (
-        await http.post(
-            "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}]}
-        )
-    ).json()
-    await agent.expect("start_run")
+    agent, run, _ = await started(make_agent, http)
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
         events = read_events(resp)
         assert (await anext(events))[0] == "run"
@@ -83,13 +71,7 @@ async def test_keepalive_comment(
     from ctxbench_server.runs import events
 
     monkeypatch.setattr(events, "KEEPALIVE_S", 0.1)
-    agent = make_agent()
-    await agent.connect()
-    run = (
-        await http.post(
-            "/api/v1/runs", json={"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}]}
-        )
-    ).json()
+    _, run, _ = await started(make_agent, http)
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
         lines = aiter(resp.aiter_lines())
         assert await anext(lines) == "event: run"

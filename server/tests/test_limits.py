@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 
+from ctxbench_server.kit import contract
+from ctxbench_server.runs import expand
 from ctxbench_server.runs import schemas as runs
+
+CONTRACT = Path(__file__).resolve().parents[2] / "kernels" / "contract" / "kernel-cli.schema.json"
 
 
 async def test_profiles_and_budgets_are_the_enforced_ones(http: httpx.AsyncClient) -> None:
@@ -36,3 +43,16 @@ async def test_a_sweep_one_value_over_the_served_budget_is_refused(http: httpx.A
     assert any(e["loc"][-1] == "threads" or "threads" in map(str, e["loc"]) for e in r.json()["detail"]), (
         r.text
     )
+
+
+async def test_the_kernel_defaults_are_the_kernel_contracts(http: httpx.AsyncClient) -> None:
+    """One source: the contract's `options` defaults, as the package's copy (make gen) has them, served and
+    used by the server's own run-time estimate."""
+    options = json.loads(CONTRACT.read_text())["$defs"]["options"]["properties"]
+    assert contract.SCHEMA == json.loads(CONTRACT.read_text())  # the copy is the contract (gen-check)
+    body = (await http.get("/api/v1/limits")).json()
+    assert body["kernel_defaults"] == {
+        "min_time_s": options["min_time_s"]["default"],
+        "repetitions": options["repetitions"]["default"],
+    }
+    assert expand.KERNEL_DEFAULT_MIN_TIME_S == options["min_time_s"]["default"]

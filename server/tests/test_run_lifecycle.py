@@ -12,7 +12,7 @@ import pytest
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 
 from .conftest import eventually
-from .runs_helpers import PIPE, MakeAgent, agents, finish, get_run, post
+from .runs_helpers import PIPE, MakeAgent, agents, finish, get_run, post, started
 from .test_events import read_events
 
 # --- cancel ---------------------------------------------------------------------------------------
@@ -142,9 +142,8 @@ async def test_retry_queues_behind_the_running_run(make_agent: MakeAgent, http: 
 async def test_late_cancelled_report_after_retry_is_history(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    [agent] = await agents(make_agent, 1)
-    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
-    item = (await agent.expect("start_run")).start_run.items[0]
+    agent, run, start = await started(make_agent, http)
+    item = start.items[0]
     await http.post(f"/api/v1/runs/{run['id']}/cancel")
     await agent.expect("cancel_run")
     assert (await http.post(f"/api/v1/runs/{run['id']}/retry")).json()["status"] == "running"
@@ -164,9 +163,8 @@ async def test_late_cancelled_report_after_retry_is_history(
 async def test_rejected_report_fails_its_item_and_the_queue_moves(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
-    [agent] = await agents(make_agent, 1)
-    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
-    item = (await agent.expect("start_run")).start_run.items[0]
+    agent, run, start = await started(make_agent, http)
+    item = start.items[0]
     nxt = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
     await agent.send(agent.result(run["id"], item, samples=[1.0, float("nan")]))
     assert (await agent.expect("reject")).reject.code == 3
@@ -196,9 +194,7 @@ async def test_report_without_iterations_is_stored(make_agent: MakeAgent, http: 
 
 @pytest.mark.parametrize("settings_overrides", [{"agent_lost_grace_s": 0.5}])
 async def test_agent_lost_fails_the_run(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
-    [agent] = await agents(make_agent, 1)
-    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 2})
-    start = (await agent.expect("start_run")).start_run
+    agent, run, start = await started(make_agent, http, [PIPE] * 2)
     await agent.report(run["id"], start.items[0])
     queued = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
     async with http.stream("GET", f"/api/v1/runs/{run['id']}/events") as resp:
@@ -225,9 +221,7 @@ async def test_agent_lost_fails_the_run(make_agent: MakeAgent, http: httpx.Async
 
 @pytest.mark.parametrize("settings_overrides", [{"agent_lost_grace_s": 1.0}])
 async def test_agent_back_within_grace_resumes(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
-    [agent] = await agents(make_agent, 1)
-    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE] * 2})
-    start = (await agent.expect("start_run")).start_run
+    agent, run, start = await started(make_agent, http, [PIPE] * 2)
     await agent.report(run["id"], start.items[0])
     await agent.close()
     await agent.connect()  # restarted: the unfinished item comes again

@@ -1,9 +1,11 @@
 // The REST shapes the explorer reads and sends, as names onto the types generated from the server's
 // OpenAPI document (`make gen`: scripts/openapi.py -> api/openapi.json -> openapi-typescript ->
-// api/schema.d.ts; `make gen-check` fails when they are stale). Nothing here is written by hand but
-// narrowings: where the server's schema says only `str` or `dict[str, Any]` (a status, a parameter value,
-// the machine facts), `Narrow` gives the explorer the precise type, and refuses at compile time any
-// narrowing the generated type does not allow (a field the server dropped, a type it changed).
+// api/schema.d.ts; `make gen-check` fails when they are stale). Closed sets (statuses, profiles, parameter
+// types, a result's launches, compare's warnings) come exact from the server's schemas. Nothing here is
+// written by hand but narrowings: where the server's schema says only `dict[str, Any]` or `Any` (a
+// parameter value, the machine facts), `Narrow` gives the explorer the precise type, and refuses at
+// compile time any narrowing the generated type does not allow (a field the server dropped, a type it
+// changed).
 import type { components } from './api/schema';
 import { BUDGETS } from './api/budgets';
 
@@ -12,7 +14,7 @@ type Schemas = components['schemas'];
 /** T with the fields of R replacing its own; each of R's fields must exist in T and fit its type. */
 type Narrow<T, R extends { [K in keyof R]: K extends keyof T ? T[K] : never }> = Omit<T, keyof R> & R;
 
-export type ParamType = 'int' | 'float' | 'choice' | 'bool' | 'string';
+export type ParamType = Schemas['ParamOut']['type'];
 export type ParamValue = number | string | boolean;
 type Params = Record<string, ParamValue>;
 
@@ -40,18 +42,18 @@ export type MachineFacts = {
 };
 
 /** GET /machines: `status` is "active", "pending" (waits for an admin's approval: no runs) or "revoked". */
-export type Machine = Narrow<Schemas['MachineOut'], { status: 'active' | 'pending' | 'revoked'; facts: MachineFacts }>;
+export type Machine = Narrow<Schemas['MachineOut'], { facts: MachineFacts }>;
 export type PreflightCheck = Schemas['PreflightOut'];
 
-export type ParamSpec = Narrow<Schemas['ParamOut'], { type: ParamType; default: ParamValue | null; sweep: ParamValue[] }>;
+export type ParamSpec = Narrow<Schemas['ParamOut'], { default: ParamValue | null; sweep: ParamValue[] }>;
 export type SeedReference = Schemas['SeedReferenceOut'];
 export type Kernel = Narrow<Schemas['KernelOut'], { params: ParamSpec[] }>;
 
 export type RunStatus = Schemas['RunStatus'];
-export type ItemState = RunStatus;
+export type ItemState = Schemas['ItemState'];
 export type Profile = Schemas['RunCreate']['profile'];
 
-export type RunItem = Narrow<Schemas['RunItemOut'], { params: Params; state: ItemState }>;
+export type RunItem = Narrow<Schemas['RunItemOut'], { params: Params }>;
 
 /** A swept parameter: explicit values, or "default" for the kernel's own sweep (thinned by profile). */
 export type SweepSpec = ParamValue[] | 'default';
@@ -68,7 +70,7 @@ export type RunSettings = Omit<RunRequest, 'machine_id' | 'machine_ids'>;
  * A run. `items` is empty in the light list (`GET /runs?items=false`), where `progress` and `kernels`
  * still count them; `request` is the POST /runs body it was posted with, machine ids left out.
  */
-export type Run = Narrow<Schemas['RunOut'], { status: RunStatus; profile: Profile; items: RunItem[]; request: RunSettings }>;
+export type Run = Narrow<Schemas['RunOut'], { items: RunItem[]; request: RunSettings }>;
 
 /** PATCH /runs/{id} and /batches/{id}: the fields given change; null or "" clears one. */
 export type TitleNotePatch = Schemas['TitleNotePatch'];
@@ -90,22 +92,11 @@ export type BatchInfo = Schemas['BatchInfo'];
 /** POST /runs with `machine_ids` answers with the batch and its runs. */
 export type BatchCreated = Narrow<Schemas['BatchOut'], { runs: Run[] }>;
 
-/** One kernel process of a result (docs/architecture.md "Sampling design"); the server sends it untyped. */
-export type ResultLaunch = {
-  index: number;
-  wall_s: number | null;
-  cpu_s?: number | null;
-  other_busy_frac?: number | null;
-  disturbed?: boolean;
-  /** Run again because an earlier launch was disturbed. */
-  remeasured?: boolean;
-  kept?: boolean;
-  /** Repetitions this launch measured. */
-  samples: number;
-};
+/** One kernel process of a result (docs/architecture.md "Sampling design"). */
+export type ResultLaunch = Schemas['LaunchOut'];
 
 /** A result; its stats are null when the item measured nothing (the run's items carry the error). */
-export type Result = Narrow<Schemas['ResultOut'], { params: Params; launches: ResultLaunch[] | null }>;
+export type Result = Narrow<Schemas['ResultOut'], { params: Params }>;
 
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 
@@ -135,12 +126,9 @@ export type CompareRow = Narrow<Schemas['CompareRow'], { params: Params; seed_re
 export type FactDiff = Schemas['FactDiff'];
 
 /** One of GET /compare's warnings: a message, and the row it is about when it is about one. */
-export type CompareWarning = { row?: string; kernel?: string; params_key?: string; message?: string; detail?: string };
+export type CompareWarning = Schemas['CompareWarning'];
 
-export type CompareResponse = Narrow<
-  Schemas['CompareOut'],
-  { machines: CompareMachine[]; rows: CompareRow[]; warnings: CompareWarning[] }
->;
+export type CompareResponse = Narrow<Schemas['CompareOut'], { machines: CompareMachine[]; rows: CompareRow[] }>;
 
 export type ShareCreated = Schemas['ShareCreated'];
 

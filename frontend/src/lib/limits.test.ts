@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KERNEL_DEFAULT_MIN_TIME_S, profileHelp, profileNames, profileSettings } from './limits';
+import { profileHelp, profileNames, profileSettings } from './limits';
 import { LIMITS } from './test-fixtures';
 
 describe('served profiles', () => {
@@ -12,7 +12,10 @@ describe('served profiles', () => {
   it("reads a profile's settings from the answer, the kernels' min time when it sets none", () => {
     expect(profileSettings(LIMITS, 'thorough')).toEqual({ minTimeS: 0.5, repetitions: 15, launches: 5 });
     const own = { ...LIMITS, profiles: { ...LIMITS.profiles, default: { ...LIMITS.profiles.default, min_time_s: null, launches: 7 } } };
-    expect(profileSettings(own, 'default')).toEqual({ minTimeS: KERNEL_DEFAULT_MIN_TIME_S, repetitions: 6, launches: 7 });
+    expect(profileSettings(own, 'default')).toEqual({ minTimeS: 0.2, repetitions: 6, launches: 7 });
+    // the kernels' min time is the served one (the kernel contract's), not a copy
+    const slower = { ...own, kernel_defaults: { ...own.kernel_defaults, min_time_s: 0.3 } };
+    expect(profileSettings(slower, 'default').minTimeS).toBe(0.3);
     // a run of a profile this server no longer has: its default profile's
     expect(profileSettings(own, 'gone')).toEqual(profileSettings(own, 'default'));
   });

@@ -1,5 +1,6 @@
-// The server's run profiles and request budgets, as GET /limits serves them from the tables it enforces
-// (server/.../limits/router.py): the explorer keeps no copy. Pages that need them wait for them like
+// The server's run profiles and request budgets, as GET /limits serves them from the tables it enforces,
+// and the kernels' own defaults from the kernel contract (server/.../limits/router.py): the explorer keeps
+// no copy. Pages that need them wait for them like
 // any other data (they never change while the server runs, so they are read once).
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { apiGet } from './api-client';
@@ -39,13 +40,13 @@ export interface ProfileSettings {
   launches: number;
 }
 
-/** The kernels' own min time when neither the run nor its profile sets one (kernels/contract/README.md). */
-export const KERNEL_DEFAULT_MIN_TIME_S = 0.2;
-
-/** A served profile's settings (the server's default profile's for an unknown name). */
+/**
+ * A served profile's settings (the server's default profile's for an unknown name); its min time, when it
+ * sets none, the kernels' own (`kernel_defaults`, from the kernel contract).
+ */
 export function profileSettings(limits: Limits, profile: string): ProfileSettings {
   const p = limits.profiles[profile as Profile] ?? limits.profiles[limits.default_profile];
-  return { minTimeS: p.min_time_s ?? KERNEL_DEFAULT_MIN_TIME_S, repetitions: p.repetitions, launches: p.launches };
+  return { minTimeS: p.min_time_s ?? limits.kernel_defaults.min_time_s, repetitions: p.repetitions, launches: p.launches };
 }
 
 /** A profile in words for the form: its settings and what it does to default sweeps. */

@@ -1,7 +1,7 @@
 // Builders of the REST shapes for unit tests: every field the generated types require, filled with a
 // neutral value, so a test spells out only what it is about (and a field the server adds is added here
 // once, not in each test).
-import type { CompareCell, CompareResponse, CompareRow, Kernel, ParamSpec, Result, Run, RunItem } from './api-types';
+import type { CompareCell, CompareResponse, CompareRow, Kernel, ParamSpec, Result, ResultLaunch, Run, RunItem } from './api-types';
 import type { Limits } from './limits';
 import type { ParamRule } from './params';
 
@@ -56,6 +56,11 @@ export function aRun(over: Partial<Run> = {}): Run {
     progress: progress(0, 0),
     ...over,
   };
+}
+
+/** One launch of a result: undisturbed, kept. */
+export function aLaunch(over: Pick<ResultLaunch, 'index' | 'wall_s' | 'samples'> & Partial<ResultLaunch>): ResultLaunch {
+  return { cpu_s: null, other_busy_frac: null, steal_frac: null, throttled_s: null, disturbed: false, remeasured: false, kept: true, ...over };
 }
 
 export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>): Result {
@@ -117,6 +122,7 @@ export const LIMITS: Limits = {
   max_body_bytes: 1048576,
   max_compare_machines: 8,
   item_timeout_s: 600,
+  kernel_defaults: { min_time_s: 0.2, repetitions: 5 },
 };
 
 // A small GET /compare answer (two machines, A the baseline) from rows of medians.

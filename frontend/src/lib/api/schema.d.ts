@@ -747,9 +747,7 @@ export interface components {
             /** Rows */
             rows: components["schemas"]["CompareRow"][];
             /** Warnings */
-            warnings: {
-                [key: string]: unknown;
-            }[];
+            warnings: components["schemas"]["CompareWarning"][];
         };
         /** CompareRatio */
         CompareRatio: {
@@ -820,6 +818,20 @@ export interface components {
             } | null;
             /** Warning */
             warning?: string | null;
+        };
+        /**
+         * CompareWarning
+         * @description A message, and the row it is about when it is about one (units differ: no ratio).
+         */
+        CompareWarning: {
+            /** Kernel */
+            kernel?: string;
+            /** Message */
+            message: string;
+            /** Params Key */
+            params_key?: string;
+            /** Row */
+            row?: string;
         };
         /** FactChange */
         FactChange: {
@@ -998,6 +1010,11 @@ export interface components {
             /** Unit */
             unit: string;
         };
+        /**
+         * ItemState
+         * @enum {string}
+         */
+        ItemState: "queued" | "running" | "succeeded" | "failed" | "cancelled";
         /** JoinTokenCreate */
         JoinTokenCreate: {
             /**
@@ -1054,6 +1071,19 @@ export interface components {
             /** Uses Left */
             uses_left: number;
         };
+        /**
+         * KernelDefaultsOut
+         * @description What a kernel uses for an option a run leaves unset (kernels/contract/kernel-cli.schema.json).
+         */
+        KernelDefaultsOut: {
+            /**
+             * Min Time S
+             * @description seconds one repetition runs for (a profile's null min_time_s)
+             */
+            min_time_s: number;
+            /** Repetitions */
+            repetitions: number;
+        };
         /** KernelOut */
         KernelOut: {
             /**
@@ -1083,6 +1113,41 @@ export interface components {
             /** Unit */
             unit: string;
         };
+        /**
+         * LaunchOut
+         * @description One kernel process of a result (docs/architecture.md "Sampling design"); null: not measured.
+         */
+        LaunchOut: {
+            /** Cpu S */
+            cpu_s: number | null;
+            /** Disturbed */
+            disturbed: boolean;
+            /** Index */
+            index: number;
+            /** Kept */
+            kept: boolean;
+            /**
+             * Other Busy Frac
+             * @description other processes' CPU time / (wall x CPUs)
+             */
+            other_busy_frac: number | null;
+            /**
+             * Remeasured
+             * @description run again because an earlier launch was disturbed
+             */
+            remeasured: boolean;
+            /**
+             * Samples
+             * @description repetitions this launch measured
+             */
+            samples: number;
+            /** Steal Frac */
+            steal_frac: number | null;
+            /** Throttled S */
+            throttled_s: number | null;
+            /** Wall S */
+            wall_s: number | null;
+        };
         /** LimitsOut */
         LimitsOut: {
             /** Default Profile */
@@ -1092,6 +1157,7 @@ export interface components {
              * @description default time limit of one item
              */
             item_timeout_s: number;
+            kernel_defaults: components["schemas"]["KernelDefaultsOut"];
             /**
              * Max Batch Items
              * @description items over all the machines of one batch
@@ -1176,8 +1242,8 @@ export interface components {
             online: boolean;
             /** Preflight */
             preflight: components["schemas"]["PreflightOut"][];
-            /** Status */
-            status: string;
+            /** @description "pending": waits for an admin's approval (no runs) */
+            status: components["schemas"]["MachineStatus"];
         };
         /**
          * MachinePatch
@@ -1197,6 +1263,13 @@ export interface components {
             /** Name */
             name: string;
         };
+        /**
+         * MachineStatus
+         * @description Whether a host gets runs: "pending" waits for an admin's approval (approve_new_hosts: it connects,
+         *     gets no runs); "revoked" has its credential refused.
+         * @enum {string}
+         */
+        MachineStatus: "active" | "pending" | "revoked";
         /** ParamOut */
         ParamOut: {
             /**
@@ -1222,8 +1295,11 @@ export interface components {
              * @default []
              */
             sweep: unknown[];
-            /** Type */
-            type: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "int" | "float" | "choice" | "bool" | "string";
         };
         /** PointKey */
         PointKey: {
@@ -1382,9 +1458,7 @@ export interface components {
             /** Kernel */
             kernel: string;
             /** Launches */
-            launches: {
-                [key: string]: unknown;
-            }[] | null;
+            launches: components["schemas"]["LaunchOut"][] | null;
             /** Machine Id */
             machine_id: string;
             /** Max */
@@ -1502,8 +1576,7 @@ export interface components {
             };
             /** Result Id */
             result_id: string | null;
-            /** State */
-            state: string;
+            state: components["schemas"]["ItemState"];
             /** Timeout S */
             timeout_s: number;
         };
@@ -1559,8 +1632,11 @@ export interface components {
              * @description a person's free-text note (PATCH); null: none
              */
             note?: string | null;
-            /** Profile */
-            profile: string;
+            /**
+             * Profile
+             * @enum {string}
+             */
+            profile: "quick" | "default" | "thorough";
             progress: components["schemas"]["Progress"];
             /**
              * Queued At
@@ -1580,8 +1656,7 @@ export interface components {
             rerun_cv: number | null;
             /** Started At */
             started_at: string | null;
-            /** Status */
-            status: string;
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * RunStatus

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from ctxbench_server.compare import facts, ratios
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.compare.records import Record, cell
+from ctxbench_server.compare.schemas import CompareWarning
 
 
 def param_sort_key(params: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -46,7 +47,7 @@ def assemble(
     specs: Mapping[str, Mapping[str, Any]],
     results: list[Record],
     spreads: Mapping[str, float | None],
-    warnings: list[dict[str, Any]],
+    warnings: list[CompareWarning],
     fragments: dict[str, str] | None,
 ) -> dict[str, Any]:
     points: dict[tuple[str, str], dict[str, Record]] = {}

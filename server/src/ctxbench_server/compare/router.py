@@ -9,6 +9,7 @@ from ctxbench_server.compare import service
 from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
+from ctxbench_server.kit.openapi import errors
 
 router = APIRouter(tags=["compare"])
 
@@ -16,10 +17,12 @@ router = APIRouter(tags=["compare"])
 @router.get(
     "/compare",
     response_model=CompareOut,
-    responses={
-        404: {"description": "unknown machine (named)"},
-        422: {"description": "unknown kernel, prefix, run or batch; baseline not compared; too many"},
-    },
+    responses=errors(
+        {
+            404: "unknown machine (named)",
+            422: "unknown kernel, prefix, run or batch; baseline not compared; too many",
+        }
+    ),
 )
 async def compare(
     session: SessionDep,

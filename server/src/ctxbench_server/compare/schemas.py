@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
+from typing_extensions import TypedDict
 
 
 class CompareCell(BaseModel):
@@ -93,6 +94,16 @@ class FactDiff(BaseModel):
     hint: str | None
 
 
+@with_config(ConfigDict(extra="forbid"))
+class CompareWarning(TypedDict):
+    """A message, and the row it is about when it is about one (units differ: no ratio)."""
+
+    message: str
+    row: NotRequired[str]
+    kernel: NotRequired[str]
+    params_key: NotRequired[str]
+
+
 class CompareOut(BaseModel):
     machines: list[CompareMachine]
     baseline: str
@@ -102,7 +113,7 @@ class CompareOut(BaseModel):
     geomean_direction: str
     facts_diff: list[FactDiff]
     result_ids: list[str]
-    warnings: list[dict[str, Any]]
+    warnings: list[CompareWarning]
 
 
 MAX_VIEW_KERNELS = 500

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from ctxbench_server.compare import ratios, records, sides
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.compare.assemble import assemble, param_sort_key
+from ctxbench_server.compare.schemas import CompareWarning
 from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
@@ -130,7 +131,7 @@ async def compare(
             session, sides.parse(q.sides, loc), q, wanted_kernels, online, loc, fragments
         )
 
-    warnings: list[dict[str, Any]] = []
+    warnings: list[CompareWarning] = []
     restricted: dict[str, set[str]] = {}  # machine -> its runs to use
     if run_ids or q.batch:
         restricted = await _named_runs(session, run_ids, q.batch, machine_ids, warnings, loc)
@@ -183,7 +184,7 @@ async def _named_runs(
     run_ids: list[str],
     batch: str | None,
     machine_ids: list[str],
-    warnings: list[dict[str, Any]],
+    warnings: list[CompareWarning],
     loc: list[str | int],
 ) -> dict[str, set[str]]:
     """The runs named by `runs` or `batch` (one statement for both), by machine. A batch alone names its

@@ -13,6 +13,7 @@ from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
+from ctxbench_server.kit.openapi import errors
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.schemas import MachineOut
 from ctxbench_server.push.deps import ChangesDep
@@ -84,9 +85,7 @@ async def delete_join_token(token_id: str, session: SessionDep, _admin: AdminDep
     return Response(status_code=204)
 
 
-@router.post(
-    "/machines/{machine_id}/revoke", response_model=MachineOut, responses={404: {"description": "unknown"}}
-)
+@router.post("/machines/{machine_id}/revoke", response_model=MachineOut, responses=errors({404: "unknown"}))
 async def revoke_machine(
     machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
 ) -> MachineOut:
@@ -100,7 +99,7 @@ async def revoke_machine(
 @router.post(
     "/machines/{machine_id}/approve",
     response_model=MachineOut,
-    responses={404: {"description": "unknown"}, 409: {"description": "revoked"}},
+    responses=errors({404: "unknown", 409: "revoked"}),
 )
 async def approve_machine(
     machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep

@@ -19,12 +19,12 @@ from ctxbench_server.kit.errors import (
     Unauthenticated,
 )
 from ctxbench_server.machines.service import MAX_MACHINE_ID, describe
-from ctxbench_server.models import JoinToken, Machine
+from ctxbench_server.models import JoinToken, Machine, MachineStatus
 from ctxbench_server.models.base import utcnow
 
 JOIN_PREFIX = "cxj_"
 CREDENTIAL_PREFIX = "cxm_"
-ACTIVE, PENDING, REVOKED = "active", "pending", "revoked"
+ACTIVE, PENDING, REVOKED = MachineStatus.ACTIVE, MachineStatus.PENDING, MachineStatus.REVOKED
 
 
 def hash_secret(secret: str) -> str:

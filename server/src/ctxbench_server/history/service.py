@@ -138,30 +138,19 @@ async def machine_or_404(session: AsyncSession, machine_id: str) -> Machine:
 
 def _pick_point(keys: list[dict[str, Any]], kernel_id: str, params_key: str | None) -> str:
     """The series' parameter point: the one given (it must have results), or the kernel's only one."""
+
+    def refused(msg: str, type_: str) -> ValidationFailed:  # `params`, with the points it may name
+        choices = [k["params_key"] for k in keys[:50]]
+        return ValidationFailed([field_error(["query", "params"], msg, type_, choices=choices)])
+
     if params_key is None:
         if len(keys) > 1:
-            raise ValidationFailed(
-                [
-                    field_error(
-                        ["query", "params"],
-                        f"{kernel_id} has {len(keys)} parameter points on this machine: name one",
-                        "missing",
-                        choices=[k["params_key"] for k in keys[:50]],
-                    )
-                ]
+            raise refused(
+                f"{kernel_id} has {len(keys)} parameter points on this machine: name one", "missing"
             )
         params_key = keys[0]["params_key"]
     elif params_key not in {k["params_key"] for k in keys}:
-        raise ValidationFailed(
-            [
-                field_error(
-                    ["query", "params"],
-                    f"no successful result of {kernel_id} with these parameters on this machine",
-                    "unknown",
-                    choices=[k["params_key"] for k in keys[:50]],
-                )
-            ]
-        )
+        raise refused(f"no successful result of {kernel_id} with these parameters on this machine", "unknown")
     return params_key
 
 

@@ -5,10 +5,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ctxbench_server.kit.params import ParamType
+
 
 class ParamOut(BaseModel):
     name: str
-    type: str  # int | float | choice | bool | string
+    type: ParamType
     default: Any
     min: int | float | None = None
     max: int | float | None = None

@@ -10,63 +10,55 @@ import grpc
 class CtxbenchError(Exception):
     """Base of every error a service raises on purpose."""
 
+    # A subclass names its HTTP status and gRPC code on its class line (`class NotFound(CtxbenchError,
+    # http=404, grpc_code=...)`): the one place each error maps to both.
+
     status_code: int = 400
     grpc_code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
     headers: ClassVar[dict[str, str] | None] = None
+
+    def __init_subclass__(
+        cls, *, http: int | None = None, grpc_code: grpc.StatusCode | None = None, **kw: Any
+    ) -> None:
+        super().__init_subclass__(**kw)
+        if http is not None:
+            cls.status_code = http
+        if grpc_code is not None:
+            cls.grpc_code = grpc_code
 
     def __init__(self, detail: Any = None) -> None:
         self.detail = detail if detail is not None else self.__class__.__doc__ or "error"
         super().__init__(str(self.detail))
 
 
-class NotFound(CtxbenchError):
+class NotFound(CtxbenchError, http=404, grpc_code=grpc.StatusCode.NOT_FOUND):
     """Not found."""
 
-    status_code = 404
-    grpc_code = grpc.StatusCode.NOT_FOUND
 
-
-class Conflict(CtxbenchError):
+class Conflict(CtxbenchError, http=409, grpc_code=grpc.StatusCode.FAILED_PRECONDITION):
     """Conflict with the current state."""
 
-    status_code = 409
-    grpc_code = grpc.StatusCode.FAILED_PRECONDITION
 
-
-class Unauthenticated(CtxbenchError):
+class Unauthenticated(CtxbenchError, http=401, grpc_code=grpc.StatusCode.UNAUTHENTICATED):
     """Missing or wrong credentials."""
 
-    status_code = 401
-    grpc_code = grpc.StatusCode.UNAUTHENTICATED
     headers: ClassVar[dict[str, str] | None] = {"WWW-Authenticate": "Bearer"}
 
 
-class Forbidden(CtxbenchError):
+class Forbidden(CtxbenchError, http=403, grpc_code=grpc.StatusCode.PERMISSION_DENIED):
     """The credential is valid but may not do this."""
 
-    status_code = 403
-    grpc_code = grpc.StatusCode.PERMISSION_DENIED
 
-
-class PermissionDenied(CtxbenchError):
+class PermissionDenied(Forbidden):
     """Not allowed."""
 
-    status_code = 403
-    grpc_code = grpc.StatusCode.PERMISSION_DENIED
 
-
-class Unavailable(CtxbenchError):
+class Unavailable(CtxbenchError, http=503, grpc_code=grpc.StatusCode.UNAVAILABLE):
     """Not now: retry later (e.g. an agent stream the server ended; the agent reconnects)."""
 
-    status_code = 503
-    grpc_code = grpc.StatusCode.UNAVAILABLE
 
-
-class ValidationFailed(CtxbenchError):
+class ValidationFailed(CtxbenchError, http=422, grpc_code=grpc.StatusCode.INVALID_ARGUMENT):
     """Request fields that do not validate; detail is FastAPI's list of {loc, msg, type}."""
-
-    status_code = 422
-    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
 
     def __init__(self, errors: list[dict[str, Any]]) -> None:
         super().__init__(errors)

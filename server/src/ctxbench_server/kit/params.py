@@ -10,10 +10,12 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ctxbench_server.kit.text import ELLIPSIS, storable
 
+# The parameter types of the kernel contract (kernel-cli.schema.json `param.type`).
+ParamType = Literal["int", "float", "choice", "bool", "string"]
 MAX_STRING = 4096
 # Wire ints and floats (kernels/contract/README.md "Parameter values"): int() and float() alone also take
 # spaces, '+', underscores, non-ASCII digits, "inf" and "nan".

@@ -1,5 +1,6 @@
-"""GET /api/v1/limits: the run profiles and the request budgets, from the tables the server enforces, so a
-client (the explorer's New run page) reads them instead of keeping a copy that drifts."""
+"""GET /api/v1/limits: the run profiles and the request budgets, from the tables the server enforces, and
+the kernels' own defaults, from the kernel contract, so a client (the explorer's New run page) reads them
+instead of keeping a copy that drifts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from ctxbench_server.compare import service as compare_service
 from ctxbench_server.config import Settings
+from ctxbench_server.kit import contract
 from ctxbench_server.runs import schemas as runs
 
 router = APIRouter(tags=["limits"])
@@ -20,6 +22,13 @@ class ProfileOut(BaseModel):
     repetitions: int = Field(description="repetitions in all per item, shared over the launches")
     launches: int = Field(description="kernel processes per item, interleaved round-robin over the run")
     thin_sweeps: bool = Field(description='"default" sweeps keep every other point (first and last kept)')
+
+
+class KernelDefaultsOut(BaseModel):
+    """What a kernel uses for an option a run leaves unset (kernels/contract/kernel-cli.schema.json)."""
+
+    min_time_s: float = Field(description="seconds one repetition runs for (a profile's null min_time_s)")
+    repetitions: int
 
 
 class LimitsOut(BaseModel):
@@ -36,6 +45,7 @@ class LimitsOut(BaseModel):
     max_body_bytes: int
     max_compare_machines: int
     item_timeout_s: float = Field(description="default time limit of one item")
+    kernel_defaults: KernelDefaultsOut
 
 
 @router.get("/limits", response_model=LimitsOut)
@@ -64,4 +74,7 @@ async def limits(request: Request) -> LimitsOut:
         max_body_bytes=settings.max_body_bytes,
         max_compare_machines=compare_service.MAX_MACHINES,
         item_timeout_s=settings.item_timeout_s,
+        kernel_defaults=KernelDefaultsOut(
+            min_time_s=contract.KERNEL_DEFAULT_MIN_TIME_S, repetitions=contract.KERNEL_DEFAULT_REPETITIONS
+        ),
     )

@@ -5,11 +5,13 @@ from fastapi import APIRouter, Response
 from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
+from ctxbench_server.kit.openapi import errors
 from ctxbench_server.machines import service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
 from ctxbench_server.push.deps import ChangesDep
 
 router = APIRouter(prefix="/machines", tags=["machines"])
+UNKNOWN_MACHINE = "unknown machine"
 
 
 @router.get("", response_model=list[MachineOut])
@@ -17,7 +19,7 @@ async def list_machines(session: SessionDep, hub: HubDep) -> list[MachineOut]:
     return await service.list_machines(session, await hub.online())
 
 
-@router.get("/{machine_id}", response_model=MachineOut, responses={404: {"description": "unknown machine"}})
+@router.get("/{machine_id}", response_model=MachineOut, responses=errors({404: UNKNOWN_MACHINE}))
 async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> MachineOut:
     return await service.get_machine(session, machine_id, await hub.online())
 
@@ -25,10 +27,7 @@ async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> Mach
 @router.patch(
     "/{machine_id}",
     response_model=MachineOut,
-    responses={
-        404: {"description": "unknown machine"},
-        422: {"description": "`name` too long or not one line"},
-    },
+    responses=errors({404: UNKNOWN_MACHINE, 422: "`name` too long or not one line"}),
 )
 async def rename_machine(
     machine_id: str, body: MachinePatch, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
@@ -45,11 +44,13 @@ async def rename_machine(
 @router.delete(
     "/{machine_id}",
     status_code=204,
-    responses={
-        403: {"description": "not an admin"},
-        404: {"description": "unknown machine"},
-        409: {"description": "its agent is connected, or one of its runs is queued or running"},
-    },
+    responses=errors(
+        {
+            403: "not an admin",
+            404: UNKNOWN_MACHINE,
+            409: "its agent is connected, or one of its runs is queued or running",
+        }
+    ),
 )
 async def delete_machine(
     machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: AdminDep

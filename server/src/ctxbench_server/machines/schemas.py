@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench_server.kit.text import MachineName
+from ctxbench_server.models import MachineStatus
 
 
 class PreflightOut(BaseModel):
@@ -28,8 +29,7 @@ class MachineOut(BaseModel):
     hostname: str
     agent_version: str
     online: bool
-    # "active", "pending" (waits for approval: no runs) or "revoked"
-    status: str
+    status: MachineStatus = Field(description='"pending": waits for an admin\'s approval (no runs)')
     first_seen: datetime
     last_seen: datetime
     facts: dict[str, Any]

@@ -16,7 +16,16 @@ from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
-from ctxbench_server.models import Batch, Kernel, Machine, MachineKernel, Result, Run, RunStatus
+from ctxbench_server.models import (
+    Batch,
+    Kernel,
+    Machine,
+    MachineKernel,
+    MachineStatus,
+    Result,
+    Run,
+    RunStatus,
+)
 from ctxbench_server.models.base import utcnow
 
 log = logging.getLogger(__name__)
@@ -138,7 +147,7 @@ def _out(m: Machine, online: Container[str]) -> MachineOut:
         hostname=m.hostname,
         agent_version=m.agent_version,
         online=m.id in online,
-        status=m.status,
+        status=MachineStatus(m.status),
         display_name=m.display_name,
         agent_name=m.agent_name or m.name,
         first_seen=m.first_seen,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,15 @@ from ctxbench_server.models.base import Base, UTCDateTime, utcnow
 
 if TYPE_CHECKING:
     from ctxbench_server.models.kernel import Kernel
+
+
+class MachineStatus(enum.StrEnum):
+    """Whether a host gets runs: "pending" waits for an admin's approval (approve_new_hosts: it connects,
+    gets no runs); "revoked" has its credential refused."""
+
+    ACTIVE = "active"
+    PENDING = "pending"
+    REVOKED = "revoked"
 
 
 class Machine(Base):
@@ -30,8 +40,7 @@ class Machine(Base):
     # SHA-256 (hex) of the machine credential handed out by Enroll; NULL for machines from before
     # enrollment existed (their first Enroll may claim them once).
     token_hash: Mapped[str | None] = mapped_column(String(128), default=None, index=True)
-    # "active", "pending" (approve_new_hosts: connects, gets no runs) or "revoked" (credential refused).
-    status: Mapped[str] = mapped_column(String(16), default="active", server_default="active")
+    status: Mapped[str] = mapped_column(String(16), default=MachineStatus.ACTIVE, server_default="active")
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

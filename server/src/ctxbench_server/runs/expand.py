@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ctxbench_server.config import Settings
+from ctxbench_server.kit.contract import KERNEL_DEFAULT_MIN_TIME_S
 from ctxbench_server.kit.errors import ValidationFailed, field_error
 from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
 from ctxbench_server.runs.schemas import MAX_ITEMS, PROFILES, RunCreate, RunItemIn
@@ -164,10 +165,6 @@ def expand(
     if own:
         errors.raise_if_any()
     return out
-
-
-# The kernels' own default min time (--min-time unset), for estimates.
-KERNEL_DEFAULT_MIN_TIME_S = 0.2
 
 
 def check_budgets(

@@ -11,6 +11,7 @@ from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import DispatcherDep, HubDep
 from ctxbench_server.dispatch.starts import start_many
+from ctxbench_server.kit.openapi import errors
 from ctxbench_server.models import RunStatus
 from ctxbench_server.push.deps import ChangesDep
 from ctxbench_server.runs import edits, service
@@ -18,6 +19,8 @@ from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCrea
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 batches_router = APIRouter(prefix="/batches", tags=["runs"])
+UNKNOWN_RUN, UNKNOWN_BATCH = "unknown run", "no such batch"
+TOO_LONG = "`name` or `note` too long"
 
 
 @router.post(
@@ -87,16 +90,12 @@ async def list_runs(
     return page.runs
 
 
-@router.get("/{run_id}", response_model=RunOut, responses={404: {"description": "unknown run"}})
+@router.get("/{run_id}", response_model=RunOut, responses=errors({404: UNKNOWN_RUN}))
 async def get_run(run_id: str, session: SessionDep) -> RunOut:
     return service.run_out(await service.load_run(session, run_id))
 
 
-@router.patch(
-    "/{run_id}",
-    response_model=RunOut,
-    responses={404: {"description": "unknown run"}, 422: {"description": "`name` or `note` too long"}},
-)
+@router.patch("/{run_id}", response_model=RunOut, responses=errors({404: UNKNOWN_RUN, 422: TOO_LONG}))
 async def patch_run(
     run_id: str, body: TitleNotePatch, session: SessionDep, changes: ChangesDep, who: WriteDep
 ) -> RunOut:
@@ -110,10 +109,7 @@ async def patch_run(
 @router.delete(
     "/{run_id}",
     status_code=204,
-    responses={
-        404: {"description": "unknown run"},
-        409: {"description": "queued or running: cancel it first"},
-    },
+    responses=errors({404: UNKNOWN_RUN, 409: "queued or running: cancel it first"}),
 )
 async def delete_run(
     run_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
@@ -126,7 +122,7 @@ async def delete_run(
     return Response(status_code=204)
 
 
-@router.post("/{run_id}/cancel", response_model=RunOut, responses={409: {"description": "already finished"}})
+@router.post("/{run_id}/cancel", response_model=RunOut, responses=errors({409: "already finished"}))
 async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep) -> RunOut:
     await dispatcher.cancel(run_id)
     return service.run_out(await service.load_run(session, run_id))
@@ -135,10 +131,7 @@ async def cancel_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep
 @router.post(
     "/{run_id}/retry",
     response_model=RunOut,
-    responses={
-        404: {"description": "unknown run"},
-        409: {"description": "not finished, or nothing to retry"},
-    },
+    responses=errors({404: UNKNOWN_RUN, 409: "not finished, or nothing to retry"}),
 )
 async def retry_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep, _who: WriteDep) -> RunOut:
     """Queues a finished run's unfinished items (failed, cancelled, never run) again, attempt + 1."""
@@ -146,9 +139,7 @@ async def retry_run(run_id: str, session: SessionDep, dispatcher: DispatcherDep,
     return service.run_out(await service.load_run(session, run_id))
 
 
-@router.get(
-    "/{run_id}/results", response_model=list[ResultOut], responses={404: {"description": "unknown run"}}
-)
+@router.get("/{run_id}/results", response_model=list[ResultOut], responses=errors({404: UNKNOWN_RUN}))
 async def list_results(run_id: str, session: SessionDep, history: bool = False) -> list[ResultOut]:
     """Each item's current result, measured ones only (failed items carry their error on the run's
     items); `history=true`: every result of every attempt, failed ones included."""
@@ -160,7 +151,7 @@ async def list_results(run_id: str, session: SessionDep, history: bool = False) 
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}},
-        404: {"description": "unknown run"},
+        404: {"description": UNKNOWN_RUN},
         429: {"description": "this client has CTXBENCH_MAX_SSE_PER_CLIENT streams open"},
         503: {"description": "the server has CTXBENCH_MAX_SSE_TOTAL streams open"},
     },
@@ -188,18 +179,14 @@ def client_key(request: Request, who: Principal | None) -> str:
     return f"addr:{request.client.host if request.client else '?'}"
 
 
-@batches_router.get(
-    "/{batch_id}", response_model=BatchInfo, responses={404: {"description": "no such batch"}}
-)
+@batches_router.get("/{batch_id}", response_model=BatchInfo, responses=errors({404: UNKNOWN_BATCH}))
 async def get_batch(batch_id: str, session: SessionDep) -> BatchInfo:
     """A batch (the runs posted together, or one run alone): its title, note, runs and machines."""
     return await edits.batch_info(session, batch_id)
 
 
 @batches_router.patch(
-    "/{batch_id}",
-    response_model=BatchInfo,
-    responses={404: {"description": "no such batch"}, 422: {"description": "`name` or `note` too long"}},
+    "/{batch_id}", response_model=BatchInfo, responses=errors({404: UNKNOWN_BATCH, 422: TOO_LONG})
 )
 async def patch_batch(
     batch_id: str, body: TitleNotePatch, session: SessionDep, changes: ChangesDep, who: WriteDep
@@ -213,10 +200,7 @@ async def patch_batch(
 @batches_router.delete(
     "/{batch_id}",
     status_code=204,
-    responses={
-        404: {"description": "no such batch"},
-        409: {"description": "one of its runs is queued or running: cancel it first"},
-    },
+    responses=errors({404: UNKNOWN_BATCH, 409: "one of its runs is queued or running: cancel it first"}),
 )
 async def delete_batch(
     batch_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep

@@ -15,6 +15,7 @@ from pydantic import (
 
 from ctxbench_server.kit.aliases import canonical
 from ctxbench_server.kit.text import Note, Title
+from ctxbench_server.models import ItemState, RunStatus
 
 MAX_ITEMS = 1000
 MAX_BATCH = 100
@@ -129,7 +130,7 @@ class RunItemOut(BaseModel):
     index: int
     kernel: KernelId
     params: dict[str, Any]
-    state: str
+    state: ItemState
     error: str | None
     result_id: str | None
     timeout_s: float
@@ -154,8 +155,8 @@ class RunColumns(BaseModel):
     name: str | None = Field(default=None, description="a person's title for it (PATCH); null: none")
     note: str | None = Field(default=None, description="a person's free-text note (PATCH); null: none")
     batch_name: str | None = Field(default=None, description="its batch's title (PATCH /batches/{id})")
-    status: str
-    profile: str
+    status: RunStatus
+    profile: Profile
     created_at: datetime
     queued_at: datetime
     started_at: datetime | None
@@ -190,6 +191,21 @@ class BatchOut(BaseModel):
     runs: list[RunOut]
 
 
+class LaunchOut(BaseModel):
+    """One kernel process of a result (docs/architecture.md "Sampling design"); null: not measured."""
+
+    index: int
+    wall_s: float | None
+    cpu_s: float | None
+    other_busy_frac: float | None = Field(description="other processes' CPU time / (wall x CPUs)")
+    steal_frac: float | None
+    throttled_s: float | None
+    disturbed: bool
+    remeasured: bool = Field(description="run again because an earlier launch was disturbed")
+    kept: bool
+    samples: int = Field(description="repetitions this launch measured")
+
+
 class ResultOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -221,7 +237,7 @@ class ResultOut(BaseModel):
     noisy: bool
     attempt_cvs: list[float | None]
     sample_launches: list[int] | None
-    launches: list[dict[str, Any]] | None
+    launches: list[LaunchOut] | None
     disturbance: float | None
     agent_version: str | None
     exit_code: int

@@ -16,7 +16,7 @@ from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import load_run as load_run
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.service import catalogs as machine_catalogs
-from ctxbench_server.models import ItemState, Machine, Result, Run, RunItem, RunStatus
+from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.runs.expand import Errors, check_budgets, expand_all, item_timeout_s
 from ctxbench_server.runs.schemas import (
@@ -61,14 +61,14 @@ async def target_machines(session: AsyncSession, body: RunCreate) -> list[str]:
     held = (
         await session.execute(
             select(Machine.id, Machine.status).where(
-                Machine.id.in_(set(machine_ids)), Machine.status != "active"
+                Machine.id.in_(set(machine_ids)), Machine.status != MachineStatus.ACTIVE
             )
         )
     ).all()
     if held:
         raise Conflict(
             "; ".join(f"machine {mid!r} is {st}: it gets no runs" for mid, st in sorted(held))
-            + (" until an admin approves it" if any(st == "pending" for _, st in held) else "")
+            + (" until an admin approves it" if any(st == MachineStatus.PENDING for _, st in held) else "")
         )
     return machine_ids
 

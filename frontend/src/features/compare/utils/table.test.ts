@@ -66,7 +66,7 @@ describe('rowWarning', () => {
     const r = row('storage.write', { block: 4096 }, 1, 2);
     expect(rowWarning({ ...r, warning: 'units differ' }, [])).toBe('units differ');
     expect(rowWarning(r, [{ kernel: 'storage.write', params_key: 'block=4096', message: 'units differ' }])).toBe('units differ');
-    expect(rowWarning(r, [{ row: 'storage.write', detail: 'units differ (MB/s vs ns/op)' }])).toBe('units differ (MB/s vs ns/op)');
+    expect(rowWarning(r, [{ row: 'storage.write', message: 'units differ (MB/s vs ns/op)' }])).toBe('units differ (MB/s vs ns/op)');
     expect(rowWarning(r, [{ kernel: 'storage.write', params_key: 'block=8', message: 'another point' }])).toBeNull();
     expect(rowWarning(r, [{ kernel: 'sched.yield', message: 'something' }])).toBeNull();
   });

@@ -86,7 +86,7 @@ export function rowWarning(row: CompareRow, warnings: CompareResponse['warnings'
 
 /** Words for a warning that belongs to no row. */
 export function warningText(w: CompareResponse['warnings'][number]): string {
-  return w.message ?? w.detail ?? JSON.stringify(w);
+  return w.message;
 }
 
 /** Is a ratio a slowdown (worse) relative to the baseline? */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run, RunItem } from '@/lib/api-types';
-import { aResult, aRunItem, LIMITS } from '@/lib/test-fixtures';
+import { aLaunch, aResult, aRunItem, LIMITS } from '@/lib/test-fixtures';
 import { formatEta, itemDuration, runSettings, runTiming } from './timing';
 
 const item = (id: string, state: RunItem['state'], kernel = 'k'): RunItem =>
   aRunItem({ id, index: Number(id.slice(1)), kernel, state, result_id: state === 'succeeded' ? `r-${id}` : null });
 
 const result = (itemId: string, walls: number[]): Result =>
-  aResult({ id: `r-${itemId}`, item_id: itemId, n: 6, samples: [], launches: walls.map((w, index) => ({ index, wall_s: w, samples: 2 })) });
+  aResult({ id: `r-${itemId}`, item_id: itemId, n: 6, samples: [], launches: walls.map((w, index) => aLaunch({ index, wall_s: w, samples: 2 })) });
 
 // 3 launches × (learnt 1 s + 2 reps × 0.5 s) = 6 s per item
 const settings = { profile: 'default' as const, repetitions: 6, min_time_s: 0.5, launches: 3 };
@@ -20,9 +20,9 @@ const run = (items: RunItem[], extra: Partial<Run> = {}) =>
 
 describe('itemDuration', () => {
   it("adds its launches' wall time (interleaved with other items'), else takes start to end", () => {
-    expect(itemDuration({ launches: [{ index: 0, wall_s: 1.5, samples: 2 }, { index: 1, wall_s: 2, samples: 2 }], started_at: null, finished_at: null })).toBeCloseTo(3.5);
+    expect(itemDuration({ launches: [aLaunch({ index: 0, wall_s: 1.5, samples: 2 }), aLaunch({ index: 1, wall_s: 2, samples: 2 })], started_at: null, finished_at: null })).toBeCloseTo(3.5);
     expect(itemDuration({ launches: null, started_at: START, finished_at: '2026-11-23T10:00:04Z' })).toBe(4);
-    expect(itemDuration({ launches: [{ index: 0, wall_s: null, samples: 2 }], started_at: null, finished_at: null })).toBeNull();
+    expect(itemDuration({ launches: [aLaunch({ index: 0, wall_s: null, samples: 2 })], started_at: null, finished_at: null })).toBeNull();
   });
 });
 
@@ -33,6 +33,9 @@ describe('runSettings', () => {
       minTimeS: 0.2,
       launches: 5,
     });
+    // the kernels' default min time is the served one (GET /limits `kernel_defaults`)
+    const slower = { ...LIMITS, kernel_defaults: { ...LIMITS.kernel_defaults, min_time_s: 0.3 } };
+    expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null }, slower).minTimeS).toBe(0.3);
   });
 });
 

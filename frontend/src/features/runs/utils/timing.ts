@@ -4,7 +4,7 @@
 import type { Result, Run } from '@/lib/api-types';
 import { estimateRun } from '@/features/runs/utils/estimate';
 import { parseTimestamp, secondsBetween } from '@/lib/format';
-import { KERNEL_DEFAULT_MIN_TIME_S, profileSettings, type Limits, type ProfileSettings } from '@/lib/limits';
+import { profileSettings, type Limits, type ProfileSettings } from '@/lib/limits';
 
 /**
  * What one item cost: the wall time of all its launches (they are interleaved with the other items'
@@ -25,7 +25,7 @@ export function runSettings(run: Pick<Run, 'profile' | 'repetitions' | 'min_time
   const base = profileSettings(limits, run.profile);
   return {
     repetitions: run.repetitions ?? base.repetitions,
-    minTimeS: run.min_time_s ?? KERNEL_DEFAULT_MIN_TIME_S,
+    minTimeS: run.min_time_s ?? limits.kernel_defaults.min_time_s,
     launches: run.launches ?? base.launches,
   };
 }
