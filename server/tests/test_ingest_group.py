@@ -8,10 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
+from ctxbench_server.cluster import advisory_key
+from ctxbench_server.db import create_engine
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.main import CtxbenchServer
 
+from .conftest import TEST_DATABASE_URL
 from .fake_agent import FakeAgent
 from .test_stream_robustness import INVALID_ARGUMENT, post_run, refuse_unit_in_database
 
@@ -107,3 +111,32 @@ async def test_a_report_refused_in_a_shared_transaction_is_rejected_alone(
     assert [it["state"] for it in bad_done["items"]] == ["failed", "succeeded"]
     assert bad_done["items"][0]["error"].startswith("report rejected: the database refused")
     assert (await http.get(f"/api/v1/runs/{ok_run}")).json()["status"] == "succeeded"
+
+
+async def test_a_shared_transaction_holds_each_of_its_machines_across_processes(
+    make_agent: MakeAgent, server: CtxbenchServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a machine's lock is cluster-wide (cluster.py): the writer's transaction of several
+    streams waits while another process holds any one of their machines."""
+    if not TEST_DATABASE_URL:
+        assert server.hub.cluster is None  # one server: the streams' own locks are all there is
+        return
+    agents, runs, release, _ = await three_streams_held(make_agent, http, monkeypatch)
+    elsewhere = create_engine(TEST_DATABASE_URL)
+    try:
+        async with elsewhere.connect() as conn:  # "another process" changing agent 2's machine
+            key = advisory_key("machine", agents[2].agent_id)
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+            sent = [
+                a.result(run_id, items[0]) for a, (run_id, items) in zip(agents[1:], runs[1:], strict=True)
+            ]
+            for a, req in zip(agents[1:], sent, strict=True):
+                await a.send(req)
+            await asyncio.sleep(0.5)
+            release.set()
+            await agents[1].expect_nothing(1.0)  # stored with agent 2's report: it waits too
+            await conn.rollback()
+        for a, req in zip(agents[1:], sent, strict=True):
+            assert (await a.expect("result_ack")).result_ack.result_id == req.result_report.result_id
+    finally:
+        await elsewhere.dispose()

@@ -12,20 +12,27 @@ the other streams' batches are stored. One writer is also one ingest connection 
 the number of streams (20 streams each holding one emptied the agents' pool before).
 
 The caller (agents/servicer.py) holds its machine's lock while its batch waits and is stored, as it did
-around its own transaction: no change of a run is lost to a cancel or a dispatch in between.
+around its own transaction: no change of a run is lost to a cancel or a dispatch in between. On
+PostgreSQL that lock is cluster-wide through each transaction's `pg_advisory_xact_lock` of the machine
+(cluster.py), which a session takes for the machine the task holds: the writer's task holds none (its
+own context), and each of its transactions takes the locks of all the machines it stores, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from ctxbench_server.cluster import advisory_key
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.runs import ingest
@@ -63,7 +70,8 @@ class IngestWriter:
         job = _Job(ingest.Pending(machine_id, msgs, precomputed), asyncio.get_running_loop().create_future())
         self._jobs.append(job)
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._drain())
+            # a context of its own: not the machine lock of the stream that happened to start it
+            self._task = asyncio.create_task(self._drain(), context=contextvars.Context())
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
@@ -74,6 +82,17 @@ class IngestWriter:
                 job.future.exception()  # retrieved: nobody waits for it any more
             job.future.cancel()  # not taken yet: the writer skips it
             raise
+
+    @contextlib.asynccontextmanager
+    async def _session(self, machines: Sequence[str]) -> AsyncIterator[AsyncSession]:
+        """A session whose transaction on PostgreSQL first takes the machines' advisory locks (sorted:
+        two writers of a cluster never wait for each other in a circle), as each stream's did."""
+        async with self.sessionmaker() as session:
+            if session.get_bind().dialect.name == "postgresql":
+                lock = text("SELECT pg_advisory_xact_lock(:k)")
+                for machine_id in sorted(set(machines)):
+                    await session.execute(lock, {"k": advisory_key("machine", machine_id)})
+            yield session
 
     async def _drain(self) -> None:
         group: list[_Job] = []
@@ -96,7 +115,7 @@ class IngestWriter:
     async def _store_group(self, group: list[_Job]) -> None:
         self.groups += 1
         try:
-            async with self.sessionmaker() as session:
+            async with self._session([j.pending.machine_id for j in group]) as session:
                 if len(group) == 1:
                     p = group[0].pending
                     done = [
@@ -123,7 +142,7 @@ class IngestWriter:
         p = job.pending
         self.groups += 1
         try:
-            async with self.sessionmaker() as session:
+            async with self._session([p.machine_id]) as session:
                 recorded = await ingest.record_batch(
                     session, p.machine_id, p.msgs, self.events, p.precomputed
                 )
@@ -150,7 +169,7 @@ class IngestWriter:
             done = ingest.Recorded([], [])
             for m in p.msgs:
                 try:
-                    async with self.sessionmaker() as session:
+                    async with self._session([p.machine_id]) as session:
                         one = await ingest.record_batch(
                             session, p.machine_id, [m], self.events, p.precomputed
                         )
@@ -177,7 +196,7 @@ class IngestWriter:
             exc_info=not ingest.refused_by_database(e),
         )
         try:
-            async with self.sessionmaker() as session:
+            async with self._session([machine_id]) as session:
                 stored = await ingest.storage_failed(session, machine_id, r, e, self.events)
         except Refused as bad:
             return ingest.Recorded([bad], [r.run_id] if bad.run_finished else [])
