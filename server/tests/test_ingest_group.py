@@ -140,3 +140,52 @@ async def test_a_shared_transaction_holds_each_of_its_machines_across_processes(
             assert (await a.expect("result_ack")).result_ack.result_id == req.result_report.result_id
     finally:
         await elsewhere.dispose()
+
+
+async def test_a_stream_cancelled_waits_for_its_batch_under_way_and_drops_one_not_begun(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream that ends while the writer stores its batch keeps its machine's lock until that
+    transaction ends (no cancel interleaves with it); a batch still queued is not stored at all."""
+    from ctxbench_server.kit.stored import StoredEvents
+    from ctxbench_server.runs import ingest
+    from ctxbench_server.runs.ingest_writer import IngestWriter
+    from ctxbench_server.runs.reported import Update
+
+    class Session:
+        def get_bind(self) -> Any:
+            return type("Bind", (), {"dialect": type("Dialect", (), {"name": "sqlite"})})
+
+    class Maker:
+        async def __aenter__(self) -> Session:
+            return Session()
+
+        async def __aexit__(self, *_: object) -> None:
+            return None
+
+    stored: list[str] = []
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def held(_session: Any, machine_id: str, *_: Any) -> ingest.Recorded:
+        stored.append(machine_id)
+        entered.set()
+        await release.wait()
+        return ingest.Recorded([None], [])
+
+    monkeypatch.setattr(ingest, "record_batch", held)
+    writer = IngestWriter(lambda: Maker(), StoredEvents())  # type: ignore[arg-type]
+    msgs = [Update("r", "i", True, "RUNNING")]
+    under_way = asyncio.create_task(writer.store("m-1", msgs))
+    await asyncio.wait_for(entered.wait(), 5)
+    queued = asyncio.create_task(writer.store("m-2", msgs))
+    await asyncio.sleep(0.05)
+    under_way.cancel()
+    queued.cancel()
+    await asyncio.sleep(0.2)
+    assert not under_way.done()  # still waiting for its transaction
+    assert queued.done()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await under_way
+    await asyncio.sleep(0.05)
+    assert stored == ["m-1"]  # the queued batch was dropped, not stored
