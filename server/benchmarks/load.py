@@ -21,7 +21,9 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -203,7 +205,22 @@ def _answers(starts: list[tuple[FakeAgent, pb.StartRun]]) -> dict[str, list[tupl
     }
 
 
-async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
+def profiler(pid: int, out: Path | None) -> subprocess.Popen[bytes] | None:
+    """py-spy recording the server (collapsed stacks, what `--profile FILE` asks for) until stopped."""
+    if out is None:
+        return None
+    spy = Path(sys.executable).parent / "py-spy"
+    cmd = [str(spy), "record", "-r", "200", "-f", "raw", "-o", str(out), "--pid", str(pid)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+        spy.wait(30)
+
+
+async def ingest(agents: int, items: int, rate: float, profile: Path | None = None) -> dict[str, Any]:
     """Each agent answers its run's items as a real agent does (RunUpdate RUNNING, then the ResultReport),
     all agents together at `rate` results/s (0: as fast as they can), and times each report to its ack."""
 
@@ -240,6 +257,7 @@ async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
                     latencies.append(time.perf_counter() - sent[msg.result_ack.result_id])
                     acks += 1
 
+        spy = profiler(server.proc.pid, profile)
         cpu0, _ = proc_stats(server.proc.pid)
         t0 = time.perf_counter()
         await asyncio.gather(
@@ -248,6 +266,7 @@ async def ingest(agents: int, items: int, rate: float) -> dict[str, Any]:
         )
         wall = time.perf_counter() - t0
         cpu1, _ = proc_stats(server.proc.pid)
+        stop_profiler(spy)
         n = len(latencies)
         return {
             "agents": agents,
@@ -310,6 +329,7 @@ def main() -> None:
     ap.add_argument("--ingest-rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--batch-machines", type=int, default=100)
     ap.add_argument("--batch-items", type=int, default=50)
+    ap.add_argument("--profile", type=Path, help="ingest: py-spy's collapsed stacks of the server, to FILE")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     out: dict[str, Any] = {}
@@ -319,7 +339,9 @@ def main() -> None:
         elif s == "idle":
             out[s] = asyncio.run(idle(args.idle, args.window))
         elif s == "ingest":
-            out[s] = asyncio.run(ingest(args.ingest_agents, args.ingest_items, args.ingest_rate))
+            out[s] = asyncio.run(
+                ingest(args.ingest_agents, args.ingest_items, args.ingest_rate, args.profile)
+            )
         elif s == "batch":
             out[s] = asyncio.run(batch(args.batch_machines, args.batch_items))
         else:

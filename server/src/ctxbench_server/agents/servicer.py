@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
@@ -28,15 +27,13 @@ from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import ingest
-from ctxbench_server.runs.reported import Message, Refused, Report
+from ctxbench_server.runs.ingest_writer import IngestWriter
+from ctxbench_server.runs.reported import Refused
 
 log = logging.getLogger(__name__)
 
 # Messages of one stream handled together: its reports and updates in one transaction.
 MAX_BATCH = 256
-# Streams storing a batch at once: the rest wait here, not in the agents' connection pool (5 + 10), which
-# 20 streams queued behind SQLite's one writer emptied (QueuePool timeout); their batches grow meanwhile.
-MAX_STORING = 4
 
 
 class StreamState:
@@ -72,7 +69,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.dispatcher = dispatcher
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
-        self._storing = asyncio.Semaphore(MAX_STORING)
+        self.writer = IngestWriter(sessionmaker, stored)  # every stream's batches, group-committed
         self.liveness = Liveness(sessionmaker, heartbeat_interval_s)
 
     async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
@@ -307,39 +304,17 @@ class AgentService(pb_grpc.AgentServiceServicer):
             await self._store(conn, state, group)
 
     async def _store(self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest]) -> None:
-        """Reports and updates in one transaction, under the machine's lock (like cancel, retry and
-        dispatch: no change of a run is lost to another one made between a read and a write); then
-        each gets its answer: an Ack or a Reject per report. When the database fails the transaction,
-        each message is stored alone, so a report it cannot take is rejected alone."""
-        # Off the event loop, before the lock and a connection are taken: the batch's statistics.
-        domain, precomputed = await asyncio.to_thread(reports_wire.messages_with_stats, msgs)
-        async with self.hub.locks[conn.machine_id], self._storing:
-            try:
-                async with self.sessionmaker() as session:
-                    done = await ingest.record_batch(
-                        session, conn.machine_id, domain, self.stored, precomputed
-                    )
-            except SQLAlchemyError as e:
-                if len(domain) == 1:
-                    done = await self._store_failed(conn, domain[0], e)
-                else:
-                    log.info(
-                        "agent %s: %d messages not stored together (%s); storing them one by one",
-                        conn.machine_id,
-                        len(msgs),
-                        type(e).__name__,
-                    )
-                    done = ingest.Recorded([], [])
-                    for m in domain:
-                        try:
-                            async with self.sessionmaker() as session:
-                                one = await ingest.record_batch(
-                                    session, conn.machine_id, [m], self.stored, precomputed
-                                )
-                        except SQLAlchemyError as e1:
-                            one = await self._store_failed(conn, m, e1)
-                        done.outcomes += one.outcomes
-                        done.finished += one.finished
+        """Reports and updates stored in one transaction (with other streams' ready batches: the group
+        commit of runs/ingest_writer.py), under the machine's lock (like cancel, retry and dispatch: no
+        change of a run is lost to another one made between a read and a write); then each gets its
+        answer: an Ack or a Reject per report. A report the database cannot take is rejected alone."""
+        if any(req.HasField("result_report") for req in msgs):
+            # off the event loop, before the lock is taken: the reports' statistics (~1 ms each)
+            domain, precomputed = await asyncio.to_thread(reports_wire.messages_with_stats, msgs)
+        else:  # updates only: a few µs, less than the hand-off to a thread and back
+            domain, precomputed = reports_wire.messages(msgs), None
+        async with self.hub.locks[conn.machine_id]:
+            done = await self.writer.store(conn.machine_id, domain, precomputed)
         await self._answer(conn, state, msgs, done)
 
     async def _answer(
@@ -376,23 +351,3 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 log.info("run %s finished", run_id)
             state.may_run = False  # the next StartRun (kick's, if any) sets it again
             await self.dispatcher.kick(conn.machine_id)
-
-    async def _store_failed(self, conn: AgentConnection, r: Message, e: SQLAlchemyError) -> ingest.Recorded:
-        """One message the database failed to store: a report is acknowledged (it landed meanwhile) or
-        refused (ingest.storage_failed); an update's failure ends the stream (the agent reconnects)."""
-        if not isinstance(r, Report):
-            raise e
-        log.warning(
-            "agent %s: could not store result %s of run %s: %s",
-            conn.machine_id,
-            r.result_id,
-            r.run_id,
-            e,
-            exc_info=not ingest.refused_by_database(e),
-        )
-        try:
-            async with self.sessionmaker() as session:
-                stored = await ingest.storage_failed(session, conn.machine_id, r, e, self.stored)
-        except Refused as bad:
-            return ingest.Recorded([bad], [r.run_id] if bad.run_finished else [])
-        return ingest.Recorded([stored], [])

@@ -1,9 +1,10 @@
 """Results and item progress into the database: a stream's messages (already translated from protobuf by
 agents/reports_wire.py) stored in batches, each report getting its own outcome.
 
-A batch (record_batch: whatever the agent had sent when the last batch was done) is looked up with a few
-queries for all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the
-derived work (whether a run is finished) done once, one commit. A refused message is refused alone. What
+A batch (whatever the agent had sent when its last batch was done), or the batches of several streams
+ready at once (record_group: runs/ingest_writer.py's group commit), is looked up with a few queries for
+all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the derived
+work (whether a run is finished) done once, one commit. A refused message is refused alone. What
 was stored is told through kit/stored.py ("result stored"): compare's latest_results pointers follow it
 inside the transaction, SSE after the commit."""
 
@@ -23,7 +24,14 @@ from ctxbench_server.kit.params import from_wire, params_key
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.models import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
-from ctxbench_server.runs.ingest_batch import Batch, close_batch, open_batch, own_item, own_run, result_row
+from ctxbench_server.runs.ingest_batch import (
+    Batch,
+    close_batches,
+    open_batches,
+    own_item,
+    own_run,
+    result_row,
+)
 from ctxbench_server.runs.reported import Message, Refused, Report, Update
 
 log = logging.getLogger(__name__)
@@ -39,6 +47,15 @@ ITEM_STATE_FOR = {
 @dataclass
 class Stored:
     ack: bool
+
+
+@dataclass
+class Pending:
+    """A stream's messages waiting for their transaction, and their statistics computed beforehand."""
+
+    machine_id: str
+    msgs: Sequence[Message]
+    precomputed: dict[str, stats.Stats | ValueError] | None = None
 
 
 @dataclass
@@ -65,6 +82,33 @@ def compute_stats(msgs: Sequence[Message]) -> dict[str, stats.Stats | ValueError
     return out
 
 
+async def record_group(
+    session: AsyncSession, batches: Sequence[Pending], events: StoredEvents
+) -> list[Recorded]:
+    """Stores the ready reports and updates of one stream or several (each batch in its order) in one
+    transaction and commits it, then tells `events` what it stored; a Recorded per batch. A report or
+    update that is refused is refused alone: the others are stored. Raises SQLAlchemyError when the
+    database fails the transaction (nothing is stored then)."""
+    opened = await open_batches(session, [(p.machine_id, p.msgs) for p in batches])
+    outcomes: list[list[Stored | Refused | None]] = []
+    for b, p in zip(opened, batches, strict=True):
+        b.precomputed = p.precomputed or {}
+        outcomes.append([])
+        for m in p.msgs:
+            try:
+                if isinstance(m, Report):
+                    outcomes[-1].append(await _record_result(session, b, m))
+                else:
+                    await _record_update(session, b, m)
+                    outcomes[-1].append(None)
+            except Refused as e:
+                outcomes[-1].append(e)
+    finished = await close_batches(session, opened, events)
+    await session.commit()
+    events.committed([r for b in opened for r in b.results])
+    return [Recorded(o, f) for o, f in zip(outcomes, finished, strict=True)]
+
+
 async def record_batch(
     session: AsyncSession,
     machine_id: str,
@@ -72,26 +116,9 @@ async def record_batch(
     events: StoredEvents,
     precomputed: dict[str, stats.Stats | ValueError] | None = None,
 ) -> Recorded:
-    """Stores a stream's ready reports and updates (in their order) in one transaction and commits it,
-    then tells `events` what it stored. A report or update that is refused is refused alone: the others
-    are stored. Raises SQLAlchemyError when the database fails the transaction (nothing is stored then).
-    `precomputed`: compute_stats(msgs) (else each report's statistics are computed here)."""
-    b = await open_batch(session, machine_id, msgs)
-    b.precomputed = precomputed or {}
-    outcomes: list[Stored | Refused | None] = []
-    for m in msgs:
-        try:
-            if isinstance(m, Report):
-                outcomes.append(await _record_result(session, b, m))
-            else:
-                await _record_update(session, b, m)
-                outcomes.append(None)
-        except Refused as e:
-            outcomes.append(e)
-    finished = await close_batch(session, b, events)
-    await session.commit()
-    events.committed(b.results)
-    return Recorded(outcomes, finished)
+    """record_group of one stream's messages. `precomputed`: compute_stats(msgs) (else each report's
+    statistics are computed here)."""
+    return (await record_group(session, [Pending(machine_id, msgs, precomputed)], events))[0]
 
 
 async def _record_update(session: AsyncSession, b: Batch, u: Update) -> None:
@@ -195,7 +222,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
 
 
 def _add(b: Batch, run: Run, item: RunItem, row: dict[str, Any], current: bool) -> None:
-    """The row joins the batch's INSERT; as its item's current result, the item's UPDATE too (close_batch
+    """The row joins the batch's INSERT; as its item's current result, the item's UPDATE too (close_batches
     then ends the run if no item is left open)."""
     b.rows.append(row)
     b.stored[row["id"]] = b.machine_id
@@ -238,7 +265,7 @@ async def storage_failed(
     for good is refused as malformed (the agent sets it aside) and fails its item, like any malformed
     report; any other failure is unavailable (the agent keeps it and sends it again). Never the
     database's words."""
-    b = await open_batch(session, machine_id, [r])
+    (b,) = await open_batches(session, [(machine_id, [r])])
     if _already_stored(b, r):
         return Stored(ack=True)
     if not refused_by_database(e):
@@ -251,7 +278,7 @@ async def storage_failed(
     bad = Refused("the database refused this result", run_id=r.run_id, result_id=r.result_id)
     try:
         await _fail_refused_item(session, b, r, bad.message)
-        bad.run_finished = bool(await close_batch(session, b, events))
+        bad.run_finished = bool((await close_batches(session, [b], events))[0])
         await session.commit()
         events.committed(b.results)
     except SQLAlchemyError:

@@ -1,6 +1,7 @@
-"""One ingest transaction's worth of a stream's messages: what is looked up for all of them at once
-(open_batch), the rows they add, and the work left for its end (close_batch: one INSERT, one UPDATE of
-their items, the "result stored" listeners, whether the runs touched are finished)."""
+"""One ingest transaction's worth of streams' messages: what is looked up for all of them at once
+(open_batches: one Batch per stream, their lookups shared), the rows they add, and the work left for its
+end (close_batches: one INSERT, one UPDATE of their items, the "result stored" listeners, whether the
+runs touched are finished), whether the transaction holds one stream's batch or several (group commit)."""
 
 from __future__ import annotations
 
@@ -76,21 +77,53 @@ def result_row(**values: Any) -> dict[str, Any]:
 
 
 @dataclass
-class Batch:
-    machine_id: str
-    # result id -> machine id, of the batch's result ids already stored (and those stored by the batch)
-    stored: dict[str, str]
-    agent_version: str | None
+class Lookups:
+    """What open_batches read for all the batches of one transaction (their runs and items also sit in
+    the session's identity map: `loaded` holds them there)."""
+
     loaded: list[Run | RunItem]
-    specs: dict[str, dict[str, Any] | None] | None = None
+    # result id -> machine id, of the result ids already stored (and those stored by these batches)
+    stored: dict[str, str]
+    machines: set[str]
+    specs: dict[tuple[str, str], dict[str, Any] | None] | None = None
+
+    async def spec(self, session: AsyncSession, machine_id: str, kernel_id: str) -> dict[str, Any] | None:
+        """A machine's spec of a kernel; read once a transaction, for the kernels of the items loaded
+        on the batches' machines (plain columns: not the whole catalogs as ORM objects)."""
+        if self.specs is None:
+            wanted = {x.kernel_id for x in self.loaded if isinstance(x, RunItem)} | {kernel_id}
+            q = select(MachineKernel.machine_id, MachineKernel.kernel_id, MachineKernel.spec).where(
+                MachineKernel.machine_id.in_(self.machines | {machine_id}),
+                MachineKernel.kernel_id.in_(wanted),
+            )
+            self.specs = {(mid, kid): spec for mid, kid, spec in await session.execute(q)}
+        if (machine_id, kernel_id) not in self.specs:  # not loaded by open_batches (none today): ask
+            q1 = select(MachineKernel.spec).where(
+                MachineKernel.machine_id == machine_id, MachineKernel.kernel_id == kernel_id
+            )
+            self.specs[machine_id, kernel_id] = (await session.execute(q1)).scalar_one_or_none()
+        return self.specs[machine_id, kernel_id]
+
+
+@dataclass
+class Batch:
+    """One stream's messages in a transaction."""
+
+    machine_id: str
+    agent_version: str | None
+    lookups: Lookups
     # result id -> its statistics (or why there are none), computed beforehand by compute_stats
     precomputed: dict[str, stats.Stats | ValueError] = dataclasses.field(default_factory=dict)
-    # what close_batch writes: the results (rows of one INSERT), their items' new state (one UPDATE by
-    # id), and the runs whose items got a current result; what it tells: the results stored
+    # what close_batches writes: the results (rows of one INSERT), their items' new state (one UPDATE
+    # by id), and the runs whose items got a current result; what it tells: the results stored
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     items: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     runs: dict[str, Run] = dataclasses.field(default_factory=dict)
     results: list[ResultStored] = dataclasses.field(default_factory=list)
+
+    @property
+    def stored(self) -> dict[str, str]:
+        return self.lookups.stored
 
     def current_result(self, item: RunItem) -> str | None:
         """The item's current result id, this batch's included."""
@@ -98,20 +131,7 @@ class Batch:
         return done["b_result_id"] if done is not None else item.result_id
 
     async def spec(self, session: AsyncSession, kernel_id: str) -> dict[str, Any] | None:
-        """The machine's spec of a kernel; read once a batch, for the kernels of the items it loaded
-        (plain columns: not the whole catalog as ORM objects)."""
-        if self.specs is None:
-            wanted = {x.kernel_id for x in self.loaded if isinstance(x, RunItem)} | {kernel_id}
-            q = select(MachineKernel.kernel_id, MachineKernel.spec).where(
-                MachineKernel.machine_id == self.machine_id, MachineKernel.kernel_id.in_(wanted)
-            )
-            self.specs = {kid: spec for kid, spec in await session.execute(q)}
-        if kernel_id not in self.specs:  # an item not loaded by open_batch (none today): ask for it
-            q = select(MachineKernel.spec).where(
-                MachineKernel.machine_id == self.machine_id, MachineKernel.kernel_id == kernel_id
-            )
-            self.specs[kernel_id] = (await session.execute(q)).scalar_one_or_none()
-        return self.specs[kernel_id]
+        return await self.lookups.spec(session, self.machine_id, kernel_id)
 
 
 async def own_run(session: AsyncSession, machine_id: str, run_id: str) -> Run:
@@ -131,13 +151,16 @@ async def own_item(session: AsyncSession, machine_id: str, run_id: str, item_id:
     return run, item
 
 
-async def open_batch(session: AsyncSession, machine_id: str, msgs: Sequence[Message]) -> Batch:
-    """Reads what the messages name in three queries (their runs and items land in the session's
-    identity map, so each message's own lookups cost nothing), not three per message."""
+async def open_batches(
+    session: AsyncSession, batches: Sequence[tuple[str, Sequence[Message]]]
+) -> list[Batch]:
+    """One Batch per (machine id, its messages), read in at most four queries for all of them (their
+    runs and items land in the session's identity map, so each message's own lookups cost nothing)."""
+    msgs = [m for _, ms in batches for m in ms]
     run_ids = {m.run_id for m in msgs if 0 < len(m.run_id) <= ID_LENGTH}
     item_ids = {m.item_id for m in msgs if 0 < len(m.item_id) <= ID_LENGTH}
     result_ids = {m.result_id for m in msgs if isinstance(m, Report) and len(m.result_id) == ID_LENGTH}
-    # Held by the Batch: the identity map keeps only objects something refers to.
+    # Held by the Lookups: the identity map keeps only objects something refers to.
     loaded: list[Run | RunItem] = []
     if run_ids:
         # without the two big JSON columns (the request and the facts snapshot): no report needs them
@@ -149,34 +172,37 @@ async def open_batch(session: AsyncSession, machine_id: str, msgs: Sequence[Mess
     if result_ids:
         known = select(Result.id, Result.machine_id).where(Result.id.in_(result_ids))
         stored = {rid: mid for rid, mid in await session.execute(known)}
-    # one column, not the machine with its facts: what the batch's results record of the agent
-    version = (
-        (
-            await session.execute(select(Machine.agent_version).where(Machine.id == machine_id))
-        ).scalar_one_or_none()
-        if result_ids
-        else None
-    )
-    return Batch(machine_id, stored, version or None, loaded)
+    # one column, not the machines with their facts: what the batches' results record of their agent
+    reporting = {mid for mid, ms in batches if any(isinstance(m, Report) for m in ms)}
+    versions: dict[str, str | None] = {}
+    if reporting:
+        q = select(Machine.id, Machine.agent_version).where(Machine.id.in_(reporting))
+        versions = {mid: version for mid, version in await session.execute(q)}
+    lookups = Lookups(loaded, stored, {mid for mid, _ in batches})
+    return [Batch(mid, versions.get(mid) or None, lookups) for mid, _ in batches]
 
 
-async def close_batch(session: AsyncSession, b: Batch, events: StoredEvents) -> list[str]:
-    """The batch's derived work, once: its rows, its items, the "result stored" listeners inside the
-    transaction, then each run it touched that has no open item left ends. Returns the runs that ended
-    (not committed)."""
+async def close_batches(
+    session: AsyncSession, batches: Sequence[Batch], events: StoredEvents
+) -> list[list[str]]:
+    """The batches' derived work, once for all: their rows, their items, the "result stored" listeners
+    inside the transaction, then each run they touched that has no open item left ends. Returns the
+    runs that ended, per batch (not committed)."""
     await session.flush()  # what went through the ORM: items marked running, runs started
-    if b.rows:
-        await session.execute(RESULTS.insert(), b.rows)
-    if b.items:
-        await session.execute(_SET_ITEM_RESULT, list(b.items.values()))
-    await events.stored(session, b.results)
-    runs = {rid: run for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
+    rows = [row for b in batches for row in b.rows]
+    if rows:
+        await session.execute(RESULTS.insert(), rows)
+    items = [item for b in batches for item in b.items.values()]
+    if items:
+        await session.execute(_SET_ITEM_RESULT, items)
+    await events.stored(session, [r for b in batches for r in b.results])
+    runs = {rid: run for b in batches for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
     if not runs:
-        return []
+        return [[] for _ in batches]
     open_items = func.sum(case((RunItem.result_id.is_(None), 1), else_=0))
     succeeded = func.sum(case((RunItem.state == ItemState.SUCCEEDED, 1), else_=0))
     q = select(RunItem.run_id, open_items, succeeded).where(RunItem.run_id.in_(runs)).group_by(RunItem.run_id)
-    finished = []
+    finished = set()
     for run_id, left, measured in await session.execute(q):
         if left:
             continue
@@ -184,5 +210,5 @@ async def close_batch(session: AsyncSession, b: Batch, events: StoredEvents) -> 
         run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
         run.error = None if measured else "no item produced a measurement"
         run.finished_at = utcnow()
-        finished.append(run_id)
-    return finished
+        finished.add(run_id)
+    return [[rid for rid in b.runs if rid in finished] for b in batches]
