@@ -132,6 +132,7 @@ class CtxbenchServer:
         announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
         self._seen_task = asyncio.create_task(self.agent_service.liveness.keep_last_seen())
+        self._silent_task = asyncio.create_task(self.agent_service.liveness.watch(self.hub.connections))
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -227,7 +228,7 @@ class CtxbenchServer:
         announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
 
     async def stop(self) -> None:
-        for name in ("_lost_task", "_seen_task"):
+        for name in ("_lost_task", "_seen_task", "_silent_task"):
             task = getattr(self, name, None)
             if task is not None:
                 task.cancel()
