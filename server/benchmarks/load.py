@@ -4,12 +4,14 @@ Issue "The server holds", benchmarks. Scenarios, each on a fresh server process 
 its SQLite database (or PostgreSQL with CTXBENCH_TEST_DATABASE_URL, as the tests do):
 
 connect   N agents enroll and connect at once: errors, time until all are welcomed.
-idle      N agents stay connected and heartbeat: the server's RSS and CPU over a window.
+idle      N agents stay connected and heartbeat: the server's RSS and CPU over a window, and that CPU
+          per heartbeat of the agents that connected.
 ingest    A agents each get one run of M items and answer them (RUNNING, then the result, as an agent
           does) at R results/s over all agents (0: all at once): results acknowledged per second,
           report -> ack latency p50/p99.
-batch     one POST /runs to B machines x M items: the POST's latency, then until every agent has its
-          StartRun.
+batch     one POST /runs to B machines x M items: the POST's latency and the server's CPU for it, then
+          until every agent has its StartRun; then the same on a fresh server with POST /runs?items=false
+          (the answer's runs without their items).
 
 Run: .venv/bin/python server/benchmarks/load.py [connect] [idle] [ingest] [batch] [--json FILE]
 Figures depend on the host (2 CPUs here) and on what else runs: say so beside them.
@@ -72,6 +74,7 @@ class Fleet:
         self.credentials: dict[str, str] = {}
         self.agents: list[FakeAgent] = []
         self.beats: list[asyncio.Task[None]] = []
+        self.intervals: list[float] = []  # each connected agent's heartbeat interval (s)
 
     def new(self, i: int) -> FakeAgent:
         a = FakeAgent(
@@ -109,7 +112,8 @@ class Fleet:
                     print(f"first connect error: {w!r}"[:2000], file=sys.stderr, flush=True)
                 errors += 1
             else:
-                self.beats.append(asyncio.create_task(self.heartbeat(a, max(1.0, w.heartbeat_interval_s))))
+                self.intervals.append(max(1.0, w.heartbeat_interval_s))
+                self.beats.append(asyncio.create_task(self.heartbeat(a, self.intervals[-1])))
         return took, errors
 
     async def close(self) -> None:
@@ -146,17 +150,22 @@ async def idle(n: int, window_s: float) -> dict[str, Any]:
         # in waves of 200 (the connect scenario's size): this measures the streams held, not a storm
         took, errors = await fleet.connect_all(n, wave=200)
         await asyncio.sleep(15)  # the connects' own work and the first heartbeats settle
+        # (for a profiler: py-spy record -p <pid> over the window)
+        print(f"idle window of {window_s:.0f} s begins: server pid {pid}", file=sys.stderr, flush=True)
         cpu0, _ = proc_stats(pid)
         t0 = time.perf_counter()
         await asyncio.sleep(window_s)
         cpu1, rss = proc_stats(pid)
         wall = time.perf_counter() - t0
+        beats = sum(wall / every for every in fleet.intervals)  # heartbeats the window held
         return {
             "agents": n,
             "errors": errors,
             "connect_s": round(took, 1),
             "window_s": round(wall, 1),
             "server_cpu_pct": round(100 * (cpu1 - cpu0) / wall, 2),
+            # all the server did, per heartbeat of the agents connected (a failed connect sends none)
+            "server_cpu_us_per_heartbeat": round(1e6 * (cpu1 - cpu0) / max(1.0, beats)),
             "server_rss_mb": round(rss / 2**20, 1),
             "server_rss_empty_mb": round(base_rss / 2**20, 1),
         }
@@ -284,7 +293,9 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
     return await on_server(body)
 
 
-async def batch(machines: int, items: int) -> dict[str, Any]:
+async def batch(machines: int, items: int, light: bool = False) -> dict[str, Any]:
+    """`light`: POST /runs?items=false (the runs without their items in the answer)."""
+
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         _, errors = await fleet.connect_all(machines)
         async with httpx.AsyncClient(
@@ -294,6 +305,7 @@ async def batch(machines: int, items: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             r = await http.post(
                 "/runs",
+                params={"items": "false"} if light else None,
                 json={
                     "machine_ids": [a.agent_id for a in fleet.agents],
                     "items": sweep_items(items),
@@ -313,6 +325,7 @@ async def batch(machines: int, items: int) -> dict[str, Any]:
             "post_ms": round(1000 * posted, 1),
             "post_server_cpu_ms": round(1000 * post_cpu),
             "all_started_s": round(started, 2),
+            "response_kb": round(len(r.content) / 1024, 1),
         }
 
     return await on_server(body)
@@ -342,8 +355,9 @@ def main() -> None:
             out[s] = asyncio.run(
                 ingest(args.ingest_agents, args.ingest_items, args.ingest_rate, args.profile)
             )
-        elif s == "batch":
+        elif s == "batch":  # each shape of the answer on a fresh server
             out[s] = asyncio.run(batch(args.batch_machines, args.batch_items))
+            out[s]["items=false"] = asyncio.run(batch(args.batch_machines, args.batch_items, light=True))
         else:
             ap.error(f"unknown scenario {s!r}")
         print(json.dumps({s: out[s]}), flush=True)

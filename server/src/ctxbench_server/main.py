@@ -45,6 +45,10 @@ GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
     # An agent needs one Connect stream (and an Enroll once) per connection.
     ("grpc.max_concurrent_streams", 8),
+    # No BDP probe: gRPC answered each idle heartbeat with a PING of its own (and read its ACK) to size
+    # the stream's window; 1000 idle agents paid that 100 times a second. A stream's window then stays
+    # at gRPC's initial size (at 64 KiB a round trip, a rare 3 MiB report needs ~5 s over a 100 ms link).
+    ("grpc.http2.bdp_probe", 0),
 ]
 
 
@@ -132,6 +136,7 @@ class CtxbenchServer:
         announce(f"sign in at {self.sign_in_url}")
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
         self._seen_task = asyncio.create_task(self.agent_service.liveness.keep_last_seen())
+        self._silent_task = asyncio.create_task(self.agent_service.liveness.watch(self.hub.connections))
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -227,7 +232,7 @@ class CtxbenchServer:
         announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
 
     async def stop(self) -> None:
-        for name in ("_lost_task", "_seen_task"):
+        for name in ("_lost_task", "_seen_task", "_silent_task"):
             task = getattr(self, name, None)
             if task is not None:
                 task.cancel()

@@ -2752,7 +2752,10 @@ export interface operations {
     };
     create_run_api_v1_runs_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description false: each run of the answer without its items (`items` empty, `progress` and `kernels` exact), as GET /runs?items=false */
+                items?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -202,7 +201,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
         )
         state = StreamState(may_run=bool(hello.current_run_id))
         reader = asyncio.create_task(self._read(request_iterator, conn, state))
-        watchdog = asyncio.create_task(self.liveness.watch(conn))
         try:
             await self.dispatcher.on_hello(conn, hello.current_run_id)
             while (msg := await conn.outbox.get()) is not None:
@@ -215,7 +213,6 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 await context.abort(conn.abort_with.grpc_code, str(conn.abort_with.detail))
         finally:
             reader.cancel()
-            watchdog.cancel()
             self.hub.unregister(conn)
             try:
                 async with self.sessionmaker() as session:
@@ -228,17 +225,20 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self,
         request_iterator: AsyncIterator[pb.ConnectRequest],
         conn: AgentConnection,
+        state: StreamState,
         inbox: asyncio.Queue[pb.ConnectRequest | None],
     ) -> None:
         """Reads the agent's messages into `inbox` (bounded: a full one stops reading, and gRPC's flow
-        control holds the agent back), then None. Liveness is kept in memory (agents.liveness)."""
+        control holds the agent back), then None. Liveness is kept in memory (agents.liveness); a
+        heartbeat that has nothing else to say (see _handle) ends here, without waking the reader."""
         try:
             async for req in request_iterator:
                 if conn.closed:
                     break
-                conn.last_message = time.monotonic()
-                self.liveness.spoke(conn.machine_id)
-                await inbox.put(req)
+                self.liveness.heard(conn)
+                hb = req.heartbeat if req.WhichOneof("msg") == "heartbeat" else None
+                if hb is None or state.may_run or hb.current_run_id or not inbox.empty():
+                    await inbox.put(req)
         finally:
             with contextlib.suppress(asyncio.QueueFull):  # full: the handler sees the pump done instead
                 inbox.put_nowait(None)
@@ -249,7 +249,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         """Handles what the agent sends in batches: every message ready when the last batch is done
         (at most MAX_BATCH) is handled at once, its reports and updates in one transaction."""
         inbox: asyncio.Queue[pb.ConnectRequest | None] = asyncio.Queue(MAX_BATCH)
-        pump = asyncio.create_task(self._pump(request_iterator, conn, inbox))
+        pump = asyncio.create_task(self._pump(request_iterator, conn, state, inbox))
         try:
             ended = False
             while not ended and not conn.closed:

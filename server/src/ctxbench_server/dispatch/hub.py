@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -166,6 +166,10 @@ class AgentHub:
 
     def get(self, machine_id: str) -> AgentConnection | None:
         return self._conns.get(machine_id)
+
+    def connections(self) -> Iterable[AgentConnection]:
+        """The open streams of this process."""
+        return self._conns.values()
 
     def is_online(self, machine_id: str) -> bool:
         return machine_id in self._conns

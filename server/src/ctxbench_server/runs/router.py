@@ -40,13 +40,20 @@ async def create_run(
     dispatcher: DispatcherDep,
     changes: ChangesDep,
     _who: WriteDep,
+    items: Annotated[
+        bool,
+        Query(
+            description="false: each run of the answer without its items (`items` empty, `progress` and "
+            "`kernels` exact), as GET /runs?items=false"
+        ),
+    ] = True,
 ) -> RunOut | BatchOut:
     """Validates against every machine's catalog, stores one run per machine, and starts each at once
     if its agent is idle (else it waits in that machine's queue)."""
     created = await service.create_runs(session, body, request.app.state.settings)
     changes.runs(created.run_ids.values(), "created")
     await start_many(dispatcher, created.run_ids, created.items, created.catalogs)
-    out = await service.runs_out(session, list(created.run_ids.values()), created.items)
+    out = await service.runs_out(session, list(created.run_ids.values()), created.items, with_items=items)
     if body.machine_ids is None:
         return out[0]
     return BatchOut(batch_id=created.batch_id, runs=out)

@@ -144,13 +144,20 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
 
 
 async def runs_out(
-    session: AsyncSession, run_ids: list[str], known: dict[str, list[dict[str, Any]]] | None = None
+    session: AsyncSession,
+    run_ids: list[str],
+    known: dict[str, list[dict[str, Any]]] | None = None,
+    *,
+    with_items: bool = True,
 ) -> list[RunOut]:
     """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
     batch's 100 x 50 of them as ORM objects cost more than the rest of its POST). `known`: the items of
-    all these runs as just inserted (create_runs): not read back."""
+    all these runs as just inserted (create_runs): not read back; with `with_items=False` they are only
+    counted (POST /runs?items=false: the light shape of GET /runs?items=false)."""
     q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
     by_id = {run.id: run for run in await session.scalars(q)}
+    if known is not None and not with_items:
+        return [run_out(by_id[rid], *_counted(known[rid])) for rid in run_ids]
     if known is not None:
         return [run_out(by_id[rid], items=[item_out(it) for it in known[rid]]) for rid in run_ids]
     items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
@@ -169,6 +176,17 @@ async def runs_out(
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
         items[it.run_id].append(item_out(it._mapping))  # (a Row's .index is tuple.index)
     return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
+
+
+def _counted(items: list[dict[str, Any]]) -> tuple[Progress, list[str]]:
+    """The progress and kernels of a run from its item rows, as run_out counts its RunItemOuts."""
+    progress = Progress(
+        total=len(items),
+        done=sum(1 for it in items if it["result_id"] is not None),
+        failed=sum(1 for it in items if it["state"] == ItemState.FAILED),
+        running=sum(1 for it in items if it["state"] == ItemState.RUNNING),
+    )
+    return progress, list(dict.fromkeys(it["kernel_id"] for it in items))
 
 
 def item_out(it: Any) -> RunItemOut:
