@@ -18,8 +18,10 @@ import os
 import re
 import shutil
 import signal
+import time
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -251,3 +253,36 @@ def test_an_agent_reconnecting_to_the_other_server_takes_its_stream_over(fleet: 
         fleet.procs.remove(frozen)
         os.killpg(frozen.proc.pid, signal.SIGKILL)
         frozen.proc.wait(10)
+
+
+def test_a_server_stopping_tells_the_others_its_machines_went_offline(fleet: Fleet, tmp_path: Path) -> None:
+    """A third server with an agent of its own stops gracefully (SIGTERM): the push channel on server 2
+    says that machine went offline, and server 2, asked when told, reads it offline (the stopping server
+    gave its presence back before it said so). Its agent keeps trying the stopped server's address."""
+    s3 = Server(fleet.s1.data_dir)
+    a3: Agent | None = None
+    try:
+        a3 = Agent(s3, tmp_path / "spool3", name="multi-3")
+        m3 = _machine_id(a3)
+        wait_until("machine 3 online on server 2", lambda: m3 in _online(fleet.s2), 30)
+        url = f"{fleet.s2.base_url}/api/v1/events"
+        with httpx.stream("GET", url, headers=fleet.s2.auth, timeout=10) as r:
+            assert r.status_code == 200
+            lines = r.iter_lines()
+            assert next(lines) == "retry: 3000"
+            assert s3.stop() == 0, s3.output()
+            deadline = time.monotonic() + 10
+            kind = ""
+            for line in lines:  # a read that waits 10 s fails the test too
+                assert time.monotonic() < deadline, "no offline event for machine 3 within 10 s"
+                if line.startswith("event: "):
+                    kind = line.removeprefix("event: ")
+                elif line.startswith("data: ") and kind == "machine":
+                    if json.loads(line.removeprefix("data: ")) == {"id": m3, "what": "offline"}:
+                        break
+            assert m3 not in _online(fleet.s2)
+    finally:
+        if a3 is not None:
+            a3.stop()
+        if s3.proc.poll() is None:
+            s3.stop()

@@ -50,6 +50,9 @@ MACHINE_CHANNEL = "ctxbench_machine"
 RELEASE_CHANNEL = "ctxbench_release"
 CHANGE_CHANNEL = "ctxbench_change"
 CHANNELS = (RUN_CHANNEL, MACHINE_CHANNEL, RELEASE_CHANNEL, CHANGE_CHANNEL)
+LISTEN_TASK = "cluster-listen"
+# A stopping process's last notifications (its machines gone offline) may take this long to go out.
+LAST_WORDS_S = 2.0
 APPLICATION_NAME = "ctxbench-cluster"  # the listener's name in pg_stat_activity
 MAX_PAYLOAD = 7000  # bytes of one NOTIFY (PostgreSQL's limit is 8000)
 CLAIM_WAIT_S = 5.0  # how long a new stream waits for another process to let its machine go
@@ -113,6 +116,14 @@ def _signed(hi: int, lo: int) -> int:
     return u - (1 << 64) if u >= 1 << 63 else u
 
 
+async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
 class Cluster:
     """This process's listener connection: publishes and receives the four channels, holds presence."""
 
@@ -139,6 +150,7 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._unlocking: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._stopping = False  # let_go: nothing more is published but close's last notifications
         self.reconnects = 0
         self._keys: set[int] = set()  # presence keys held anywhere, as last read
         self._keys_read: asyncio.Future[set[int]] | None = None
@@ -149,7 +161,7 @@ class Cluster:
         """Connects (the first time within START_WAIT_S) and starts listening and publishing."""
         lock_machines_across_processes()
         self._tasks = [
-            asyncio.create_task(self._listen(), name="cluster-listen"),
+            asyncio.create_task(self._listen(), name=LISTEN_TASK),
             asyncio.create_task(self._publish(), name="cluster-publish"),
         ]
         try:
@@ -158,18 +170,42 @@ class Cluster:
             await self.close()
             raise OSError(f"no PostgreSQL listener connection within {START_WAIT_S:.0f} s") from None
 
+    async def let_go(self) -> None:
+        """Graceful stop, first step: stops publishing and gives back every machine's presence on the
+        listener connection, which stays open for `close`'s last notifications (the stopping process's
+        "offline" changes): another process's browser, told so, reads the machine offline, never a
+        presence lock not yet gone."""
+        self._stopping = True
+        tasks = [t for t in self._tasks if t.get_name() != LISTEN_TASK] + list(self._unlocking)
+        await _cancel(tasks)
+        async with self._use:
+            conn = self._conn
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.execute("SELECT pg_advisory_unlock_all()"), LAST_WORDS_S)
+        self._held.clear()
+
     async def close(self) -> None:
+        """Stops (`let_go` first if not done), sends what is still pending (within LAST_WORDS_S), and
+        ends the listener connection."""
+        if not self._stopping:
+            await self.let_go()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._send_pending(), LAST_WORDS_S)
         self._closed = True
-        tasks = [*self._tasks, *self._unlocking]  # locks end with the connection anyway
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._conn.close(), 2)
-            self._conn = None
+        await _cancel([*self._tasks, *self._unlocking])  # the listener's own `finally` ends its connection
+        self._tasks = []
+
+    async def _send_pending(self) -> None:
+        async with self._use:
+            conn = self._conn
+            if conn is None:
+                return
+            for channel in CHANNELS:
+                ids = list(self._pending[channel])
+                self._pending[channel] = {}
+                for payload in self._payloads(ids):
+                    await conn.execute("SELECT pg_notify($1, $2)", channel, payload)
 
     async def _listen(self) -> None:
         delay = 0.1

@@ -246,12 +246,16 @@ class CtxbenchServer:
             self.http.should_exit = True
             with contextlib.suppress(Exception):
                 await self._http_task
-        if hasattr(self, "hub"):
-            self.hub.close_all()
+        gone = self.hub.close_all() if hasattr(self, "hub") else []
         if hasattr(self, "grpc"):
             await self.grpc.stop(GRPC_GRACE_S)
         if hasattr(self, "cluster"):
-            await self.cluster.close()  # its machines' presence ends with its connection
+            # Its machines' presence ends first, then the other processes' browsers are told they went
+            # offline (each refetches and reads them so, unless an agent is already back on another).
+            await self.cluster.let_go()
+            for machine_id in gone:
+                self.changes.machine(machine_id, "offline")
+            await self.cluster.close()
         if hasattr(self, "agent_engine"):
             await self.agent_engine.dispose()
         if hasattr(self, "engine"):

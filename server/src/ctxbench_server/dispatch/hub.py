@@ -184,7 +184,11 @@ class AgentHub:
             return self.online_ids()
         return await self.cluster.online(self._conns)
 
-    def close_all(self) -> None:
+    def close_all(self) -> list[str]:
+        """Ends every stream (server shutdown); the machines they served, which the caller announces
+        offline once their presence has ended (main's stop)."""
+        gone = list(self._conns)
         for conn in list(self._conns.values()):
             conn.close()
         self._conns.clear()
+        return gone
