@@ -178,12 +178,14 @@ class Cluster:
         self._stopping = True
         tasks = [t for t in self._tasks if t.get_name() != LISTEN_TASK] + list(self._unlocking)
         await _cancel(tasks)
-        async with self._use:
-            conn = self._conn
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(conn.execute("SELECT pg_advisory_unlock_all()"), LAST_WORDS_S)
+        with contextlib.suppress(Exception):  # bounded: a dead connection lets go of them anyway
+            await asyncio.wait_for(self._unlock_all(), LAST_WORDS_S)
         self._held.clear()
+
+    async def _unlock_all(self) -> None:
+        async with self._use:
+            if self._conn is not None:
+                await self._conn.execute("SELECT pg_advisory_unlock_all()")
 
     async def close(self) -> None:
         """Stops (`let_go` first if not done), sends what is still pending (within LAST_WORDS_S), and
