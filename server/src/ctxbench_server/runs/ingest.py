@@ -22,14 +22,14 @@ from ctxbench_server.kit import stats
 from ctxbench_server.kit.aliases import canonical
 from ctxbench_server.kit.params import from_wire, params_key
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
-from ctxbench_server.models import FINISHED_RUN, ItemState, Run, RunItem, RunStatus
+from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.runs.ingest_batch import (
     Batch,
+    ItemRow,
+    RunRow,
     close_batches,
     open_batches,
-    own_item,
-    own_run,
     result_row,
 )
 from ctxbench_server.runs.reported import Message, Refused, Report, Update
@@ -99,7 +99,7 @@ async def record_group(
                 if isinstance(m, Report):
                     outcomes[-1].append(await _record_result(session, b, m))
                 else:
-                    await _record_update(session, b, m)
+                    _record_update(b, m)
                     outcomes[-1].append(None)
             except Refused as e:
                 outcomes[-1].append(e)
@@ -121,20 +121,23 @@ async def record_batch(
     return (await record_group(session, [Pending(machine_id, msgs, precomputed)], events))[0]
 
 
-async def _record_update(session: AsyncSession, b: Batch, u: Update) -> None:
-    """RUNNING marks the item (and a queued run) running; the rest is advisory and only logged.
-    Raises Refused for a run (or item) that is unknown or not this agent's."""
+def _record_update(b: Batch, u: Update) -> None:
+    """RUNNING marks the item running (and stamps the run's start if it has none); the rest is advisory
+    and only logged. The changes are written by close_batches. Raises Refused for a run (or item) that is
+    unknown or not this agent's."""
     if not u.running or not u.item_id:
-        await own_run(session, b.machine_id, u.run_id)
+        b.own_run(u.run_id)
         log.debug("run %s: %s %s", u.run_id, u.state, u.message)
         return
-    run, item = await own_item(session, b.machine_id, u.run_id, u.item_id)
+    run, item = b.own_item(u.run_id, u.item_id)
     if run.status in FINISHED_RUN or run.status == RunStatus.QUEUED:
         return  # a late update of a finished (or finished and retried) run
     if item.state == ItemState.QUEUED and b.current_result(item) is None:
         item.state = ItemState.RUNNING
+        b.lookups.running[item.id] = None
     if run.started_at is None:
         run.started_at = utcnow()
+        b.lookups.started[run.id] = run
 
 
 def _already_stored(b: Batch, r: Report) -> bool:
@@ -148,7 +151,7 @@ def _already_stored(b: Batch, r: Report) -> bool:
     return True
 
 
-def _attempt(run: Run, item: RunItem, r: Report, had: str | None) -> tuple[bool, int]:
+def _attempt(run: RunRow, item: ItemRow, r: Report, had: str | None) -> tuple[bool, int]:
     """Whether the result becomes its item's current one, and its attempt. Not when the item already has
     one, or it is a stale report of an earlier attempt (the run was retried: it is queued, or a CANCELLED
     report arrives for a run nobody cancelled); those are stored as history only."""
@@ -171,7 +174,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
     if _already_stored(b, r):
         return Stored(ack=True)
     try:
-        run, item = await own_item(session, b.machine_id, r.run_id, r.item_id)
+        run, item = b.own_item(r.run_id, r.item_id)
     except Refused as e:
         e.result_id = r.result_id
         raise
@@ -221,7 +224,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
     return Stored(ack=True)
 
 
-def _add(b: Batch, run: Run, item: RunItem, row: dict[str, Any], current: bool) -> None:
+def _add(b: Batch, run: RunRow, item: ItemRow, row: dict[str, Any], current: bool) -> None:
     """The row joins the batch's INSERT; as its item's current result, the item's UPDATE too (close_batches
     then ends the run if no item is left open)."""
     b.rows.append(row)
@@ -291,7 +294,7 @@ async def _fail_refused_item(session: AsyncSession, b: Batch, r: Report, why: st
     """A malformed report of this agent's running item fails that item (the agent drops the report,
     so it would otherwise stay open for ever): a failed result under a new id says why."""
     try:
-        run, item = await own_item(session, b.machine_id, r.run_id, r.item_id)
+        run, item = b.own_item(r.run_id, r.item_id)
     except Refused:
         return
     if b.current_result(item) is not None or run.status != RunStatus.RUNNING:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
 
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
@@ -29,14 +29,26 @@ from ctxbench_server.models import (
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, Report
 
-# Core, not the ORM's unit of work: a batch's results go in with one executemany of plain rows.
+# Core, not the ORM's unit of work: a batch's runs and items are read as plain rows, its results go in
+# with one executemany of plain rows, and what changed of its items and runs with one executemany each.
 RESULTS = cast(Table, Result.__table__)
+_RUNS = cast(Table, Run.__table__)
 _ITEMS = cast(Table, RunItem.__table__)
-# A batch's items that got a result, by id, in one executemany.
+# A batch's items that got a result, by id.
 _SET_ITEM_RESULT = (
     _ITEMS.update()
     .where(_ITEMS.c.id == bindparam("b_id"))
     .values(result_id=bindparam("b_result_id"), state=bindparam("b_state"), error=bindparam("b_error"))
+)
+# Items marked running (a RunUpdate RUNNING), runs started by one, runs ended.
+_SET_ITEM_STATE = _ITEMS.update().where(_ITEMS.c.id == bindparam("b_id")).values(state=bindparam("b_state"))
+_SET_RUN_STARTED = (
+    _RUNS.update().where(_RUNS.c.id == bindparam("b_id")).values(started_at=bindparam("b_started_at"))
+)
+_END_RUN = (
+    _RUNS.update()
+    .where(_RUNS.c.id == bindparam("b_id"))
+    .values(status=bindparam("b_status"), error=bindparam("b_error"), finished_at=bindparam("b_finished_at"))
 )
 
 
@@ -76,22 +88,49 @@ def result_row(**values: Any) -> dict[str, Any]:
     }
 
 
+@dataclass(slots=True)
+class RunRow:
+    """What ingest reads and changes of a run (plain columns, not an ORM instance)."""
+
+    id: str
+    machine_id: str
+    status: str
+    started_at: datetime | None
+
+
+@dataclass(slots=True)
+class ItemRow:
+    """What ingest reads and changes of a run item."""
+
+    id: str
+    run_id: str
+    kernel_id: str
+    params: dict[str, Any]
+    state: str
+    result_id: str | None
+    attempt: int
+
+
 @dataclass
 class Lookups:
-    """What open_batches read for all the batches of one transaction (their runs and items also sit in
-    the session's identity map: `loaded` holds them there)."""
+    """What open_batches read for all the batches of one transaction, and what their updates changed
+    (written by close_batches)."""
 
-    loaded: list[Run | RunItem]
+    runs: dict[str, RunRow]
+    items: dict[str, ItemRow]
     # result id -> machine id, of the result ids already stored (and those stored by these batches)
     stored: dict[str, str]
     machines: set[str]
     specs: dict[tuple[str, str], dict[str, Any] | None] | None = None
+    # items marked running, runs started (by id): their UPDATEs at close
+    running: dict[str, None] = dataclasses.field(default_factory=dict)
+    started: dict[str, RunRow] = dataclasses.field(default_factory=dict)
 
     async def spec(self, session: AsyncSession, machine_id: str, kernel_id: str) -> dict[str, Any] | None:
         """A machine's spec of a kernel; read once a transaction, for the kernels of the items loaded
         on the batches' machines (plain columns: not the whole catalogs as ORM objects)."""
         if self.specs is None:
-            wanted = {x.kernel_id for x in self.loaded if isinstance(x, RunItem)} | {kernel_id}
+            wanted = {x.kernel_id for x in self.items.values()} | {kernel_id}
             q = select(MachineKernel.machine_id, MachineKernel.kernel_id, MachineKernel.spec).where(
                 MachineKernel.machine_id.in_(self.machines | {machine_id}),
                 MachineKernel.kernel_id.in_(wanted),
@@ -118,14 +157,14 @@ class Batch:
     # by id), and the runs whose items got a current result; what it tells: the results stored
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     items: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    runs: dict[str, Run] = dataclasses.field(default_factory=dict)
+    runs: dict[str, RunRow] = dataclasses.field(default_factory=dict)
     results: list[ResultStored] = dataclasses.field(default_factory=list)
 
     @property
     def stored(self) -> dict[str, str]:
         return self.lookups.stored
 
-    def current_result(self, item: RunItem) -> str | None:
+    def current_result(self, item: ItemRow) -> str | None:
         """The item's current result id, this batch's included."""
         done = self.items.get(item.id)
         return done["b_result_id"] if done is not None else item.result_id
@@ -133,41 +172,42 @@ class Batch:
     async def spec(self, session: AsyncSession, kernel_id: str) -> dict[str, Any] | None:
         return await self.lookups.spec(session, self.machine_id, kernel_id)
 
+    def own_run(self, run_id: str) -> RunRow:
+        """The run, if it is this agent's. Raises Refused."""
+        run = self.lookups.runs.get(run_id)
+        if run is None:
+            raise Refused(f"unknown run {run_id!r}", run_id=run_id)
+        if run.machine_id != self.machine_id:
+            raise Refused(f"run {run_id!r} is not this agent's", "not_yours", run_id=run_id)
+        return run
 
-async def own_run(session: AsyncSession, machine_id: str, run_id: str) -> Run:
-    run = await session.get(Run, run_id) if run_id else None
-    if run is None:
-        raise Refused(f"unknown run {run_id!r}", run_id=run_id)
-    if run.machine_id != machine_id:
-        raise Refused(f"run {run_id!r} is not this agent's", "not_yours", run_id=run_id)
-    return run
-
-
-async def own_item(session: AsyncSession, machine_id: str, run_id: str, item_id: str) -> tuple[Run, RunItem]:
-    run = await own_run(session, machine_id, run_id)
-    item = await session.get(RunItem, item_id) if item_id else None
-    if item is None or item.run_id != run_id:
-        raise Refused(f"unknown item {item_id!r} in run {run_id!r}", run_id=run_id)
-    return run, item
+    def own_item(self, run_id: str, item_id: str) -> tuple[RunRow, ItemRow]:
+        """The run and its item, if they are this agent's. Raises Refused."""
+        run = self.own_run(run_id)
+        item = self.lookups.items.get(item_id)
+        if item is None or item.run_id != run_id:
+            raise Refused(f"unknown item {item_id!r} in run {run_id!r}", run_id=run_id)
+        return run, item
 
 
 async def open_batches(
     session: AsyncSession, batches: Sequence[tuple[str, Sequence[Message]]]
 ) -> list[Batch]:
-    """One Batch per (machine id, its messages), read in at most four queries for all of them (their
-    runs and items land in the session's identity map, so each message's own lookups cost nothing)."""
+    """One Batch per (machine id, its messages), read in at most four queries for all of them, as plain
+    rows of the columns ingest needs (no ORM instances: building them was most of a batch's cost)."""
     msgs = [m for _, ms in batches for m in ms]
     run_ids = {m.run_id for m in msgs if 0 < len(m.run_id) <= ID_LENGTH}
     item_ids = {m.item_id for m in msgs if 0 < len(m.item_id) <= ID_LENGTH}
     result_ids = {m.result_id for m in msgs if isinstance(m, Report) and len(m.result_id) == ID_LENGTH}
-    # Held by the Lookups: the identity map keeps only objects something refers to.
-    loaded: list[Run | RunItem] = []
+    runs: dict[str, RunRow] = {}
     if run_ids:
-        # without the two big JSON columns (the request and the facts snapshot): no report needs them
-        lean = (defer(Run.spec, raiseload=True), defer(Run.facts, raiseload=True))
-        loaded += (await session.scalars(select(Run).where(Run.id.in_(run_ids)).options(*lean))).all()
+        rq = select(_RUNS.c.id, _RUNS.c.machine_id, _RUNS.c.status, _RUNS.c.started_at)
+        runs = {row[0]: RunRow(*row) for row in await session.execute(rq.where(_RUNS.c.id.in_(run_ids)))}
+    items: dict[str, ItemRow] = {}
     if item_ids:
-        loaded += (await session.scalars(select(RunItem).where(RunItem.id.in_(item_ids)))).all()
+        c = _ITEMS.c
+        iq = select(c.id, c.run_id, c.kernel_id, c.params, c.state, c.result_id, c.attempt)
+        items = {row[0]: ItemRow(*row) for row in await session.execute(iq.where(c.id.in_(item_ids)))}
     stored: dict[str, str] = {}
     if result_ids:
         known = select(Result.id, Result.machine_id).where(Result.id.in_(result_ids))
@@ -178,7 +218,7 @@ async def open_batches(
     if reporting:
         q = select(Machine.id, Machine.agent_version).where(Machine.id.in_(reporting))
         versions = {mid: version for mid, version in await session.execute(q)}
-    lookups = Lookups(loaded, stored, {mid for mid, _ in batches})
+    lookups = Lookups(runs, items, stored, {mid for mid, _ in batches})
     return [Batch(mid, versions.get(mid) or None, lookups) for mid, _ in batches]
 
 
@@ -188,27 +228,38 @@ async def close_batches(
     """The batches' derived work, once for all: their rows, their items, the "result stored" listeners
     inside the transaction, then each run they touched that has no open item left ends. Returns the
     runs that ended, per batch (not committed)."""
-    await session.flush()  # what went through the ORM: items marked running, runs started
+    lookups = batches[0].lookups if batches else None
+    items = [item for b in batches for item in b.items.values()]
+    if lookups is not None:
+        # an item that got its result here too takes that result's state (the UPDATE below) instead
+        done = {item["b_id"] for item in items}
+        running = [{"b_id": i, "b_state": ItemState.RUNNING} for i in lookups.running if i not in done]
+        if running:
+            await session.execute(_SET_ITEM_STATE, running)
+        started = [{"b_id": r.id, "b_started_at": r.started_at} for r in lookups.started.values()]
+        if started:
+            await session.execute(_SET_RUN_STARTED, started)
     rows = [row for b in batches for row in b.rows]
     if rows:
         await session.execute(RESULTS.insert(), rows)
-    items = [item for b in batches for item in b.items.values()]
     if items:
         await session.execute(_SET_ITEM_RESULT, items)
     await events.stored(session, [r for b in batches for r in b.results])
     runs = {rid: run for b in batches for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
     if not runs:
         return [[] for _ in batches]
-    open_items = func.sum(case((RunItem.result_id.is_(None), 1), else_=0))
-    succeeded = func.sum(case((RunItem.state == ItemState.SUCCEEDED, 1), else_=0))
-    q = select(RunItem.run_id, open_items, succeeded).where(RunItem.run_id.in_(runs)).group_by(RunItem.run_id)
-    finished = set()
-    for run_id, left, measured in await session.execute(q):
+    open_items = func.sum(case((_ITEMS.c.result_id.is_(None), 1), else_=0))
+    succeeded = func.sum(case((_ITEMS.c.state == ItemState.SUCCEEDED, 1), else_=0))
+    q = select(_ITEMS.c.run_id, open_items, succeeded).where(_ITEMS.c.run_id.in_(runs))
+    ended = []
+    for run_id, left, measured in await session.execute(q.group_by(_ITEMS.c.run_id)):
         if left:
             continue
         run = runs[run_id]
         run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
-        run.error = None if measured else "no item produced a measurement"
-        run.finished_at = utcnow()
-        finished.add(run_id)
+        error = None if measured else "no item produced a measurement"
+        ended.append({"b_id": run_id, "b_status": run.status, "b_error": error, "b_finished_at": utcnow()})
+    if ended:
+        await session.execute(_END_RUN, ended)
+    finished = {e["b_id"] for e in ended}
     return [[rid for rid in b.runs if rid in finished] for b in batches]
