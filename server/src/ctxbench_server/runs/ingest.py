@@ -184,7 +184,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
             "result %s names kernel %r but item %s is %r", r.result_id, r.kernel_id, item.id, item.kernel_id
         )
     spec = await b.spec(session, item.kernel_id)
-    params = from_wire(spec, r.params) if r.params else dict(item.params)
+    params = from_wire(spec, r.params) if r.params else dict(await b.lookups.item_params(session, item))
     row = result_row(
         id=r.result_id,
         run_id=run.id,
@@ -300,6 +300,7 @@ async def _fail_refused_item(session: AsyncSession, b: Batch, r: Report, why: st
     if b.current_result(item) is not None or run.status != RunStatus.RUNNING:
         return
     spec = await b.spec(session, item.kernel_id)
+    params = await b.lookups.item_params(session, item)
     row = result_row(
         id=new_id(),
         run_id=run.id,
@@ -307,8 +308,8 @@ async def _fail_refused_item(session: AsyncSession, b: Batch, r: Report, why: st
         machine_id=b.machine_id,
         kernel_id=item.kernel_id,
         status="failed",
-        params=dict(item.params),
-        params_key=params_key(spec, item.params),
+        params=dict(params),
+        params_key=params_key(spec, params),
         attempt=item.attempt,
         exit_code=r.exit_code,
         error=f"report rejected: {why}",

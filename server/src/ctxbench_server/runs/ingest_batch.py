@@ -105,10 +105,11 @@ class ItemRow:
     id: str
     run_id: str
     kernel_id: str
-    params: dict[str, Any]
     state: str
     result_id: str | None
     attempt: int
+    # its typed params, read only for a report that names none (an agent's report names them)
+    params: dict[str, Any] | None = None
 
 
 @dataclass
@@ -125,6 +126,13 @@ class Lookups:
     # items marked running, runs started (by id): their UPDATEs at close
     running: dict[str, None] = dataclasses.field(default_factory=dict)
     started: dict[str, RunRow] = dataclasses.field(default_factory=dict)
+
+    async def item_params(self, session: AsyncSession, item: ItemRow) -> dict[str, Any]:
+        """The item's typed params (read now if open_batches did not)."""
+        if item.params is None:
+            q = select(_ITEMS.c.params).where(_ITEMS.c.id == item.id)
+            item.params = (await session.execute(q)).scalar_one()
+        return item.params
 
     async def spec(self, session: AsyncSession, machine_id: str, kernel_id: str) -> dict[str, Any] | None:
         """A machine's spec of a kernel; read once a transaction, for the kernels of the items loaded
@@ -206,8 +214,14 @@ async def open_batches(
     items: dict[str, ItemRow] = {}
     if item_ids:
         c = _ITEMS.c
-        iq = select(c.id, c.run_id, c.kernel_id, c.params, c.state, c.result_id, c.attempt)
+        iq = select(c.id, c.run_id, c.kernel_id, c.state, c.result_id, c.attempt)
         items = {row[0]: ItemRow(*row) for row in await session.execute(iq.where(c.id.in_(item_ids)))}
+        # the items' params (a JSON column to decode) only where a report names none, or fails its item
+        bare = {m.item_id for m in msgs if isinstance(m, Report) and (m.malformed or not m.params)}
+        if bare & items.keys():
+            pq = select(c.id, c.params).where(c.id.in_(bare & items.keys()))
+            for item_id, params in await session.execute(pq):
+                items[item_id].params = params
     stored: dict[str, str] = {}
     if result_ids:
         known = select(Result.id, Result.machine_id).where(Result.id.in_(result_ids))
