@@ -36,8 +36,8 @@ async def rows(server: CtxbenchServer, sql: str, **params: Any) -> list[tuple[An
 async def test_one_batch_writes_its_items_states_the_runs_start_and_its_end(
     make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer
 ) -> None:
-    agent, run, start = await started(make_agent, http, [GETPPID] * 3)
-    first, second, third = start.items
+    agent, run, start = await started(make_agent, http, [GETPPID] * 4)
+    first, second, third, fourth = start.items
     async with server.sessionmaker() as session:  # as a run requeued and started again has none yet
         await session.execute(text("UPDATE runs SET started_at = NULL WHERE id = :id"), {"id": run["id"]})
         await session.commit()
@@ -45,11 +45,12 @@ async def test_one_batch_writes_its_items_states_the_runs_start_and_its_end(
         running(run["id"], first),
         agent.result(run["id"], first),  # its RUNNING and its result in one batch: succeeded
         running(run["id"], second),  # RUNNING alone: running
+        agent.result(run["id"], fourth),  # the same point as the first's: parsed once
     ]
     done = await server.agent_service.writer.store(agent.agent_id, reports_wire.messages(msgs))
-    assert [type(o).__name__ for o in done.outcomes] == ["NoneType", "Stored", "NoneType"]
+    assert [type(o).__name__ for o in done.outcomes] == ["NoneType", "Stored", "NoneType", "Stored"]
     out = await get_run(http, run["id"])
-    assert [it["state"] for it in out["items"]] == ["succeeded", "running", "queued"]
+    assert [it["state"] for it in out["items"]] == ["succeeded", "running", "queued", "succeeded"]
     assert out["status"] == "running" and out["started_at"] and not out["finished_at"]
     # a report naming no params takes its item's; a malformed one fails its item with the item's params
     bare = agent.result(run["id"], second)
@@ -67,12 +68,12 @@ async def test_one_batch_writes_its_items_states_the_runs_start_and_its_end(
     by_item = {g[0]: g[1:] for g in got}
     measured_key = by_item[first.item_id][2]  # of the params the agent named
     assert "placement=cross_core" in measured_key and "threads=2" in measured_key
-    for item in (second, third):
+    for item in (second, third, fourth):
         _, params, key, _, item_params = by_item[item.item_id]
         assert params == item_params and params["threads"] == 2 and key == measured_key
     assert by_item[second.item_id][0] == "ok"
     assert by_item[third.item_id][0] == "failed"
     assert by_item[third.item_id][3] == "report rejected: samples are not all finite numbers"
     out = await get_run(http, run["id"])
-    assert [it["state"] for it in out["items"]] == ["succeeded", "succeeded", "failed"]
+    assert [it["state"] for it in out["items"]] == ["succeeded", "succeeded", "failed", "succeeded"]
     assert out["status"] == "succeeded" and out["finished_at"] and out["error"] is None

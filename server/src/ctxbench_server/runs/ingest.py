@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.aliases import canonical
-from ctxbench_server.kit.params import from_wire, params_key
+from ctxbench_server.kit.params import params_key
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
@@ -184,7 +184,11 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
             "result %s names kernel %r but item %s is %r", r.result_id, r.kernel_id, item.id, item.kernel_id
         )
     spec = await b.spec(session, item.kernel_id)
-    params = from_wire(spec, r.params) if r.params else dict(await b.lookups.item_params(session, item))
+    if r.params:
+        params, key = b.lookups.typed(b.machine_id, item.kernel_id, spec, r.params)
+    else:
+        params = dict(await b.lookups.item_params(session, item))
+        key = params_key(spec, params)
     row = result_row(
         id=r.result_id,
         run_id=run.id,
@@ -193,7 +197,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
         kernel_id=item.kernel_id,
         status=r.status,
         params=params,
-        params_key=params_key(spec, params),
+        params_key=key,
         unit=r.unit,
         iterations=r.iterations,
         counters=r.counters,

@@ -15,6 +15,7 @@ from sqlalchemy import Table, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.kit import stats
+from ctxbench_server.kit.params import from_wire, params_key
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.models import (
     FINISHED_RUN,
@@ -126,6 +127,23 @@ class Lookups:
     # items marked running, runs started (by id): their UPDATEs at close
     running: dict[str, None] = dataclasses.field(default_factory=dict)
     started: dict[str, RunRow] = dataclasses.field(default_factory=dict)
+    # (machine id, kernel id, its wire params...) -> typed params and params_key (typed())
+    points: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[dict[str, Any], str]] = (
+        dataclasses.field(default_factory=dict)
+    )
+
+    def typed(
+        self, machine_id: str, kernel_id: str, spec: dict[str, Any] | None, wire: dict[str, str]
+    ) -> tuple[dict[str, Any], str]:
+        """A report's params as typed values, and their params_key; parsed once a transaction for each
+        point (the streams of a fleet running one sweep report the same points). The dict is shared by
+        the rows that take it: nothing changes it."""
+        point = (machine_id, kernel_id, tuple(sorted(wire.items())))
+        got = self.points.get(point)
+        if got is None:
+            params = from_wire(spec, wire)
+            got = self.points[point] = (params, params_key(spec, params))
+        return got
 
     async def item_params(self, session: AsyncSession, item: ItemRow) -> dict[str, Any]:
         """The item's typed params (read now if open_batches did not)."""
