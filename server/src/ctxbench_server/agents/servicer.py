@@ -238,7 +238,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 self.liveness.heard(conn)
                 hb = req.heartbeat if req.WhichOneof("msg") == "heartbeat" else None
                 if hb is None or state.may_run or hb.current_run_id or not inbox.empty():
-                    await inbox.put(req)
+                    if inbox.full():  # (else what put does, without a coroutine a message)
+                        await inbox.put(req)
+                    else:
+                        inbox.put_nowait(req)
         finally:
             with contextlib.suppress(asyncio.QueueFull):  # full: the handler sees the pump done instead
                 inbox.put_nowait(None)
