@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, case, func, select
+from sqlalchemy import BindParameter, Table, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.kit import stats
@@ -50,6 +50,39 @@ _END_RUN = (
     _RUNS.update()
     .where(_RUNS.c.id == bindparam("b_id"))
     .values(status=bindparam("b_status"), error=bindparam("b_error"), finished_at=bindparam("b_finished_at"))
+)
+
+
+def _ids(name: str = "ids") -> BindParameter[Any]:
+    return bindparam(name, expanding=True)
+
+
+# The reads, built once (a statement built for each transaction cost more than running it, at the low
+# rates where a batch holds a message or two): each takes its ids as a list, `ids`.
+_MACHINES = cast(Table, Machine.__table__)
+_KERNELS = cast(Table, MachineKernel.__table__)
+_RUNS_OF = select(_RUNS.c.id, _RUNS.c.machine_id, _RUNS.c.status, _RUNS.c.started_at).where(
+    _RUNS.c.id.in_(_ids())
+)
+_ITEMS_OF = select(
+    _ITEMS.c.id, _ITEMS.c.run_id, _ITEMS.c.kernel_id, _ITEMS.c.state, _ITEMS.c.result_id, _ITEMS.c.attempt
+).where(_ITEMS.c.id.in_(_ids()))
+_PARAMS_OF = select(_ITEMS.c.id, _ITEMS.c.params).where(_ITEMS.c.id.in_(_ids()))
+_STORED_OF = select(RESULTS.c.id, RESULTS.c.machine_id).where(RESULTS.c.id.in_(_ids()))
+_VERSIONS_OF = select(_MACHINES.c.id, _MACHINES.c.agent_version).where(_MACHINES.c.id.in_(_ids()))
+# specs of kernels (`kernels`) on machines (`ids`)
+_SPECS_OF = select(_KERNELS.c.machine_id, _KERNELS.c.kernel_id, _KERNELS.c.spec).where(
+    _KERNELS.c.machine_id.in_(_ids()), _KERNELS.c.kernel_id.in_(_ids("kernels"))
+)
+# per run of `ids`: its items without a result, its items that succeeded
+_PROGRESS_OF = (
+    select(
+        _ITEMS.c.run_id,
+        func.sum(case((_ITEMS.c.result_id.is_(None), 1), else_=0)),
+        func.sum(case((_ITEMS.c.state == ItemState.SUCCEEDED, 1), else_=0)),
+    )
+    .where(_ITEMS.c.run_id.in_(_ids()))
+    .group_by(_ITEMS.c.run_id)
 )
 
 
@@ -148,8 +181,8 @@ class Lookups:
     async def item_params(self, session: AsyncSession, item: ItemRow) -> dict[str, Any]:
         """The item's typed params (read now if open_batches did not)."""
         if item.params is None:
-            q = select(_ITEMS.c.params).where(_ITEMS.c.id == item.id)
-            item.params = (await session.execute(q)).scalar_one()
+            got = await session.execute(_PARAMS_OF, {"ids": [item.id]})
+            item.params = got.one()[1]
         return item.params
 
     async def spec(self, session: AsyncSession, machine_id: str, kernel_id: str) -> dict[str, Any] | None:
@@ -157,16 +190,12 @@ class Lookups:
         on the batches' machines (plain columns: not the whole catalogs as ORM objects)."""
         if self.specs is None:
             wanted = {x.kernel_id for x in self.items.values()} | {kernel_id}
-            q = select(MachineKernel.machine_id, MachineKernel.kernel_id, MachineKernel.spec).where(
-                MachineKernel.machine_id.in_(self.machines | {machine_id}),
-                MachineKernel.kernel_id.in_(wanted),
-            )
-            self.specs = {(mid, kid): spec for mid, kid, spec in await session.execute(q)}
+            wanted_on = {"ids": list(self.machines | {machine_id}), "kernels": list(wanted)}
+            self.specs = {(mid, kid): spec for mid, kid, spec in await session.execute(_SPECS_OF, wanted_on)}
         if (machine_id, kernel_id) not in self.specs:  # not loaded by open_batches (none today): ask
-            q1 = select(MachineKernel.spec).where(
-                MachineKernel.machine_id == machine_id, MachineKernel.kernel_id == kernel_id
-            )
-            self.specs[machine_id, kernel_id] = (await session.execute(q1)).scalar_one_or_none()
+            one = {"ids": [machine_id], "kernels": [kernel_id]}
+            got = (await session.execute(_SPECS_OF, one)).first()
+            self.specs[machine_id, kernel_id] = got[2] if got is not None else None
         return self.specs[machine_id, kernel_id]
 
 
@@ -227,29 +256,24 @@ async def open_batches(
     result_ids = {m.result_id for m in msgs if isinstance(m, Report) and len(m.result_id) == ID_LENGTH}
     runs: dict[str, RunRow] = {}
     if run_ids:
-        rq = select(_RUNS.c.id, _RUNS.c.machine_id, _RUNS.c.status, _RUNS.c.started_at)
-        runs = {row[0]: RunRow(*row) for row in await session.execute(rq.where(_RUNS.c.id.in_(run_ids)))}
+        runs = {row[0]: RunRow(*row) for row in await session.execute(_RUNS_OF, {"ids": list(run_ids)})}
     items: dict[str, ItemRow] = {}
     if item_ids:
-        c = _ITEMS.c
-        iq = select(c.id, c.run_id, c.kernel_id, c.state, c.result_id, c.attempt)
-        items = {row[0]: ItemRow(*row) for row in await session.execute(iq.where(c.id.in_(item_ids)))}
+        items = {row[0]: ItemRow(*row) for row in await session.execute(_ITEMS_OF, {"ids": list(item_ids)})}
         # the items' params (a JSON column to decode) only where a report names none, or fails its item
         bare = {m.item_id for m in msgs if isinstance(m, Report) and (m.malformed or not m.params)}
         if bare & items.keys():
-            pq = select(c.id, c.params).where(c.id.in_(bare & items.keys()))
-            for item_id, params in await session.execute(pq):
+            for item_id, params in await session.execute(_PARAMS_OF, {"ids": list(bare & items.keys())}):
                 items[item_id].params = params
     stored: dict[str, str] = {}
     if result_ids:
-        known = select(Result.id, Result.machine_id).where(Result.id.in_(result_ids))
-        stored = {rid: mid for rid, mid in await session.execute(known)}
+        stored = {rid: mid for rid, mid in await session.execute(_STORED_OF, {"ids": list(result_ids)})}
     # one column, not the machines with their facts: what the batches' results record of their agent
     reporting = {mid for mid, ms in batches if any(isinstance(m, Report) for m in ms)}
     versions: dict[str, str | None] = {}
     if reporting:
-        q = select(Machine.id, Machine.agent_version).where(Machine.id.in_(reporting))
-        versions = {mid: version for mid, version in await session.execute(q)}
+        got = await session.execute(_VERSIONS_OF, {"ids": list(reporting)})
+        versions = {mid: version for mid, version in got}
     lookups = Lookups(runs, items, stored, {mid for mid, _ in batches})
     return [Batch(mid, versions.get(mid) or None, lookups) for mid, _ in batches]
 
@@ -280,11 +304,8 @@ async def close_batches(
     runs = {rid: run for b in batches for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
     if not runs:
         return [[] for _ in batches]
-    open_items = func.sum(case((_ITEMS.c.result_id.is_(None), 1), else_=0))
-    succeeded = func.sum(case((_ITEMS.c.state == ItemState.SUCCEEDED, 1), else_=0))
-    q = select(_ITEMS.c.run_id, open_items, succeeded).where(_ITEMS.c.run_id.in_(runs))
     ended = []
-    for run_id, left, measured in await session.execute(q.group_by(_ITEMS.c.run_id)):
+    for run_id, left, measured in await session.execute(_PROGRESS_OF, {"ids": list(runs)}):
         if left:
             continue
         run = runs[run_id]

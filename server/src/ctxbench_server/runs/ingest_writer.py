@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 # Messages stored in one transaction at most (a stream's batch holds up to 256).
 MAX_GROUP = 1024
+_LOCK = text("SELECT pg_advisory_xact_lock(:k)")
 
 
 @dataclass
@@ -89,9 +90,8 @@ class IngestWriter:
         two writers of a cluster never wait for each other in a circle), as each stream's did."""
         async with self.sessionmaker() as session:
             if session.get_bind().dialect.name == "postgresql":
-                lock = text("SELECT pg_advisory_xact_lock(:k)")
                 for machine_id in sorted(set(machines)):
-                    await session.execute(lock, {"k": advisory_key("machine", machine_id)})
+                    await session.execute(_LOCK, {"k": advisory_key("machine", machine_id)})
             yield session
 
     async def _drain(self) -> None:
