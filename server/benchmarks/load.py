@@ -303,21 +303,35 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
     return await on_server(body)
 
 
-async def batch(machines: int, items: int, light: bool = False) -> dict[str, Any]:
-    """`light`: POST /runs?items=false (the runs without their items in the answer)."""
+async def batch(
+    machines: int, items: int, light: bool = False, profile: Path | None = None, warm: bool = False
+) -> dict[str, Any]:
+    """`light`: POST /runs?items=false (the runs without their items in the answer). `warm`: one agent
+    more gets a one-item POST first, so that the measured POST is not the server's first (its one-time
+    costs: routes' schemas built on first use, SQL compiled and cached)."""
 
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
-        _, errors = await fleet.connect_all(machines)
+        _, errors = await fleet.connect_all(machines + (1 if warm else 0))
+        targets = fleet.agents[1:] if warm else fleet.agents
         async with httpx.AsyncClient(
             base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
         ) as http:
+            if warm:
+                first = {"machine_ids": [fleet.agents[0].agent_id], "items": sweep_items(1)}
+                (
+                    await http.post("/runs", params={"items": "false"} if light else None, json=first)
+                ).raise_for_status()
+                await fleet.agents[0].expect("start_run", 60)
+            spy = profiler(server.proc.pid, profile)
+            if spy is not None:
+                await asyncio.sleep(1.0)  # py-spy attached
             cpu0, _ = proc_stats(server.proc.pid)
             t0 = time.perf_counter()
             r = await http.post(
                 "/runs",
                 params={"items": "false"} if light else None,
                 json={
-                    "machine_ids": [a.agent_id for a in fleet.agents],
+                    "machine_ids": [a.agent_id for a in targets],
                     "items": sweep_items(items),
                     "repetitions": 10,
                     "min_time_s": 0.01,
@@ -325,12 +339,14 @@ async def batch(machines: int, items: int, light: bool = False) -> dict[str, Any
             )
             posted = time.perf_counter() - t0
             post_cpu = proc_stats(server.proc.pid)[0] - cpu0  # the server's CPU for it (the load apart)
+            stop_profiler(spy)
             r.raise_for_status()
-        got = await asyncio.gather(*(a.expect("start_run", 60) for a in fleet.agents), return_exceptions=True)
+        got = await asyncio.gather(*(a.expect("start_run", 60) for a in targets), return_exceptions=True)
         started = time.perf_counter() - t0
         return {
             "machines": machines,
             "items": items,
+            "server": "warm" if warm else "fresh",
             "errors": errors + sum(isinstance(g, BaseException) for g in got),
             "post_ms": round(1000 * posted, 1),
             "post_server_cpu_ms": round(1000 * post_cpu),
@@ -352,7 +368,11 @@ def main() -> None:
     ap.add_argument("--ingest-rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--batch-machines", type=int, default=100)
     ap.add_argument("--batch-items", type=int, default=50)
-    ap.add_argument("--profile", type=Path, help="ingest: py-spy's collapsed stacks of the server, to FILE")
+    ap.add_argument(
+        "--profile",
+        type=Path,
+        help="ingest, batch: py-spy's collapsed stacks of the server, to FILE (batch: FILE.<shape>.txt)",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     out: dict[str, Any] = {}
@@ -365,9 +385,17 @@ def main() -> None:
             out[s] = asyncio.run(
                 ingest(args.ingest_agents, args.ingest_items, args.ingest_rate, args.profile)
             )
-        elif s == "batch":  # each shape of the answer on a fresh server
-            out[s] = asyncio.run(batch(args.batch_machines, args.batch_items))
-            out[s]["items=false"] = asyncio.run(batch(args.batch_machines, args.batch_items, light=True))
+        elif s == "batch":  # each shape of the answer on a fresh server, then on one that served a POST
+            shapes = {}
+            for warm in (False, True):
+                for light in (False, True):
+                    shape = ("warm " if warm else "") + ("items=false" if light else "items")
+                    prof = args.profile and args.profile.with_suffix(f".{shape.replace(' ', '-')}.txt")
+                    shapes[shape] = asyncio.run(
+                        batch(args.batch_machines, args.batch_items, light=light, warm=warm, profile=prof)
+                    )
+            # the first server's figures, then the others' (the keys earlier versions printed kept)
+            out[s] = shapes.pop("items") | shapes
         else:
             ap.error(f"unknown scenario {s!r}")
         print(json.dumps({s: out[s]}), flush=True)

@@ -201,3 +201,15 @@ async def test_sqlite_writers_wait_their_turn_instead_of_failing(tmp_path: Path)
         await asyncio.wait_for(writer(), 2)
     finally:
         await engine.dispose()
+
+
+def test_new_ids_are_uuid4s_like_new_id() -> None:
+    import uuid
+
+    from ctxbench_server.models.base import new_id, new_ids
+
+    ids = new_ids(2000)
+    assert len(set(ids)) == 2000 and new_ids(0) == []
+    for s in [*ids, new_id()]:
+        u = uuid.UUID(s)
+        assert str(u) == s and u.version == 4 and u.variant == uuid.RFC_4122

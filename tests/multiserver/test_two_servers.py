@@ -255,10 +255,15 @@ def test_an_agent_reconnecting_to_the_other_server_takes_its_stream_over(fleet: 
         frozen.proc.wait(10)
 
 
-def test_a_server_stopping_tells_the_others_its_machines_went_offline(fleet: Fleet, tmp_path: Path) -> None:
-    """A third server with an agent of its own stops gracefully (SIGTERM): the push channel on server 2
-    says that machine went offline, and server 2, asked when told, reads it offline (the stopping server
-    gave its presence back before it said so). Its agent keeps trying the stopped server's address."""
+@pytest.mark.parametrize("how", ["stops", "is killed"])
+def test_a_server_that_goes_tells_the_others_its_machines_went_offline(
+    fleet: Fleet, tmp_path: Path, how: str
+) -> None:
+    """A third server with an agent of its own stops gracefully (SIGTERM) or is killed (SIGKILL): the
+    push channel on server 2 says that machine went offline within 10 s, and server 2, asked when told,
+    reads it offline. A stopping server gives its presence back and says so itself; a killed one says
+    nothing: its connections end, PostgreSQL frees its presence locks, and server 2's listener sees them
+    gone at its next read (cluster.PING_S). Its agent keeps trying the gone server's address."""
     s3 = Server(fleet.s1.data_dir)
     a3: Agent | None = None
     try:
@@ -270,7 +275,11 @@ def test_a_server_stopping_tells_the_others_its_machines_went_offline(fleet: Fle
             assert r.status_code == 200
             lines = r.iter_lines()
             assert next(lines) == "retry: 3000"
-            assert s3.stop() == 0, s3.output()
+            if how == "stops":
+                assert s3.stop() == 0, s3.output()
+            else:
+                s3.proc.kill()
+                s3.proc.wait(10)
             deadline = time.monotonic() + 10
             kind = ""
             for line in lines:  # a read that waits 10 s fails the test too

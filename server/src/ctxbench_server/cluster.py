@@ -15,7 +15,9 @@ Every process keeps one connection of its own (asyncpg, outside the pools) that 
 
 The same connection holds a session advisory lock per machine whose stream this process holds: a machine
 is served by one process at a time (a newer stream elsewhere asks the holder to let go, then takes the
-lock), "online" is read from pg_locks, and a process that dies lets go of all its machines at once.
+lock), "online" is read from pg_locks, and a process that dies lets go of all its machines at once: the
+others see those locks gone at their next read of pg_locks (every PING_S) and tell their own browsers
+that those machines went offline (a process that stops gracefully says so itself, at once).
 
 Every transaction begun under a machine's lock (AgentHub.locks) also takes `pg_advisory_xact_lock` of
 that machine first, so a cancel on one process and a result stored on another never interleave.
@@ -50,13 +52,14 @@ MACHINE_CHANNEL = "ctxbench_machine"
 RELEASE_CHANNEL = "ctxbench_release"
 CHANGE_CHANNEL = "ctxbench_change"
 CHANNELS = (RUN_CHANNEL, MACHINE_CHANNEL, RELEASE_CHANNEL, CHANGE_CHANNEL)
+ONLINE_TOKEN = "machine:online:"  # a change token (push/changes.py): a machine came online
 LISTEN_TASK = "cluster-listen"
 # A stopping process's last notifications (its machines gone offline) may take this long to go out.
 LAST_WORDS_S = 2.0
 APPLICATION_NAME = "ctxbench-cluster"  # the listener's name in pg_stat_activity
 MAX_PAYLOAD = 7000  # bytes of one NOTIFY (PostgreSQL's limit is 8000)
 CLAIM_WAIT_S = 5.0  # how long a new stream waits for another process to let its machine go
-PING_S = 5.0  # the listener checks its connection this often (a dead one is replaced)
+PING_S = 5.0  # the listener checks its connection (and who is online) this often; a dead one is replaced
 RECONNECT_MAX_S = 5.0
 START_WAIT_S = 30.0  # a server that cannot listen within this at start does not start
 
@@ -139,6 +142,9 @@ class Cluster:
         self.on_release: Callable[[str], None] = lambda _id: None
         self.on_change: Callable[[str], None] = lambda _token: None
         self.on_resync: Callable[[], None] = lambda: None
+        # A machine another process held went offline without a word (that process was killed, or lost
+        # its connection): seen by the watch as its presence lock gone. Told here, to this process only.
+        self.on_gone: Callable[[str], None] = lambda _id: None
         self._conn: asyncpg.Connection | None = None
         self._generation = 0  # connections so far: a lock taken on an earlier one died with it
         self._use = asyncio.Lock()  # one operation at a time on the connection
@@ -154,6 +160,9 @@ class Cluster:
         self.reconnects = 0
         self._keys: set[int] = set()  # presence keys held anywhere, as last read
         self._keys_read: asyncio.Future[set[int]] | None = None
+        self._watched: set[int] | None = None  # presence keys at the watch's last read (this connection)
+        self._names: dict[int, str] = {}  # presence key -> machine id, of the machines seen so far
+        self._announced: set[int] = set()  # presence keys of machines said online since that read
 
     # -- life cycle
 
@@ -229,6 +238,7 @@ class Cluster:
                     await conn.add_listener(channel, self._received)
                 self._generation += 1
                 self._conn = conn
+                self._watched = None  # what went while it was down: on_resync refetches everything
                 if self._generation > 1:
                     self.reconnects += 1
                     log.warning("cluster: listener connection back; resyncing")
@@ -249,14 +259,28 @@ class Cluster:
                 await asyncio.sleep(delay)
 
     async def _watch(self, conn: asyncpg.Connection) -> None:
-        """Returns when the connection is gone (closed by the server, or a ping unanswered)."""
+        """Returns when the connection is gone (closed by the server, or a ping unanswered). Its ping is
+        the read of who is online: a machine whose presence lock went since the last one, and that no
+        stream here holds, is `on_gone` (its process died: a process that stops says so itself; one
+        that hands a machine over says online again, after, on the same connection's notifications)."""
         while not self._closed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._lost.wait(), PING_S)
             if self._lost.is_set() or conn.is_closed():
                 return
             async with self._use:
-                await asyncio.wait_for(conn.fetchval("SELECT 1"), PING_S)
+                rows = await asyncio.wait_for(conn.fetch(PRESENCE_KEYS), PING_S)
+                self._keys = keys = {_signed(hi, lo) for hi, lo in rows}
+                gone = set() if self._watched is None else (self._watched | self._announced) - keys
+                self._watched, self._announced = keys, set()
+                if gone - self._names.keys():  # a machine not seen yet (rare: one read of the ids)
+                    ids = await asyncio.wait_for(conn.fetch("SELECT id FROM machines"), PING_S)
+                    self._names.update((presence_key(r["id"]), r["id"]) for r in ids)
+            for key in gone:
+                machine_id = self._names.get(key)
+                if machine_id is not None and not self.holds(machine_id):
+                    log.info("cluster: machine %s went offline with the process that held it", machine_id)
+                    self.on_gone(machine_id)
 
     # -- publishing
 
@@ -329,11 +353,23 @@ class Cluster:
         }
         if own and channel != MACHINE_CHANNEL:
             return  # this process told its own streams already, and never asks itself to let go
+        if channel == CHANGE_CHANNEL:
+            self._note_online(ids)
         for id_ in ids:
             try:
                 handler[channel](id_)
             except Exception:
                 log.exception("cluster: handling %s %s failed", channel, id_)
+
+    def _note_online(self, tokens: list[str]) -> None:
+        """Machines another process says came online: the watch's next read expects their presence
+        (one that comes and goes between two reads is still missed as gone)."""
+        for token in tokens:
+            if token.startswith(ONLINE_TOKEN):
+                machine_id = token.removeprefix(ONLINE_TOKEN)
+                key = presence_key(machine_id)
+                self._names[key] = machine_id
+                self._announced.add(key)
 
     # -- presence: which process holds a machine's stream
 

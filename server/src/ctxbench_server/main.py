@@ -221,6 +221,7 @@ class CtxbenchServer:
         cluster.on_machine = self.dispatcher.reconcile_soon
         cluster.on_release = self.hub.release_here
         cluster.on_change = changes.received
+        cluster.on_gone = lambda machine_id: changes.received(f"machine:offline:{machine_id}")
 
         def resync() -> None:
             events.resync()

@@ -206,11 +206,15 @@ async def start_many(
             await session.commit()
         wire = WireCache()
         sizes: dict[int, int] = {}  # of wire's params dicts (alive as long as it is)
+        total = 0
         for run in runs:
             dispatcher.events.notify(run.id)
             start = run_items(run, items[run.id], specs[run.machine_id], wire)
             sent = send_start(conns[run.machine_id], run, start, sizes)
-            log.info("dispatched run %s to %s: %d items", run.id, run.machine_id, sent)
+            total += sent
+            log.debug("dispatched run %s to %s: %d items", run.id, run.machine_id, sent)
+        # one line for the batch (a line a run was 3 % of a 100-machine POST)
+        log.info("dispatched %d runs, %d items: %s", len(runs), total, ", ".join(sorted(r.id for r in runs)))
 
 
 async def _next_runs(session: AsyncSession, machine_ids: list[str]) -> dict[str, str]:

@@ -53,7 +53,9 @@ async def create_run(
     created = await service.create_runs(session, body, request.app.state.settings)
     changes.runs(created.run_ids.values(), "created")
     await start_many(dispatcher, created.run_ids, created.items, created.catalogs)
-    out = await service.runs_out(session, list(created.run_ids.values()), created.items, with_items=items)
+    out = await service.runs_out(
+        session, list(created.run_ids.values()), created.items, with_items=items, spec=created.spec
+    )
     if body.machine_ids is None:
         return out[0]
     return BatchOut(batch_id=created.batch_id, runs=out)

@@ -10,14 +10,14 @@ from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import defer, selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import load_run as load_run
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
-from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.models.base import new_id, new_ids, utcnow
 from ctxbench_server.runs.expand import Errors, check_budgets, expand_all, item_timeout_s
 from ctxbench_server.runs.schemas import (
     PROFILES,
@@ -35,6 +35,7 @@ class Created(NamedTuple):
     run_ids: dict[str, str]  # machine id -> run id, in the order of the body's machines
     items: dict[str, list[dict[str, Any]]]  # run id -> its items' rows as inserted, by index
     catalogs: dict[str, dict[str, dict[str, Any]]]  # machine id -> kernel id -> spec, as checked
+    spec: dict[str, Any]  # the body as stored in each run's spec
 
 
 async def target_machines(session: AsyncSession, body: RunCreate) -> list[str]:
@@ -119,9 +120,10 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
                 "queued_at": now,
             }
         )
+        ids = new_ids(len(expanded[mid]))
         items[run_id] = [
             {
-                "id": new_id(),
+                "id": ids[i],
                 "run_id": run_id,
                 "index": i,
                 "kernel_id": k,
@@ -140,7 +142,7 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
         insert(cast(Table, RunItem.__table__)), [row for rows in items.values() for row in rows]
     )
     await session.commit()
-    return Created(batch_id, run_ids, items, catalogs)
+    return Created(batch_id, run_ids, items, catalogs, spec)
 
 
 async def runs_out(
@@ -149,17 +151,24 @@ async def runs_out(
     known: dict[str, list[dict[str, Any]]] | None = None,
     *,
     with_items: bool = True,
+    spec: dict[str, Any] | None = None,
 ) -> list[RunOut]:
     """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
     batch's 100 x 50 of them as ORM objects cost more than the rest of its POST). `known`: the items of
     all these runs as just inserted (create_runs): not read back; with `with_items=False` they are only
     counted (POST /runs?items=false: the light shape of GET /runs?items=false)."""
     q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
+    request = None
+    if spec is not None:  # the POST's runs: its body, not read back and decoded once a run
+        request = _request(spec)
+        q = q.options(defer(Run.spec, raiseload=True))
     by_id = {run.id: run for run in await session.scalars(q)}
     if known is not None and not with_items:
-        return [run_out(by_id[rid], *_counted(known[rid])) for rid in run_ids]
+        return [run_out(by_id[rid], *_counted(known[rid]), request=request) for rid in run_ids]
     if known is not None:
-        return [run_out(by_id[rid], items=[item_out(it) for it in known[rid]]) for rid in run_ids]
+        return [
+            run_out(by_id[rid], items=[item_out(it) for it in known[rid]], request=request) for rid in run_ids
+        ]
     items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
     rows = select(
         RunItem.run_id,
@@ -199,14 +208,16 @@ def run_out(
     light: Progress | None = None,
     kernels: list[str] | None = None,
     items: list[RunItemOut] | None = None,
+    request: dict[str, Any] | None = None,
 ) -> RunOut:
     """The Run with its items; `light` (with `kernels`): without items, progress counted by SQL;
-    `items`: its items already read (run.items is then not touched)."""
+    `items`: its items already read (run.items is then not touched); `request`: _request(run.spec)
+    already made (run.spec is then not touched)."""
     if items is None:
         items = [item_out(it) for it in sorted(run.items, key=lambda it: it.index)] if light is None else []
     return RunOut(
         **dict(RunColumns.model_validate(run)),
-        request={k: v for k, v in run.spec.items() if k not in ("machine_id", "machine_ids")},
+        request=_request(run.spec) if request is None else request,
         items=items,
         progress=light
         or Progress(
@@ -217,6 +228,11 @@ def run_out(
         ),
         kernels=kernels if kernels is not None else list(dict.fromkeys(it.kernel for it in items)),
     )
+
+
+def _request(spec: dict[str, Any]) -> dict[str, Any]:
+    """RunOut.request: the body as posted, its machine ids left out."""
+    return {k: v for k, v in spec.items() if k not in ("machine_id", "machine_ids")}
 
 
 class RunPage(NamedTuple):
