@@ -43,7 +43,7 @@ def cases() -> list[tuple[list[float], list[int] | None]]:
         ([5.0, 1.0, 5.0, 1.0, 1.0], [3, 1, 3, 1, 1]),  # unequal launch sizes
         ([3.0], None),
     ]
-    for n in (2, 7, 10, 33, 200):
+    for n in (2, 7, 10, 33, 200, 1000, 1001):  # even and odd: the middle pair, or one middle value
         out.append((list(np.round(rng.normal(50, 5, n), 1)), None))  # rounded: many ties
     for k, per in ((6, 5), (8, 1), (12, 3)):
         out.append((list(rng.gamma(2.0, 3.0, k * per)), [i % k for i in range(k * per)]))

@@ -26,6 +26,10 @@ CONFIDENCE = 0.95
 MIN_UNITS_FOR_95 = 6
 # Index arrays per chunk of resamples stay under ~32 MB whatever the sample count (up to 100 000).
 MAX_CHUNK_CELLS = 4_000_000
+# From this many samples a resample's middle values are selected (np.partition by one rank, then a max),
+# not sorted: the same values; at 1000 samples half the time of a sort, at 100 000 samples a 100 000-
+# sample result's CI 1.9 s instead of 3.4 s; below ~100 a sort of the short rows is cheaper.
+SELECT_FROM = 256
 
 CI_BOOTSTRAP95 = "bootstrap95"
 CI_MINMAX = "minmax"
@@ -94,8 +98,15 @@ def medians(launches: Launches, seed: int, resamples: int = RESAMPLES) -> np.nda
             if pick is not None:
                 within += pick
             picked = flat[within.reshape(b, k * width)]
-            picked.sort(axis=1)
-            out[start : start + b] = (picked[:, (k * width - 1) // 2] + picked[:, k * width // 2]) / 2
+            upper = (k * width) // 2
+            if k * width < SELECT_FROM:
+                picked.sort(axis=1)
+                lo, hi = picked[:, (k * width - 1) // 2], picked[:, upper]
+            else:  # the upper middle value by one selection, the lower one the largest left of it
+                picked.partition(upper, axis=1)
+                hi = picked[:, upper]
+                lo = picked[:, :upper].max(axis=1) if (k * width) % 2 == 0 else hi
+            out[start : start + b] = (lo + hi) / 2
             continue
         chosen = rng.integers(0, k, size=(b, k)) if k > 1 else np.zeros((b, 1), dtype=np.int64)
         size = launches.sizes[chosen]  # (b, k)
