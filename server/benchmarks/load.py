@@ -313,30 +313,22 @@ async def batch(
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         _, errors = await fleet.connect_all(machines + (1 if warm else 0))
         targets = fleet.agents[1:] if warm else fleet.agents
+        query = {"items": "false"} if light else None
         async with httpx.AsyncClient(
-            base_url=server.base_url + "/api/v1", headers=server.auth, timeout=60
+            base_url=f"{server.base_url}/api/v1", headers=server.auth, timeout=60
         ) as http:
             if warm:
                 first = {"machine_ids": [fleet.agents[0].agent_id], "items": sweep_items(1)}
-                (
-                    await http.post("/runs", params={"items": "false"} if light else None, json=first)
-                ).raise_for_status()
+                (await http.post("/runs", params=query, json=first)).raise_for_status()
                 await fleet.agents[0].expect("start_run", 60)
             spy = profiler(server.proc.pid, profile)
             if spy is not None:
                 await asyncio.sleep(1.0)  # py-spy attached
             cpu0, _ = proc_stats(server.proc.pid)
             t0 = time.perf_counter()
-            r = await http.post(
-                "/runs",
-                params={"items": "false"} if light else None,
-                json={
-                    "machine_ids": [a.agent_id for a in targets],
-                    "items": sweep_items(items),
-                    "repetitions": 10,
-                    "min_time_s": 0.01,
-                },
-            )
+            ids = [a.agent_id for a in targets]
+            req = {"machine_ids": ids, "items": sweep_items(items), "repetitions": 10, "min_time_s": 0.01}
+            r = await http.post("/runs", params=query, json=req)
             posted = time.perf_counter() - t0
             post_cpu = proc_stats(server.proc.pid)[0] - cpu0  # the server's CPU for it (the load apart)
             stop_profiler(spy)
