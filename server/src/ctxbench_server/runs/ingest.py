@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit import stats
+from ctxbench_server.kit import stats, stats_pool
 from ctxbench_server.kit.aliases import canonical
 from ctxbench_server.kit.params import params_key
 from ctxbench_server.kit.stored import ResultStored, StoredEvents
@@ -69,17 +69,14 @@ class Recorded:
 
 def compute_stats(msgs: Sequence[Message]) -> dict[str, stats.Stats | ValueError]:
     """The statistics of each measured report (the bootstrap is most of what a report costs the server),
-    for record_batch. Pure: meant for a worker thread beside the event loop (numpy leaves the GIL for
-    most of it), before the machine's lock and a database connection are taken."""
-    out: dict[str, stats.Stats | ValueError] = {}
+    for record_batch, computed in a worker process (kit/stats_pool.py). Blocks: meant for a worker
+    thread beside the event loop, before the machine's lock and a database connection are taken."""
+    jobs: dict[str, stats_pool.Job] = {}
     for r in msgs:
-        if not isinstance(r, Report) or r.malformed or r.status != "ok" or r.result_id in out:
+        if not isinstance(r, Report) or r.malformed or r.status != "ok" or r.result_id in jobs:
             continue
-        try:
-            out[r.result_id] = stats.compute(r.samples, r.sample_launches, r.result_id)
-        except ValueError as e:
-            out[r.result_id] = e
-    return out
+        jobs[r.result_id] = (r.result_id, r.samples, r.sample_launches)
+    return stats_pool.compute(list(jobs.values()))
 
 
 async def record_group(
