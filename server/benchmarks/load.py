@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import statistics
 import subprocess
@@ -41,28 +40,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server" / "tests"))  # fake_agent.py (server/tests is another "tests")
 
 from fake_agent import FakeAgent  # noqa: E402
+from procstat import main_thread_cpu, proc_stats  # noqa: E402
 from tests.e2e.stack import Server  # noqa: E402
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb  # noqa: E402
-
-
-def proc_stats(pid: int) -> tuple[float, int]:
-    """(CPU seconds used so far, RSS bytes) of a process, from /proc."""
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu = (int(stat[11]) + int(stat[12])) / ticks
-    rss = next(
-        int(line.split()[1]) * 1024
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-        if line.startswith("VmRSS:")
-    )
-    return cpu, rss
-
-
-def main_thread_cpu(pid: int) -> float:
-    """CPU seconds the process's main thread (its event loop: gRPC, SQLAlchemy's greenlets) used so far."""
-    stat = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
