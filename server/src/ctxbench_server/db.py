@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from ctxbench_server.kit import json_once
 from ctxbench_server.kit.one_writer import one_writer_kwargs, write_gate
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -25,7 +26,9 @@ MIGRATION_LOCK = (
 def create_engine(url: str, pool_size: int | None = None) -> AsyncEngine:
     """`pool_size` connections kept, twice as many more opened under load (SQLAlchemy's 5 + 10 when None)."""
     sizes = {} if pool_size is None else {"pool_size": pool_size, "max_overflow": 2 * pool_size}
-    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"), **sizes)
+    engine = create_async_engine(
+        url, pool_pre_ping=not url.startswith("sqlite"), json_serializer=json_once.serialize, **sizes
+    )
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine.sync_engine, "connect")

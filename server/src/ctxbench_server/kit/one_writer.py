@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sqlalchemy import TextClause, event
+from sqlalchemy import TextClause, event, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.dml import UpdateBase
@@ -52,6 +52,10 @@ class OneWriterSession(AsyncSession):
         except TimeoutError:
             raise TimeoutError(f"waited {WRITE_WAIT_S:.0f} s for the SQLite write gate") from None
         sync.info[_HELD] = gate
+
+    async def before_write(self) -> None:
+        """Takes the gate for a write made past the session (on its connection, the driver's SQL)."""
+        await self._gate(text("insert"))
 
     async def execute(self, statement: Any, *args: Any, **kw: Any) -> Any:
         await self._gate(statement)

@@ -1,0 +1,95 @@
+"""kit/bulk.py and kit/json_once.py: a batch's item rows through the driver's executemany store what a
+Core insert stores, on SQLite and (CTXBENCH_TEST_DATABASE_URL) on PostgreSQL, in the session's
+transaction and, on SQLite, under its one-writer gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from sqlalchemy import Table, insert, select, text
+
+from ctxbench_server.db import create_sessionmaker, migrate
+from ctxbench_server.kit import bulk, json_once
+from ctxbench_server.kit.one_writer import OneWriterSession
+from ctxbench_server.models import ItemState, Run, RunItem
+from ctxbench_server.models.base import new_ids
+
+from .test_db import fresh_engine
+
+
+def rows(run_id: str, point: dict[str, Any]) -> list[dict[str, Any]]:
+    shared = json_once.Shared()
+    ids = new_ids(3)
+    return [
+        {
+            "id": ids[i],
+            "run_id": run_id,
+            "index": i,
+            "kernel_id": "storage.write",
+            "params": shared(point) if i < 2 else {"nested": [1, 2.5, None, "é"]},
+            "state": ItemState.QUEUED,
+            "timeout_s": 12.5,
+            "attempt": 1,
+            "error": None if i else "a'b\"c",
+            "result_id": None,
+        }
+        for i in range(3)
+    ]
+
+
+def test_encoded_is_json_dumps_once() -> None:
+    point = {"threads": 4, "dir": "/tmp/x", "big": 2**40, "f": 0.1}
+    shared = json_once.Shared()
+    enc = shared(point)
+    assert enc == point and enc.text == json.dumps(point) and json_once.serialize(enc) == json.dumps(point)
+    assert shared(point) is enc and shared(dict(point)) is not enc  # by identity, not by value
+    assert json_once.serialize({"a": [1]}) == json.dumps({"a": [1]})
+
+
+async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
+    engine = await fresh_engine(tmp_path)
+    sessionmaker = create_sessionmaker(engine)
+    table = cast(Table, RunItem.__table__)
+    point = {"threads": 4, "placement": "same_core", "dir": "/d/é"}
+    try:
+        await migrate(engine)
+        async with engine.begin() as conn:
+            now = "2026-11-22 01:00:00.000000"
+            await conn.execute(
+                text(
+                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+                )
+            )
+            for rid in ("r", "r2"):
+                await conn.execute(
+                    insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={})
+                )
+        async with sessionmaker() as session:
+            await bulk.insert_many(session, table, rows("r", point))
+            if isinstance(session, OneWriterSession):  # SQLite: the writer's gate taken for it
+                assert session.sync_session.info.get("ctxbench_write_gate_held") is not None
+            await session.execute(insert(table), rows("r2", point))
+            await bulk.insert_many(session, table, [])
+            await session.rollback()  # the session's transaction: nothing stays
+            assert await session.scalar(select(RunItem.id).limit(1)) is None
+            await bulk.insert_many(session, table, rows("r", point))
+            await session.execute(insert(table), rows("r2", point))
+            await session.commit()
+        cols = [c for c in table.c if c.name not in ("id", "run_id")]
+        async with engine.connect() as conn:
+            got = {
+                rid: [
+                    tuple(r)
+                    for r in await conn.execute(
+                        select(*cols).where(table.c.run_id == rid).order_by(table.c.index)
+                    )
+                ]
+                for rid in ("r", "r2")
+            }
+        assert got["r"] == got["r2"] and len(got["r"]) == 3
+        assert got["r"][0][2] == point and got["r"][2][2] == {"nested": [1, 2.5, None, "é"]}
+    finally:
+        await engine.dispose()
