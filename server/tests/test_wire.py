@@ -75,3 +75,21 @@ def test_items_of_one_point_keep_their_own_ids_and_fields() -> None:
         "item-000009",
     ]
     assert [wire.run_item(it) for it in [*same, other, same[0], big]] == list(got)
+
+
+def test_items_sharing_one_params_dict_get_their_own_fields() -> None:
+    # the templates by the identity of a params dict (a batch's machines share one per point): the rest
+    # of the key still tells them apart, and a dict changed in place is never served a stale template
+    shared = {"threads": "2", "placement": "same_core"}
+    a = StartItem("a", "syscall.getppid", shared, 6, 0.1, 60.0, 3)
+    b = StartItem("b", "syscall.getpid", shared, 6, 0.1, 60.0, 3)
+    c = StartItem("c", "syscall.getppid", shared, 7, 0.1, 60.0, 3)
+    first = wire.response(StartRun("r", [a, b, c])).start_run.items
+    assert list(first) == [wire.run_item(it) for it in (a, b, c)]
+    again = wire.response(StartRun("r2", [c, a])).start_run.items
+    assert list(again) == [wire.run_item(it) for it in (c, a)]
+    # a big point is built whole and not kept (the caches stay bounded in bytes)
+    kept = len(wire._by_params.data)
+    big = item(9, "d" * 400)
+    assert list(wire.response(StartRun("r", [big])).start_run.items) == [wire.run_item(big)]
+    assert len(wire._by_params.data) == kept
