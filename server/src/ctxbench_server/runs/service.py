@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
+from pydantic import TypeAdapter
 from sqlalchemy import Table, and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer, selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import load_run as load_run
+from ctxbench_server.kit import bulk, json_once
 from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
@@ -94,7 +97,8 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
     single = body.machine_ids is None
     batch_id = new_id()
     now = utcnow()
-    spec = body.model_dump(mode="json", exclude_none=True)
+    shared = json_once.Shared()  # a value many rows hold is JSON-encoded once
+    spec = shared(body.model_dump(mode="json", exclude_none=True))
     launches = body.launches if body.launches is not None else profile.launches
     run_ids: dict[str, str] = {}
     run_rows: list[dict[str, Any]] = []
@@ -127,7 +131,7 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
                 "run_id": run_id,
                 "index": i,
                 "kernel_id": k,
-                "params": p,
+                "params": shared(p),
                 "state": ItemState.QUEUED,
                 "timeout_s": timeout,
                 "attempt": 1,
@@ -138,8 +142,8 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
         ]
     # Core inserts of the tables (the ORM's bulk insert costs ~0.15 ms a row in bookkeeping: 0.7 s for 5000)
     await session.execute(insert(cast(Table, Run.__table__)), run_rows)
-    await session.execute(
-        insert(cast(Table, RunItem.__table__)), [row for rows in items.values() for row in rows]
+    await bulk.insert_many(
+        session, cast(Table, RunItem.__table__), [row for rows in items.values() for row in rows]
     )
     await session.commit()
     return Created(batch_id, run_ids, items, catalogs, spec)
@@ -166,10 +170,8 @@ async def runs_out(
     if known is not None and not with_items:
         return [run_out(by_id[rid], *_counted(known[rid]), request=request) for rid in run_ids]
     if known is not None:
-        return [
-            run_out(by_id[rid], items=[item_out(it) for it in known[rid]], request=request) for rid in run_ids
-        ]
-    items: dict[str, list[RunItemOut]] = {rid: [] for rid in run_ids}
+        return [run_out(by_id[rid], items=items_out(known[rid]), request=request) for rid in run_ids]
+    items: dict[str, list[Any]] = {rid: [] for rid in run_ids}
     rows = select(
         RunItem.run_id,
         RunItem.id,
@@ -183,8 +185,8 @@ async def runs_out(
         RunItem.attempt,
     ).where(RunItem.run_id.in_(run_ids))
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
-        items[it.run_id].append(item_out(it._mapping))  # (a Row's .index is tuple.index)
-    return [run_out(by_id[rid], items=items[rid]) for rid in run_ids]
+        items[it.run_id].append(it._mapping)  # (a Row's .index is tuple.index)
+    return [run_out(by_id[rid], items=items_out(items[rid])) for rid in run_ids]
 
 
 def _counted(items: list[dict[str, Any]]) -> tuple[Progress, list[str]]:
@@ -196,6 +198,15 @@ def _counted(items: list[dict[str, Any]]) -> tuple[Progress, list[str]]:
         running=sum(1 for it in items if it["state"] == ItemState.RUNNING),
     )
     return progress, list(dict.fromkeys(it["kernel_id"] for it in items))
+
+
+_ITEMS = TypeAdapter(list[RunItemOut])
+
+
+def items_out(rows: Sequence[Any]) -> list[RunItemOut]:
+    """Many items as the API sends them, from row mappings or dicts, in one validation (pydantic's own
+    loop: a batch's 5000 items ~2x faster than one model_validate each)."""
+    return _ITEMS.validate_python(rows)
 
 
 def item_out(it: Any) -> RunItemOut:
