@@ -160,7 +160,10 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     await page.goto(`/runs/new?machines=${first},${second}&kernel=syscall.getppid&kernel=lock.go_mutex`);
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
+    const posted = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/runs');
     await startRuns(page, { repetitions: '3', minTime: '0.5', items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
+    // A batch asks for its runs without their items: its page lists them so.
+    expect(new URL((await posted).url()).searchParams.get('items')).toBe('false');
 
     const rows = page.getByTestId('batch-run');
     await expect(rows).toHaveCount(2);

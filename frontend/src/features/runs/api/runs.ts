@@ -82,23 +82,35 @@ export function useBatchRuns(batchId: string) {
 /** Puts a run the server just sent into the cache, and marks lists as out of date. */
 function storeRun(client: QueryClient, run: Run) {
   client.setQueryData(runQuery(run.id).queryKey, run);
+  invalidateRunLists(client);
+}
+
+function invalidateRunLists(client: QueryClient) {
   void client.invalidateQueries({ queryKey: ['runs', 'list'] });
   void client.invalidateQueries({ queryKey: ['runs', 'batch'] });
 }
 
 export type CreatedRuns = { kind: 'run'; run: Run } | { kind: 'batch'; batch: BatchCreated };
 
+/** Where the New run form posts: a batch (`machine_ids`) asks for its runs without their items, the
+ * shape its page lists them in (`?items=false`: 100 machines × 50 items answer in a third of the time
+ * and bytes); one run keeps its items, which its page shows at once. */
+export function createRunPath(request: RunRequest): string {
+  return 'machine_ids' in request && request.machine_ids ? '/runs?items=false' : '/runs';
+}
+
 export function useCreateRun() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: async (request: RunRequest): Promise<CreatedRuns> => {
-      const body = await apiPost<Run | BatchCreated>('/runs', request);
+      const body = await apiPost<Run | BatchCreated>(createRunPath(request), request);
       return 'batch_id' in body && 'runs' in body && Array.isArray(body.runs)
         ? { kind: 'batch', batch: body }
         : { kind: 'run', run: body as Run };
     },
     onSuccess: (created) => {
-      for (const run of created.kind === 'batch' ? created.batch.runs : [created.run]) storeRun(client, run);
+      if (created.kind === 'run') storeRun(client, created.run);
+      else invalidateRunLists(client); // its runs came without items: not a run page's data
     },
   });
 }
