@@ -220,8 +220,9 @@ def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:
 def messages_with_stats(
     msgs: Sequence[pb.ConnectRequest],
 ) -> tuple[list[Message], dict[str, stats.Stats | ValueError] | None]:
-    """messages(msgs) and the statistics of their measured reports (ingest.compute_stats): the CPU work
-    of a batch, done in one worker thread beside the event loop before a lock or a connection is taken."""
+    """messages(msgs) and the statistics of their measured reports (ingest.compute_stats, in the
+    statistics worker processes of kit/stats_pool.py): the CPU work of a batch, called in a thread beside
+    the event loop before a lock or a connection is taken."""
     domain = messages(msgs)
     has_reports = any(isinstance(m, Report) for m in domain)
     return domain, ingest.compute_stats(domain) if has_reports else None
