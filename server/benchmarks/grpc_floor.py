@@ -33,6 +33,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server" / "benchmarks"))
 
+from pacing import TICK_S, send_paced  # noqa: E402
 from procstat import proc_stats  # noqa: E402
 
 from ctxbench_server.config import Settings  # noqa: E402
@@ -40,8 +41,6 @@ from ctxbench_server.fleet.tls import ensure_tls  # noqa: E402
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb  # noqa: E402
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc  # noqa: E402
 from ctxbench_server.main import GRPC_OPTIONS  # noqa: E402
-
-TICK_S = 0.005  # as load.py: a paced agent sends what is due this often
 
 
 class AckAll(pb_grpc.AgentServiceServicer):
@@ -107,25 +106,6 @@ async def drive(
     latencies: list[float] = []
     per_agent = rate / agents if rate > 0 else 0.0
 
-    async def send_all(
-        call: Any, mine: list[tuple[pb.ConnectRequest, pb.ConnectRequest]], offset: float
-    ) -> None:
-        await asyncio.sleep(offset)
-        begin, done = time.perf_counter(), 0
-        while done < len(mine):
-            due = (
-                len(mine)
-                if not per_agent
-                else min(len(mine), int((time.perf_counter() - begin) * per_agent) + 1)
-            )
-            for running, report in mine[done:due]:
-                await call.write(running)
-                sent[report.result_report.result_id] = time.perf_counter()
-                await call.write(report)
-            done = max(done, due)
-            if done < len(mine):
-                await asyncio.sleep(TICK_S)
-
     async def read_acks(call: Any) -> None:
         for _ in range(items):
             msg = await call.read()
@@ -137,7 +117,10 @@ async def drive(
     self0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     await asyncio.gather(
-        *(send_all(c, m, TICK_S * i / agents) for i, (c, m) in enumerate(zip(calls, todo, strict=True))),
+        *(
+            send_paced(c.write, m, per_agent, TICK_S * i / agents, sent)
+            for i, (c, m) in enumerate(zip(calls, todo, strict=True))
+        ),
         *(read_acks(c) for c in calls),
     )
     wall = time.perf_counter() - t0

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server" / "tests"))  # fake_agent.py (server/tests is another "tests")
 
 from fake_agent import FakeAgent  # noqa: E402
+from pacing import TICK_S, send_paced  # noqa: E402
 from procstat import main_thread_cpu, proc_stats  # noqa: E402
 from tests.e2e.stack import Server  # noqa: E402
 
@@ -169,9 +170,6 @@ def sweep_items(m: int) -> list[dict[str, Any]]:
     return [out[i % len(out)] for i in range(m)]
 
 
-TICK_S = 0.005  # a paced agent sends what is due this often
-
-
 async def _one_run_each(server: Server, fleet: Fleet, items: int) -> list[tuple[FakeAgent, pb.StartRun]]:
     """POST one run of `items` to each agent; each agent's StartRun."""
     api = server.base_url + "/api/v1"
@@ -228,23 +226,6 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
         messages = _answers(starts)
         per_agent = rate / len(starts) if rate > 0 else 0.0
 
-        async def send_all(a: FakeAgent, run: pb.StartRun, offset: float) -> None:
-            todo = messages[run.run_id]
-            await asyncio.sleep(offset)  # agents' ticks spread over one tick
-            begin = time.perf_counter()
-            done = 0
-            while done < len(todo):
-                due = len(todo)
-                if per_agent:
-                    due = min(due, int((time.perf_counter() - begin) * per_agent) + 1)
-                for running, req in todo[done:due]:
-                    await a.send(running)
-                    sent[req.result_report.result_id] = time.perf_counter()
-                    await a.send(req)
-                done = max(done, due)
-                if done < len(todo):
-                    await asyncio.sleep(TICK_S)
-
         async def read_acks(a: FakeAgent, run: pb.StartRun) -> None:
             acks = 0
             while acks < len(run.items):
@@ -258,7 +239,10 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
         main0 = main_thread_cpu(server.proc.pid)
         t0 = time.perf_counter()
         await asyncio.gather(
-            *(send_all(a, run, TICK_S * i / len(starts)) for i, (a, run) in enumerate(starts)),
+            *(
+                send_paced(a.send, messages[run.run_id], per_agent, TICK_S * i / len(starts), sent)
+                for i, (a, run) in enumerate(starts)
+            ),
             *(read_acks(a, run) for a, run in starts),
         )
         wall = time.perf_counter() - t0

@@ -38,3 +38,25 @@ def test_load_benchmark_at_quick_sizes() -> None:
     assert got["ingest"]["errors"] == 0 and got["ingest"]["results"] == 3 * 40
     assert got["ingest"]["ack_p50_ms"] <= got["ingest"]["ack_p99_ms"]
     assert got["batch"]["errors"] == 0 and got["batch"]["items"] == 6
+
+
+def test_grpc_floor_at_quick_sizes() -> None:
+    """server/benchmarks/grpc_floor.py: every report acknowledged, over TLS as the server serves."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "server" / "benchmarks" / "grpc_floor.py"),
+            "--agents",
+            "3",
+            "--items",
+            "30",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    got = json.loads(out.stdout.splitlines()[-1])["grpc_floor"]
+    assert got["results"] == 3 * 30 and got["ack_p50_ms"] <= got["ack_p99_ms"]
+    assert got["server_cpu_ms_per_result"] > 0 and got["generator_cpu_ms_per_result"] > 0
