@@ -1,13 +1,18 @@
 """Runs you can trust to finish (1/2): batches, profiles and default sweeps, the per-machine queue,
 launches. Real server, real gRPC (tests/fake_agent.py)."""
 
+import asyncio
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
+from ctxbench_server.cluster import advisory_key
+from ctxbench_server.db import create_engine
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 
+from .conftest import TEST_DATABASE_URL
 from .fake_agent import fake_catalog
 from .runs_helpers import PIPE, MakeAgent, agents, finish, get_run, post
 
@@ -35,6 +40,37 @@ async def test_batch_one_run_per_machine(make_agent: MakeAgent, http: httpx.Asyn
     alone = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
     assert alone["batch_id"] == alone["id"]  # a run posted alone is its own batch
     assert (await http.get("/api/v1/runs", params={"batch_id": "nope"})).json() == []
+
+
+async def test_batch_waits_for_every_machine_another_server_changes(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    """PostgreSQL: a batch's start takes the advisory lock of each of its machines (before, only that of
+    the last one it locked), so a change another server process makes to any of them comes first."""
+    if not TEST_DATABASE_URL:
+        return  # one process per SQLite file: nothing else to wait for
+    a, b = await agents(make_agent, 2)
+    first = min(a.agent_id, b.agent_id)  # not the last lock the POST enters
+    elsewhere = create_engine(TEST_DATABASE_URL)
+    try:
+        async with elsewhere.connect() as conn:
+            await conn.execute(
+                text("SELECT pg_advisory_xact_lock(:k)"), {"k": advisory_key("machine", first)}
+            )
+            posting = asyncio.create_task(
+                post(http, {"machine_ids": [a.agent_id, b.agent_id], "items": [PIPE]})
+            )
+            await asyncio.sleep(1.0)
+            assert not posting.done()  # waits for the other process's transaction
+            await a.expect_nothing(0.1)
+            await b.expect_nothing(0.1)
+            await conn.rollback()
+        out = await asyncio.wait_for(posting, 10)
+        assert all(r["status"] == "running" for r in out["runs"])
+        for agent in (a, b):
+            assert (await agent.expect("start_run")).start_run.run_id in {r["id"] for r in out["runs"]}
+    finally:
+        await elsewhere.dispose()
 
 
 async def test_batch_all_or_nothing(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:

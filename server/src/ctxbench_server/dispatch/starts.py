@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.cluster import locked_machine
+from ctxbench_server.cluster import lock_machines, locked_machine
 from ctxbench_server.dispatch.commands import StartItem, StartRun, params_size_bound, wire_size_bound
 from ctxbench_server.dispatch.hub import AgentConnection
 from ctxbench_server.kit.aliases import as_listed
@@ -185,11 +185,13 @@ async def start_many(
     async with contextlib.AsyncExitStack() as locked:
         for mid in conns:
             await locked.enter_async_context(hub.locks[mid])
-        started = await _mark_started(dispatcher, list(conns), known, known_specs)
-        # A read: no machine's advisory lock for its transaction (it would hold it until its session
-        # closed, and a report of the run just started would wait for that on PostgreSQL).
+        # No machine's advisory lock from `locked_machine` (the last lock entered): the transaction that
+        # starts the runs takes every machine's itself, in order; `between` is a read and takes none (it
+        # would hold one until its session closed, and a report of a run just started would wait).
         unlocked = locked_machine.set(None)
+        started = None
         try:
+            started = await _mark_started(dispatcher, list(conns), known, known_specs)
             answer = await between() if between is not None else None
         finally:  # stored as running: they go out whatever became of the answer
             locked_machine.reset(unlocked)
@@ -205,8 +207,10 @@ async def _mark_started(
     known_specs: Mapping[str, dict[str, dict[str, Any]]] | None,
 ) -> tuple[Sequence[Any], dict[str, list[ItemRow]], dict[str, dict[str, dict[str, Any]]]] | None:
     """Each idle machine's oldest queued run stored as running, in one transaction (the machines'
-    locks held by the caller): those runs, their items and the machines' catalogs; None: none started."""
+    locks held by the caller; on PostgreSQL the transaction takes their advisory locks): those runs,
+    their items and the machines' catalogs; None: none started."""
     async with dispatcher.rest_sessionmaker() as session:
+        await lock_machines(session, machine_ids)
         first = await _next_runs(session, machine_ids)
         if not first:
             return None

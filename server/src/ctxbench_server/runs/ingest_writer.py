@@ -28,11 +28,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ctxbench_server.cluster import advisory_key
+from ctxbench_server.cluster import lock_machines
 from ctxbench_server.kit import stats
 from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.runs import ingest
@@ -42,7 +41,6 @@ log = logging.getLogger(__name__)
 
 # Messages stored in one transaction at most (a stream's batch holds up to 256).
 MAX_GROUP = 1024
-_LOCK = text("SELECT pg_advisory_xact_lock(:k)")
 
 
 @dataclass
@@ -89,9 +87,7 @@ class IngestWriter:
         """A session whose transaction on PostgreSQL first takes the machines' advisory locks (sorted:
         two writers of a cluster never wait for each other in a circle), as each stream's did."""
         async with self.sessionmaker() as session:
-            if session.get_bind().dialect.name == "postgresql":
-                for machine_id in sorted(set(machines)):
-                    await session.execute(_LOCK, {"k": advisory_key("machine", machine_id)})
+            await lock_machines(session, machines)
             yield session
 
     async def _drain(self) -> None:
