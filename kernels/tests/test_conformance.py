@@ -207,6 +207,41 @@ def test_every_kernel_runs_at_its_defaults(exe: Exe) -> None:
         assert result["params"] == {p["name"]: p["default"] for p in spec["params"]}
 
 
+def test_every_kernel_takes_short_samples_with_sample_time(exe: Exe) -> None:
+    """--sample-time (README "Short samples"): blocks of short samples, their p5 per repetition, the
+    sustained figure beside it, and per repetition how many samples the host disturbed."""
+    for spec in listed(exe):
+        res = exe.run(
+            "--run", spec["id"], "--min-time", "0.01", "--repetitions", "2", "--sample-time", "0.001"
+        )
+        result = check_result(spec, res, 2, 0.01)
+        if spec["unit"] not in TIMED_UNITS:
+            assert "sampling" not in result, (spec["id"], "only time measurements take short samples")
+            continue
+        sampling = result["sampling"]
+        assert sampling["estimator"] == "p5" and sampling["sample_time_s"] == 0.001, spec["id"]
+        per_block = sampling["samples_per_repetition"]
+        assert len(sampling["disturbed"]) == 2 and all(0 <= d <= per_block for d in sampling["disturbed"])
+        for ops in result["iterations"]:
+            # ops per block = ops per sample x samples per block (rounded once where an iteration is 2 ops)
+            assert abs(ops - sampling["sample_ops"] * per_block) <= per_block, (spec["id"], ops, sampling)
+        sustained = result["counters"]["sustained_ns_per_op"]
+        assert sustained > 0, spec["id"]
+        if spec["unit"] == "ns/op":
+            # a block's 5th percentile is at most its mean, so the fastest block is at most the overall mean
+            assert min(result["samples"]) <= sustained * 1.000001, (spec["id"], result["samples"], sustained)
+
+
+def test_without_sample_time_a_repetition_is_one_long_sample(exe: Exe) -> None:
+    result = check_result(
+        spec_of(exe, exe.plain),
+        exe.run("--run", exe.plain, "--min-time", "0.01", "--repetitions", "2"),
+        2,
+        0.01,
+    )
+    assert "sampling" not in result and "sustained_ns_per_op" not in result["counters"]
+
+
 def test_defaults_are_the_contracts_options(exe: Exe) -> None:
     res = exe.run("--run", exe.plain)
     check_result(spec_of(exe, exe.plain), res, DEFAULT_REPETITIONS, DEFAULT_MIN_TIME_S)
@@ -243,6 +278,7 @@ def test_int_params_come_back_typed(exe: Exe) -> None:
 BAD_OPTION_VALUES = {
     "--repetitions": ("0", "-3", "many", "2.5"),
     "--min-time": ("0", "-1", "nan", "inf", "soon"),
+    "--sample-time": ("0", "-1", "nan", "soon", "2"),
 }
 
 
@@ -267,11 +303,14 @@ def bad_argument_cases(e: Exe) -> list[tuple[list[str], str | None]]:
         (["--run", nk, "--param", f"{nname}=99999999999999999999"], nname),
         ([*run, "--param", "bad\nname=1"], None),
         # An option without its value, then each bad value of the numeric options.
-        *(([*run, option], option) for option in ("--param", "--repetitions", "--min-time")),
+        *(([*run, option], option) for option in ("--param", "--repetitions", "--min-time", "--sample-time")),
         *(([*run, option, bad], option) for option, values in BAD_OPTION_VALUES.items() for bad in values),
         # Cheap to run if wrongly accepted, so a regression fails fast instead of measuring for minutes.
         ([*run, "--repetitions", str(MAX_REPETITIONS + 1), "--min-time", "0.0001"], "--repetitions"),
         ([*run, "--min-time", str(MAX_MIN_TIME_S + 0.5), "--repetitions", "1"], "--min-time"),
+        ([*run, "--min-time", "0.01", "--sample-time", "0.02"], "--sample-time"),
+        ([*run, "--sample-time", "0.001", "--sample-time", "0.001"], "--sample-time"),
+        (["--list", "--sample-time", "0.001"], "--list"),
         ([*run, "--frobnicate"], "--frobnicate"),
         (["--list", "--run", e.plain], "--list"),
         (["--list", "--repetitions", "3"], "--list"),

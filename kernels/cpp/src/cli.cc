@@ -23,8 +23,8 @@
 #include "host.h"
 #include "json.h"
 #include "list_json.h"
+#include "measure.h"
 #include "registry.h"
-#include "reporter.h"
 
 namespace ctxbench {
 namespace {
@@ -37,6 +37,7 @@ constexpr int kDefaultRepetitions = 5;
 constexpr int kMaxRepetitions = 1000;
 constexpr double kDefaultMinTime = 0.2;
 constexpr double kMaxMinTime = 60;
+constexpr double kMaxSampleTime = 1;
 #ifdef CTXBENCH_BENCHMARK_VERSION
 constexpr const char* kHarnessVersion = CTXBENCH_BENCHMARK_VERSION;  // from CMake's find_package(benchmark)
 #else
@@ -45,7 +46,7 @@ constexpr const char* kHarnessVersion = "unknown";
 
 const char* kUsage =
     "usage: ctxbench-kernels-cpp --list | --run ID [--param NAME=VALUE]... [--repetitions N] "
-    "[--min-time SECONDS]";
+    "[--min-time SECONDS] [--sample-time SECONDS]";
 
 // Writes one line to stderr (control characters flattened so it stays one line) and exits.
 [[noreturn]] void Fail(int code, std::string message) {
@@ -63,8 +64,7 @@ void WriteStdout(int fd, const std::string& text) {
 struct RunArgs {
   std::string kernel_id;
   std::vector<std::pair<std::string, std::string>> params;  // NAME, VALUE as given
-  int repetitions = kDefaultRepetitions;
-  double min_time = kDefaultMinTime;
+  MeasureArgs measure{kDefaultRepetitions, kDefaultMinTime, 0};
 };
 
 int ParseRepetitions(const std::string& text) {
@@ -77,15 +77,16 @@ int ParseRepetitions(const std::string& text) {
   return n;
 }
 
-double ParseMinTime(const std::string& text) {
+// A positive number of seconds at most `max` for `flag`.
+double ParseSeconds(const std::string& flag, const std::string& text, double max) {
   char* end = nullptr;
   errno = 0;
   double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || errno == ERANGE ||
       text.find_first_of("xXnNiI \t") != std::string::npos)
-    Fail(kExitBadArgs, "--min-time: '" + text + "' is not a number of seconds");
-  if (v <= 0 || v > kMaxMinTime)
-    Fail(kExitBadArgs, "--min-time: " + text + " must be > 0 and <= " + std::to_string(static_cast<int>(kMaxMinTime)) + " seconds");
+    Fail(kExitBadArgs, flag + ": '" + text + "' is not a number of seconds");
+  if (v <= 0 || v > max)
+    Fail(kExitBadArgs, flag + ": " + text + " must be > 0 and <= " + FormatDouble(max) + " seconds");
   return v;
 }
 
@@ -113,144 +114,9 @@ Params ResolveParams(const Kernel& kernel, const std::vector<std::pair<std::stri
   return params;
 }
 
-// Runs the kernel's one benchmark under Google Benchmark and returns its repetitions; a kernel error
-// or a missing repetition ends the process (Fail).
-std::vector<benchmark::BenchmarkReporter::Run> Measure(const Kernel& kernel, const Params& params,
-                                                       const RunArgs& args) {
-  auto* bm = benchmark::RegisterBenchmark(kernel.spec.id.c_str(), [&kernel, &params](benchmark::State& state) {
-    SwitchCounts before = SwitchesNow(RUSAGE_SELF);
-    kernel.body(state, params);
-    if (state.error_occurred()) return;
-    // Kernels that fork or run threads count their own switches; the rest get this process's.
-    if (!state.counters.count("voluntary_ctxsw_per_op")) {
-      SwitchCounts d = SwitchesNow(RUSAGE_SELF) - before;
-      double n = static_cast<double>(state.iterations());
-      state.counters["voluntary_ctxsw_per_op"] = n > 0 ? static_cast<double>(d.voluntary) / n : 0.0;
-      state.counters["involuntary_ctxsw_per_op"] = n > 0 ? static_cast<double>(d.involuntary) / n : 0.0;
-    }
-  });
-  bm->Repetitions(args.repetitions)
-      ->ReportAggregatesOnly(false)
-      ->MinTime(args.min_time)
-      // Google Benchmark's own warm-up: untimed runs before the first repetition.
-      ->MinWarmUpTime(std::min(0.5 * args.min_time, 0.1))
-      ->Unit(benchmark::kNanosecond);
-  if (kernel.manual_time) bm->UseManualTime();
-  else bm->UseRealTime();
-
-  CollectingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter, ".");  // the one benchmark registered above
-  benchmark::Shutdown();
-  if (!reporter.error().empty()) {
-    // Kernels flag "this host cannot do it" (e.g. too many threads) with an "unsupported: " prefix.
-    const std::string prefix = "unsupported: ";
-    const std::string& error = reporter.error();
-    if (error.rfind(prefix, 0) == 0) Fail(kExitUnsupported, kernel.spec.id + ": " + error.substr(prefix.size()));
-    Fail(kExitFailed, kernel.spec.id + ": " + error);
-  }
-  const auto& reps = reporter.repetitions();
-  if (static_cast<int>(reps.size()) != args.repetitions)
-    Fail(kExitFailed, kernel.spec.id + ": expected " + std::to_string(args.repetitions) + " repetitions, got " +
-                          std::to_string(reps.size()));
-
-  return reps;
-}
-
-// The repetitions summed up: a sample and an op count each, counters weighted by iterations.
-struct Summary {
-  std::vector<double> samples;
-  std::vector<int64_t> iterations;
-  std::map<std::string, std::pair<double, double>> counter_sums;  // name -> (sum value*iters, sum iters)
-  std::vector<double> cpu_ns;                                     // cpu_bound kernels: per repetition
-  double cpu_total = 0, wall_total = 0;
-};
-
-Summary Summarise(const Kernel& kernel, const Params& params,
-                  const std::vector<benchmark::BenchmarkReporter::Run>& reps, double ops) {
-  const bool mb_per_s = kernel.spec.unit == "MB/s";
-  const double bytes_per_op = mb_per_s && kernel.bytes_per_op ? kernel.bytes_per_op(params) : 0.0;
-  if (mb_per_s && !(bytes_per_op > 0)) Fail(kExitFailed, kernel.spec.id + ": unit MB/s without bytes per op");
-  Summary s;
-  for (const auto& run : reps) {
-    double iters = static_cast<double>(run.iterations);
-    double ns_per_op = run.real_accumulated_time * 1e9 / iters / ops;
-    if (!std::isfinite(ns_per_op) || ns_per_op <= 0)
-      Fail(kExitFailed, kernel.spec.id + ": a repetition measured no time (" + FormatDouble(ns_per_op) + ")");
-    // MB/s kernels: 10^6 bytes per second, with ns/op kept as a counter (same time, same ops).
-    s.samples.push_back(mb_per_s ? bytes_per_op / ns_per_op * 1e3 : ns_per_op);
-    s.iterations.push_back(static_cast<int64_t>(std::llround(iters * ops)));
-    for (const auto& [name, counter] : run.counters) {
-      s.counter_sums[name].first += counter.value * iters;
-      s.counter_sums[name].second += iters;
-    }
-    if (mb_per_s) {
-      s.counter_sums["ns_per_op"].first += ns_per_op * iters;
-      s.counter_sums["ns_per_op"].second += iters;
-    }
-    if (kernel.cpu_bound) {
-      // Google Benchmark's cpu time is the measuring thread's (CLOCK_THREAD_CPUTIME_ID) over the same
-      // timed iterations as the wall time.
-      s.cpu_ns.push_back(run.cpu_accumulated_time * 1e9 / iters / ops);
-      s.cpu_total += run.cpu_accumulated_time;
-      s.wall_total += run.real_accumulated_time;
-    }
-  }
-
-  return s;
-}
-
-// The result JSON ($defs/run) of a summary.
-std::string ResultJson(const Kernel& kernel, const Params& params, const RunArgs& args, Summary& s) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("kernel").String(kernel.spec.id);
-  w.Key("params").BeginObject();
-  for (const ParamSpec& p : kernel.spec.params) {
-    w.Key(p.name);
-    WriteParamValue(w, params.at(p.name));
-  }
-  w.EndObject();
-  w.Key("unit").String(kernel.spec.unit);
-  w.Key("samples").BeginArray();
-  for (double v : s.samples) w.Double(v);
-  w.EndArray();
-  w.Key("iterations").BeginArray();
-  for (int64_t i : s.iterations) w.Int(i);
-  w.EndArray();
-  // Counters: mean over repetitions, weighted by each repetition's iterations.
-  w.Key("counters").BeginObject();
-  for (const auto& [name, sums] : s.counter_sums) {
-    double v = sums.second > 0 ? sums.first / sums.second : 0.0;
-    if (!std::isfinite(v)) Fail(kExitFailed, kernel.spec.id + ": counter " + name + " is not finite");
-    w.Key(name).Double(v);
-  }
-  if (kernel.cpu_bound && !s.cpu_ns.empty() && s.wall_total > 0) {
-    std::sort(s.cpu_ns.begin(), s.cpu_ns.end());
-    size_t n = s.cpu_ns.size();
-    double median = n % 2 ? s.cpu_ns[n / 2] : 0.5 * (s.cpu_ns[n / 2 - 1] + s.cpu_ns[n / 2]);
-    w.Key("cpu_ns_per_op").Double(median);
-    w.Key("cpu_wall_ratio").Double(s.cpu_total / s.wall_total);
-  }
-  w.EndObject();
-  w.Key("harness").BeginObject();
-  w.Key("name").String("google-benchmark");
-  w.Key("version").String(kHarnessVersion);
-  w.Key("min_time_s").Double(args.min_time);
-  w.EndObject();
-  w.EndObject();
-  return w.str() + "\n";
-}
-
-// Runs the kernel under Google Benchmark and returns the result JSON.
-std::string RunKernel(const Kernel& kernel, const Params& params, const RunArgs& args) {
-  double ops = kernel.ops_per_iteration ? kernel.ops_per_iteration(params) : 1.0;
-  Summary s = Summarise(kernel, params, Measure(kernel, params, args), ops);
-  return ResultJson(kernel, params, args, s);
-}
-
 // The command line, read (bad arguments end the process with exit 2).
 struct CommandLine {
-  bool help = false, list = false, run = false, saw_reps = false, saw_min_time = false;
+  bool help = false, list = false, run = false, saw_reps = false, saw_min_time = false, saw_sample_time = false;
   RunArgs args;
 };
 
@@ -290,11 +156,15 @@ CommandLine ParseCommandLine(const std::vector<std::string>& a) {
     } else if (flag == "--repetitions") {
       if (c.saw_reps) Fail(kExitBadArgs, "--repetitions given twice");
       c.saw_reps = true;
-      c.args.repetitions = ParseRepetitions(take_value());
+      c.args.measure.repetitions = ParseRepetitions(take_value());
     } else if (flag == "--min-time") {
       if (c.saw_min_time) Fail(kExitBadArgs, "--min-time given twice");
       c.saw_min_time = true;
-      c.args.min_time = ParseMinTime(take_value());
+      c.args.measure.min_time = ParseSeconds("--min-time", take_value(), kMaxMinTime);
+    } else if (flag == "--sample-time") {
+      if (c.saw_sample_time) Fail(kExitBadArgs, "--sample-time given twice");
+      c.saw_sample_time = true;
+      c.args.measure.sample_time = ParseSeconds("--sample-time", take_value(), kMaxSampleTime);
     } else {
       Fail(kExitBadArgs, "unknown argument '" + a[i] + "'; " + kUsage);
     }
@@ -347,11 +217,14 @@ int Main(int argc, char** argv) {
   }
   if (c.list && c.run) Fail(kExitBadArgs, "--list and --run cannot be combined");
   if (c.list) {
-    if (!c.args.params.empty() || c.saw_reps || c.saw_min_time) Fail(kExitBadArgs, "--list takes no other flags");
+    if (!c.args.params.empty() || c.saw_reps || c.saw_min_time || c.saw_sample_time) Fail(kExitBadArgs, "--list takes no other flags");
     WriteStdout(STDOUT_FILENO, ListJson());
     return 0;
   }
   if (!c.run) Fail(kExitBadArgs, std::string("nothing to do; ") + kUsage);
+  if (c.args.measure.sample_time > c.args.measure.min_time)
+    Fail(kExitBadArgs, "--sample-time: " + FormatDouble(c.args.measure.sample_time) + " s is longer than --min-time (" +
+                           FormatDouble(c.args.measure.min_time) + " s): a short sample is a part of a repetition");
 
   const Kernel* kernel = FindKernel(c.args.kernel_id);
   if (!kernel) Fail(kExitBadArgs, "unknown kernel id '" + c.args.kernel_id + "' (see --list)");
@@ -367,7 +240,12 @@ int Main(int argc, char** argv) {
 
   int result_fd = TakeStdout();
   InitBenchmark();
-  std::string json = RunKernel(*kernel, params, c.args);
+  std::string json;
+  try {
+    json = MeasureKernel(*kernel, params, c.args.measure, kHarnessVersion);
+  } catch (const MeasureError& e) {
+    Fail(e.unsupported ? kExitUnsupported : kExitFailed, e.message);
+  }
   WriteStdout(result_fd, json);
   return 0;
 }
