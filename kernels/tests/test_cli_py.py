@@ -140,6 +140,7 @@ def check_result(spec: dict, result: dict, params: dict, repetitions: int, min_t
     assert harness["name"] == "pyperf" and re.match(r"^\d+\.\d+", harness["version"])
     assert harness["min_time_s"] == min_time
     assert harness["processes"] * harness["values_per_process"] == repetitions
+    assert "sustained_ns_per_op" not in counters, "only with --sample-time"
 
 
 @pytest.mark.parametrize(
@@ -173,6 +174,66 @@ def test_repetitions_map_onto_pyperf_values(specs):
         assert (result["harness"]["processes"], result["harness"]["values_per_process"]) == plan
         # loops calibrated once for all workers: every value timed the same count, each ~min time or more
         assert len(set(result["iterations"])) == 1
+
+
+# ---------------------------------------------------------------- short samples (--sample-time)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--sample-time", "0"),
+        ("--sample-time", "2"),
+        ("--sample-time", "-0.001"),
+        ("--sample-time", "nan"),
+        ("--sample-time", "x"),
+        ("--sample-time=0.3",),  # longer than the default --min-time 0.2
+        ("--min-time", "0.01", "--sample-time", "0.02"),
+        ("--sample-time", "0.001", "--sample-time", "0.001"),
+        ("--sample-time",),
+    ],
+)
+def test_sample_time_refused_exits_2_naming_it(extra):
+    res = run("--run", "call.py_loop", "--repetitions", "1", *extra)
+    assert res.code == 2 and res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "--sample-time" in lines[0], res.stderr
+
+
+def test_sample_time_with_list_exits_2():
+    res = run("--list", "--sample-time", "0.001")
+    assert res.code == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("kid", ["call.py_loop", "coroutine.py_asyncio"])
+def test_short_samples_give_each_repetition_a_blocks_p5(specs, kid):
+    res = run("--run", kid, "--repetitions", "2", "--min-time", "0.01", "--sample-time=0.001")
+    assert res.code == 0, res.stderr
+    assert res.stdout.count("\n") == 1, "stdout holds the JSON document only"
+    result = json.loads(res.stdout)
+    assert set(result) == RESULT_KEYS | {"sampling"}
+    sampling = result["sampling"]
+    keys = {"estimator", "sample_time_s", "sample_ops", "samples_per_repetition", "disturbed"}
+    assert set(sampling) == keys
+    assert sampling["estimator"] == "p5" and sampling["sample_time_s"] == 0.001
+    ops, k = sampling["sample_ops"], sampling["samples_per_repetition"]
+    assert isinstance(ops, int) and ops >= 1 and isinstance(k, int) and 1 <= k <= 1000
+    # a short sample lasts at least --sample-time (asyncio: at least its set-up, so fewer of them)
+    assert k <= 10
+    assert len(sampling["disturbed"]) == 2
+    assert all(isinstance(d, int) and 0 <= d <= k for d in sampling["disturbed"])
+    assert result["iterations"] == [ops * k, ops * k]
+    samples, counters = result["samples"], result["counters"]
+    assert len(samples) == 2 and all(is_number(s) and 0 < s < 1e8 for s in samples)
+    sustained = counters["sustained_ns_per_op"]
+    assert is_number(sustained)
+    # the 5th percentile of a block is at most its mean, and the mean of all blocks is sustained
+    assert min(samples) <= sustained * (1 + 1e-9)
+    assert counters[OWN_COUNTER[kid]] == pytest.approx(1.0, rel=1e-3)
+    harness = result["harness"]
+    # every short sample is one pyperf value; a worker takes whole blocks, plus a block of warmups
+    assert harness["processes"] * harness["values_per_process"] == 2 * k
+    assert harness["warmups_per_process"] == k
 
 
 # ---------------------------------------------------------------- cannot run here → exit 3

@@ -1,9 +1,11 @@
-"""The Python harness's own arithmetic, without processes: how repetitions map onto pyperf workers, and
-the in-process calibration of loops per value (test_cli_py.py runs the real executable)."""
+"""The Python harness's own arithmetic, without processes: how repetitions map onto pyperf workers, the
+in-process calibration of loops per value, and short samples (--sample-time: the percentile, the blocks,
+the loops of one short sample). test_cli_py.py runs the real executable."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +70,87 @@ def test_a_failing_self_check_stops_calibration() -> None:
     kernel = Kernel(id="fake.k", title="fake", description="", bench=bench)
     with pytest.raises(SelfCheckError, match="does not add up"):
         harness.calibrate(kernel, {}, 0.1)
+
+
+# ---------------------------------------------------------------- short samples (--sample-time)
+
+
+@pytest.mark.parametrize(
+    ("values", "percent", "expected"),
+    [
+        ([7.0], 5.0, 7.0),  # K = 1: the one sample
+        ([10.0, 20.0], 5.0, 10.5),  # K = 2: 5 % of the way from the lower to the higher
+        ([20.0, 10.0], 5.0, 10.5),  # order does not matter
+        ([1.0, 2.0, 3.0, 4.0, 5.0], 50.0, 3.0),
+        ([1.0, 2.0, 3.0, 4.0], 50.0, 2.5),
+        ([float(i) for i in range(1, 22)], 5.0, 2.0),  # rank (21 - 1) x 0.05 = 1: exactly the 2nd
+        ([float(i) for i in range(1, 12)], 5.0, 1.5),  # rank 0.5
+        ([3.0, 1.0, 2.0], 0.0, 1.0),
+        ([3.0, 1.0, 2.0], 100.0, 3.0),
+    ],
+)
+def test_percentile_known_vectors(values: list[float], percent: float, expected: float) -> None:
+    assert harness.percentile(values, percent) == pytest.approx(expected, rel=1e-15)
+
+
+def test_percentile_is_numpys_default_to_the_last_bit() -> None:
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(24)
+    for n in (1, 2, 3, 7, 20, 21, 160, 999, 1000):
+        for _ in range(20):
+            values = list(rng.lognormal(3.0, 0.5, n))
+            for percent in (5.0, 50.0, 95.0):
+                assert harness.percentile(values, percent) == float(np.percentile(values, percent))
+
+
+def test_percentile_of_nothing_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        harness.percentile([], 5.0)
+
+
+def test_blocks_cut_a_workers_values_in_order() -> None:
+    assert harness.blocks([1, 2, 3, 4, 5, 6], 3) == [[1, 2, 3], [4, 5, 6]]
+    assert harness.blocks([1, 2], 1) == [[1], [2]]
+    assert harness.blocks([4, 3, 2, 1], 4) == [[4, 3, 2, 1]]
+    with pytest.raises(SelfCheckError, match="whole blocks"):
+        harness.blocks([1, 2, 3], 2)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "min_time", "k"),
+    [
+        (0.0006, 0.1, 166),  # floor(0.1 / 0.0006)
+        (0.001, 0.01, 10),
+        (0.012, 0.01, 1),  # a sample longer than --min-time: still one
+        (1e-7, 0.2, 1000),  # at most 1000
+    ],
+)
+def test_samples_per_repetition(seconds: float, min_time: float, k: int) -> None:
+    assert harness.Sampling(loops=1, seconds=seconds, setup=0.0).per_repetition(min_time) == k
+
+
+def test_short_samples_in_all_are_capped() -> None:
+    # 1000 repetitions of 0.5 s blocks of 0.5 ms samples would be a million: 100 000 in all.
+    assert harness.Sampling(loops=1, seconds=0.0005, setup=0.0).per_repetition(0.5, 1000) == 100
+
+
+def test_short_sample_calibration_reaches_the_sample_time() -> None:
+    kernel, _ = fake(3.7e-7)
+    sampling = harness.calibrate_sample(kernel, {}, 0.0005)
+    assert sampling.seconds == sampling.loops * 3.7e-7
+    assert 0.0005 <= sampling.seconds <= 0.0005 * 1.3
+
+
+def test_short_samples_outlast_the_set_up_outside_their_timed_part() -> None:
+    """A kernel whose every call spends 2 ms before its timed part (threads, an event loop...)."""
+    per_loop, setup = 1e-6, 0.002
+
+    def bench(params: dict[str, Any], loops: int, tally: Tally) -> float:
+        until = time.perf_counter() + setup
+        while time.perf_counter() < until:
+            pass
+        return loops * per_loop
+
+    kernel = Kernel(id="fake.k", title="fake", description="", bench=bench)
+    sampling = harness.calibrate_sample(kernel, {}, 0.0001)
+    assert sampling.loops * per_loop >= setup * 0.9  # not 0.1 ms: set-up is at most about half the wall

@@ -1,6 +1,6 @@
 """The kernel CLI of DESIGN 3.1: `--list`, and `--run ID [--param NAME=VALUE]... [--repetitions N]
-[--min-time SECONDS]`. Exit 0 ok, 2 bad arguments, 3 cannot run on this host, 1 self-check failure; on
-any non-zero exit, exactly one line on stderr says why, and stdout is empty.
+[--min-time SECONDS] [--sample-time SECONDS]`. Exit 0 ok, 2 bad arguments, 3 cannot run on this host, 1
+self-check failure; on any non-zero exit, exactly one line on stderr says why, and stdout is empty.
 """
 
 from __future__ import annotations
@@ -21,16 +21,21 @@ DEFAULT_REPETITIONS = 5
 DEFAULT_MIN_TIME = 0.2
 MAX_REPETITIONS = 1000
 MAX_MIN_TIME = 60.0
+MAX_SAMPLE_TIME = 1.0
 
 USAGE = f"""usage: {PROG} --list
        {PROG} --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]
+              [--sample-time SECONDS]
 
 --list          print the kernel specs as a JSON array
 --run ID        run one kernel under pyperf and print one JSON result
 --param N=V     set a kernel parameter (canonical string value); others keep their defaults
---repetitions   samples to take, one pyperf value each (default {DEFAULT_REPETITIONS}, max {MAX_REPETITIONS})
+--repetitions   samples to take (default {DEFAULT_REPETITIONS}, max {MAX_REPETITIONS})
 --min-time      minimum seconds one sample times; pyperf calibrates the loops to reach it (default \
 {DEFAULT_MIN_TIME})
+--sample-time   seconds of one short sample: a sample is then the 5th percentile of a block of short
+                samples, one pyperf value each (> 0, <= {MAX_SAMPLE_TIME:g}, <= --min-time; not given: one
+                long sample, one pyperf value)
 """
 
 
@@ -41,9 +46,10 @@ class Request:
     params: dict[str, str] = field(default_factory=dict)
     repetitions: int | None = None
     min_time: float | None = None
+    sample_time: float | None = None
 
 
-_TAKES_VALUE = ("--run", "--param", "--repetitions", "--min-time")
+_TAKES_VALUE = ("--run", "--param", "--repetitions", "--min-time", "--sample-time")
 
 
 def parse(argv: list[str]) -> Request:
@@ -69,11 +75,18 @@ def parse(argv: list[str]) -> Request:
         else:
             raise UsageError(f"unknown argument {arg!r} (see --help)")
     if req.list and (
-        req.run is not None or req.params or req.repetitions is not None or req.min_time is not None
+        req.run is not None
+        or req.params
+        or req.repetitions is not None
+        or req.min_time is not None
+        or req.sample_time is not None
     ):
         raise UsageError("--list takes no other arguments")
     if not req.list and req.run is None:
         raise UsageError("nothing to do: give --list or --run ID")
+    min_time = req.min_time if req.min_time is not None else DEFAULT_MIN_TIME
+    if req.sample_time is not None and req.sample_time > min_time:
+        raise UsageError(f"--sample-time {req.sample_time:g} is longer than --min-time {min_time:g}")
     return req
 
 
@@ -98,16 +111,31 @@ def _take(req: Request, flag: str, value: str) -> None:
         if not 1 <= n <= MAX_REPETITIONS:
             raise UsageError(f"--repetitions {n} is out of range 1..{MAX_REPETITIONS}")
         req.repetitions = n
+    elif flag == "--sample-time":
+        if req.sample_time is not None:
+            raise UsageError("--sample-time given twice")
+        seconds = _seconds(flag, value)
+        if seconds <= 0 or seconds > MAX_SAMPLE_TIME:
+            raise UsageError(f"--sample-time {value} must be > 0 and <= {MAX_SAMPLE_TIME:g} seconds")
+        req.sample_time = seconds
     else:
         if req.min_time is not None:
             raise UsageError("--min-time given twice")
-        try:
-            seconds = float(value)
-        except ValueError:
-            raise UsageError(f"--min-time {value!r} is not a number") from None
-        if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_MIN_TIME:
+        seconds = _seconds(flag, value)
+        if seconds <= 0 or seconds > MAX_MIN_TIME:
             raise UsageError(f"--min-time {value} must be > 0 and <= {MAX_MIN_TIME:g} seconds")
         req.min_time = seconds
+
+
+def _seconds(flag: str, value: str) -> float:
+    """A finite number of seconds, or UsageError naming `flag`."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise UsageError(f"{flag} {value!r} is not a number") from None
+    if not math.isfinite(seconds):
+        raise UsageError(f"{flag} {value} is not a finite number")
+    return seconds
 
 
 class Terminated(BaseException):
@@ -151,7 +179,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         kernel.check_host()
-        result = harness.run(kernel, params, repetitions, min_time)
+        result = harness.run(kernel, params, repetitions, min_time, req.sample_time)
     except Terminated:
         return _fail(128 + signal.SIGTERM, "terminated")
     except Unsupported as exc:

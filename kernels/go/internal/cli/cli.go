@@ -1,7 +1,7 @@
 // Package cli implements the kernel CLI of DESIGN 3.1 for the Go kernels:
 //
 //	ctxbench-kernels-go --list
-//	ctxbench-kernels-go --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]
+//	ctxbench-kernels-go --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS] [--sample-time SECONDS]
 //
 // Exit 0: ok; 1: a self-check failed; 2: bad arguments; 3: the kernel cannot run on this host. Every
 // failure is one line on stderr; stdout carries only the JSON.
@@ -36,6 +36,9 @@ const (
 	DefaultMinTime     = 0.2
 	MaxRepetitions     = 1000
 	MaxMinTime         = 60.0
+	// MaxSampleTime bounds --sample-time (no default: not given, a repetition is one long sample);
+	// it must also be at most the --min-time in effect.
+	MaxSampleTime = 1.0
 )
 
 const program = "ctxbench-kernels-go"
@@ -46,7 +49,7 @@ var (
 	findKernel = kernels.Find
 )
 
-const usage = "usage: " + program + " --list | --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS]"
+const usage = "usage: " + program + " --list | --run ID [--param NAME=VALUE]... [--repetitions N] [--min-time SECONDS] [--sample-time SECONDS]"
 
 // Command is a parsed command line.
 type Command struct {
@@ -56,6 +59,8 @@ type Command struct {
 	Params      map[string]string
 	Repetitions int
 	MinTime     float64
+	// SampleTime is --sample-time in seconds, 0 when not given (kernels/contract/README.md "Short samples").
+	SampleTime float64
 }
 
 // UsageError is a bad command line (exit 2).
@@ -96,7 +101,7 @@ func Parse(args []string) (*Command, error) {
 			} else {
 				c.Help = true
 			}
-		case "--run", "--param", "--repetitions", "--min-time":
+		case "--run", "--param", "--repetitions", "--min-time", "--sample-time":
 			v, err := takeValue()
 			if err == nil {
 				err = c.setOption(name, v, given)
@@ -112,8 +117,13 @@ func Parse(args []string) (*Command, error) {
 		}
 	}
 	runSet := given["--run"]
-	if err := c.checkAction(runSet, runSet || len(c.Params) > 0 || given["--repetitions"] || given["--min-time"]); err != nil {
+	runOptions := runSet || len(c.Params) > 0 || given["--repetitions"] || given["--min-time"] || given["--sample-time"]
+	if err := c.checkAction(runSet, runOptions); err != nil {
 		return nil, err
+	}
+	// --sample-time is checked against the --min-time in effect, whichever came first.
+	if given["--sample-time"] && c.SampleTime > c.MinTime {
+		return nil, usageErrorf("--sample-time=%g is longer than --min-time=%g", c.SampleTime, c.MinTime)
 	}
 	return c, nil
 }
@@ -148,6 +158,11 @@ func (c *Command) setOption(name, v string, given map[string]bool) error {
 		c.Repetitions, err = parseRepetitions(v)
 	case "--min-time":
 		c.MinTime, err = parseMinTime(v)
+	case "--sample-time":
+		if given[name] {
+			return usageErrorf("--sample-time given twice")
+		}
+		c.SampleTime, err = parseSampleTime(v)
 	}
 	given[name] = true
 	return err
@@ -188,6 +203,17 @@ func parseMinTime(v string) (float64, error) {
 	return f, nil
 }
 
+func parseSampleTime(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, usageErrorf("--sample-time: %q is not a number of seconds", v)
+	}
+	if f <= 0 || f > MaxSampleTime {
+		return 0, usageErrorf("--sample-time=%s is out of range (0, %g] seconds", v, MaxSampleTime)
+	}
+	return f, nil
+}
+
 // result is the kernel JSON of DESIGN 3.1.
 type result struct {
 	Kernel     string             `json:"kernel"`
@@ -196,6 +222,7 @@ type result struct {
 	Samples    []float64          `json:"samples"`
 	Iterations []int64            `json:"iterations"`
 	Counters   map[string]float64 `json:"counters"`
+	Sampling   *harness.Sampling  `json:"sampling,omitempty"`
 	Harness    harness.Info       `json:"harness"`
 }
 
@@ -237,13 +264,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(ExitCheckFailed, err)
 	}
-	res, err := harness.Run(kase, c.Repetitions, c.MinTime)
+	res, err := harness.RunSampled(kase, c.Repetitions, c.MinTime, c.SampleTime)
 	if err != nil {
 		return fail(ExitCheckFailed, fmt.Errorf("%s: %w", k.Spec.ID, err))
 	}
 	return writeJSON(stdout, stderr, result{
 		Kernel: k.Spec.ID, Params: values, Unit: k.Spec.Unit,
-		Samples: res.Samples, Iterations: res.Iterations, Counters: res.Counters, Harness: res.Harness,
+		Samples: res.Samples, Iterations: res.Iterations, Counters: res.Counters,
+		Sampling: res.Sampling, Harness: res.Harness,
 	})
 }
 

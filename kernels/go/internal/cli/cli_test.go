@@ -208,3 +208,134 @@ func TestMainExitCodesOfFailingKernels(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSampleTime(t *testing.T) {
+	c, err := Parse([]string{"--run", "lock.go_mutex", "--sample-time", "0.001"})
+	if err != nil || c.SampleTime != 0.001 || c.MinTime != DefaultMinTime {
+		t.Fatalf("parsed %+v, %v", c, err)
+	}
+	// Checked against the --min-time in effect, given before or after it.
+	for _, args := range [][]string{
+		{"--run", "lock.go_mutex", "--sample-time=0.5", "--min-time", "0.5"},
+		{"--run", "lock.go_mutex", "--min-time=2", "--sample-time", "1"},
+	} {
+		if _, err := Parse(args); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	c, err = Parse([]string{"--run", "lock.go_mutex"})
+	if err != nil || c.SampleTime != 0 {
+		t.Fatalf("without --sample-time: %+v, %v", c, err)
+	}
+}
+
+func TestMainSampleTimeErrorsExit2NamingIt(t *testing.T) {
+	cases := map[string][]string{
+		"zero":              {"--sample-time", "0"},
+		"negative":          {"--sample-time", "-0.001"},
+		"over one second":   {"--sample-time", "2", "--min-time", "5"},
+		"over min-time":     {"--sample-time", "0.5", "--min-time", "0.1"},
+		"over default min":  {"--sample-time", "0.3"},
+		"min-time after":    {"--sample-time=0.05", "--min-time=0.01"},
+		"twice":             {"--sample-time", "0.001", "--sample-time", "0.001"},
+		"twice, = form":     {"--sample-time=0.001", "--sample-time=0.002"},
+		"text":              {"--sample-time", "short"},
+		"nan":               {"--sample-time", "NaN"},
+		"inf":               {"--sample-time", "inf"},
+		"no value":          {"--sample-time"},
+		"empty":             {"--sample-time="},
+		"with list":         {"--list", "--sample-time", "0.001"},
+		"list, no run opts": {"--sample-time", "0.001", "--list"},
+	}
+	for name, opts := range cases {
+		args := append([]string{"--run", "lock.go_mutex"}, opts...)
+		if opts[0] == "--list" || opts[len(opts)-1] == "--list" {
+			args = opts
+		}
+		code, stdout, stderr := run(args...)
+		if code != ExitUsage || stdout != "" {
+			t.Errorf("%s: %v: exit %d, stdout %q; want exit %d and no stdout", name, args, code, stdout, ExitUsage)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("%s: %v: stderr %q, want exactly one line", name, args, stderr)
+		}
+		if !strings.Contains(stderr, "--sample-time") && !strings.Contains(name, "list") {
+			t.Errorf("%s: %v: stderr %q does not name --sample-time", name, args, stderr)
+		}
+	}
+}
+
+// TestMainSampleTimeRun runs a cheap kernel with short samples through the CLI and checks the result.
+func TestMainSampleTimeRun(t *testing.T) {
+	code, stdout, stderr := run("--run", "channel.pingpong", "--repetitions", "2", "--min-time", "0.01",
+		"--sample-time", "0.001")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Samples    []float64
+		Iterations []int64
+		Counters   map[string]float64
+		Sampling   *struct {
+			Estimator            string  `json:"estimator"`
+			SampleTimeS          float64 `json:"sample_time_s"`
+			SampleOps            int64   `json:"sample_ops"`
+			SamplesPerRepetition int64   `json:"samples_per_repetition"`
+			Disturbed            []int64 `json:"disturbed"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Sampling
+	if s == nil || s.Estimator != "p5" || s.SampleTimeS != 0.001 || s.SampleOps < 2 || s.SampleOps%2 != 0 {
+		t.Fatalf("sampling %+v", s)
+	}
+	if s.SamplesPerRepetition < 1 || s.SamplesPerRepetition > 10 || len(s.Disturbed) != 2 {
+		t.Fatalf("sampling %+v: want 1..10 samples (0.01 s / >= 0.001 s) and 2 blocks", s)
+	}
+	// The keys come in the contract's order: sampling after counters, before harness.
+	if i, j, k := strings.Index(stdout, `"counters"`), strings.Index(stdout, `"sampling"`), strings.Index(stdout, `"harness"`); !(i < j && j < k) {
+		t.Errorf("key order in %s", stdout)
+	}
+	sustained := res.Counters["sustained_ns_per_op"]
+	if !(sustained > 0) || res.Counters["replies_per_op"] != 0.5 {
+		t.Errorf("counters %v", res.Counters)
+	}
+	// sustained is the mean over both blocks; each block's mean is at least its p5, so the smaller p5
+	// cannot exceed it.
+	if len(res.Samples) != 2 || len(res.Iterations) != 2 || min(res.Samples[0], res.Samples[1]) > sustained*(1+1e-9) {
+		t.Errorf("samples %v, sustained %v", res.Samples, sustained)
+	}
+	for i := range res.Iterations {
+		if res.Iterations[i] != s.SampleOps*s.SamplesPerRepetition {
+			t.Errorf("iterations[%d] = %d, want sample_ops %d x %d", i, res.Iterations[i], s.SampleOps, s.SamplesPerRepetition)
+		}
+		if !(res.Samples[i] > 0) || s.Disturbed[i] < 0 || s.Disturbed[i] > s.SamplesPerRepetition {
+			t.Errorf("repetition %d: sample %v, %d disturbed", i, res.Samples[i], s.Disturbed[i])
+		}
+	}
+}
+
+// TestMainWithoutSampleTimeHasNoSampling: without --sample-time the result is what it always was.
+func TestMainWithoutSampleTimeHasNoSampling(t *testing.T) {
+	code, stdout, stderr := run("--run", "channel.pingpong", "--repetitions", "1", "--min-time", "0.002")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "sampling") || strings.Contains(stdout, "sustained_ns_per_op") {
+		t.Errorf("result %s has short-sample keys", stdout)
+	}
+}
+
+// TestMainSampleTimeIgnoredForMemory: goroutine.memory is not a time, so --sample-time leaves it alone.
+func TestMainSampleTimeIgnoredForMemory(t *testing.T) {
+	code, stdout, stderr := run("--run", "goroutine.memory", "--param", "goroutines=200", "--repetitions", "1",
+		"--min-time", "0.01", "--sample-time", "0.001")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "sampling") || strings.Contains(stdout, "sustained_ns_per_op") {
+		t.Errorf("result %s has short-sample keys", stdout)
+	}
+}

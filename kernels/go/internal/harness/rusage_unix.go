@@ -13,5 +13,5 @@ func readRusage(into map[string]float64) {
 		return
 	}
 	into["voluntary_ctxsw_per_op"] = float64(ru.Nvcsw)
-	into["involuntary_ctxsw_per_op"] = float64(ru.Nivcsw)
+	into[involuntaryKey] = float64(ru.Nivcsw)
 }

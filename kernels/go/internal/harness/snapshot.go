@@ -48,3 +48,7 @@ func (s snapshot) sub(before snapshot) map[string]float64 {
 	}
 	return d
 }
+
+// involuntaryKey is the counter of involuntary context switches (getrusage ru_nivcsw); a short sample
+// whose delta of it is > 0 is disturbed.
+const involuntaryKey = "involuntary_ctxsw_per_op"
