@@ -110,13 +110,22 @@ def sweep_catalog() -> list[pb.KernelSpec]:
 
 
 @pytest.mark.parametrize(
-    ("profile", "extra", "reps", "min_time", "launches", "threads"),
+    ("profile", "extra", "reps", "min_time", "launches", "sample_time", "threads"),
     [
-        ("quick", {}, 6, 0.05, 3, [1, 4, 8]),  # every other point, the last kept
-        ("default", {}, 6, 0.1, 3, [1, 2, 4, 8]),
-        ("thorough", {}, 15, 0.5, 5, [1, 2, 4, 8]),
-        # explicit values win
-        ("quick", {"repetitions": 7, "min_time_s": 0.2, "launches": 2}, 7, 0.2, 2, [1, 4, 8]),
+        ("quick", {}, 6, 0.05, 3, 0.0005, [1, 4, 8]),  # every other point, the last kept
+        ("default", {}, 6, 0.1, 3, 0.0005, [1, 2, 4, 8]),
+        ("thorough", {}, 12, 0.25, 6, 0.0005, [1, 2, 4, 8]),
+        # explicit values win; sample_time_s 0: one long sample per repetition
+        (
+            "quick",
+            {"repetitions": 7, "min_time_s": 0.2, "launches": 2, "sample_time_s": 0},
+            7,
+            0.2,
+            2,
+            0.0,
+            [1, 4, 8],
+        ),
+        ("default", {"sample_time_s": 0.001}, 6, 0.1, 3, 0.001, [1, 2, 4, 8]),
     ],
 )
 async def test_profiles(
@@ -127,6 +136,7 @@ async def test_profiles(
     reps: int,
     min_time: float,
     launches: int,
+    sample_time: float,
     threads: list[int],
 ) -> None:
     [agent] = await agents(make_agent, 1, kernels=sweep_catalog())
@@ -139,12 +149,26 @@ async def test_profiles(
     run = await post(http, body)
     assert run["profile"] == profile
     assert (run["repetitions"], run["min_time_s"] or 0.0, run["launches"]) == (reps, min_time, launches)
+    assert (run["sample_time_s"] or 0.0) == sample_time
     assert [it["params"]["threads"] for it in run["items"]] == threads
     start = (await agent.expect("start_run")).start_run
-    assert [(it.repetitions, it.min_time_s, it.launches) for it in start.items] == [
-        (reps, min_time, launches)
+    assert [(it.repetitions, it.min_time_s, it.launches, it.sample_time_s) for it in start.items] == [
+        (reps, min_time, launches, sample_time)
     ] * len(threads)
     assert [it.params["threads"] for it in start.items] == [str(t) for t in threads]
+
+
+async def test_a_short_sample_longer_than_a_repetition_is_refused(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    body = {"machine_id": agent.agent_id, "items": [PIPE], "min_time_s": 0.01, "sample_time_s": 0.05}
+    r = await http.post("/api/v1/runs", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "sample_time_s"]
+    assert "longer than a repetition" in r.json()["detail"][0]["msg"]
+    r = await http.post("/api/v1/runs", json={**body, "sample_time_s": 2})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "sample_time_s"], r.text
 
 
 async def test_default_sweep_needs_one(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
@@ -282,8 +306,18 @@ async def test_launches_round_trip(make_agent: MakeAgent, http: httpx.AsyncClien
         "remeasured": False,
         "kept": False,
         "samples": 2,
+        "short_samples": None,  # long samples: no per-sample facts
+        "disturbed_samples": None,
     }
     assert (res["launches"][2]["steal_frac"], res["launches"][2]["throttled_s"]) == (None, 0.1)
+    # Long samples: no per-sample facts; the kept launches' throttling over their wall time.
+    assert res["interference"] == {
+        "short_samples": None,
+        "disturbed_frac": None,
+        "throttled_frac": pytest.approx(0.1),
+        "steal_frac": 0.0,
+        "other_busy_frac": 0.03,
+    }
 
     # An old-style report (no launches) still works: one launch, nothing said about disturbance.
     other = await post(http, {"machine_id": agent.agent_id, "items": [PIPE], "rerun_cv": 0.05})
@@ -298,6 +332,38 @@ async def test_launches_round_trip(make_agent: MakeAgent, http: httpx.AsyncClien
     [res] = (await http.get(f"/api/v1/runs/{other['id']}/results")).json()
     assert (res["reruns"], res["noisy"], res["attempt_cvs"]) == (2, True, [0.2, 0.09, None])
     assert (res["sample_launches"], res["launches"], res["disturbance"]) == (None, None, None)
+
+
+async def test_short_samples_report_how_much_the_host_disturbed(
+    make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": [PIPE]})
+    item = (await agent.expect("start_run")).start_run.items[0]
+    assert item.sample_time_s == 0.0005
+    req = agent.result(run["id"], item, samples=[10.0, 10.2, 10.1, 10.3])
+    rep = req.result_report
+    rep.harness.estimator, rep.harness.sample_time_s = "p5", 0.0005
+    rep.harness.sample_ops, rep.harness.samples_per_repetition = 3000, 200
+    rep.sample_launches.extend([0, 0, 1, 1])
+    rep.launches.extend(
+        [
+            pb.Launch(index=0, wall_s=0.5, kept=True, samples=2, short_samples=400, disturbed_samples=120),
+            # a kernel that says more disturbed samples than it took is capped, not trusted
+            pb.Launch(index=1, wall_s=0.5, kept=True, samples=2, short_samples=400, disturbed_samples=900),
+        ]
+    )
+    await agent.send(req)
+    await agent.expect("result_ack")
+    [res] = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
+    assert res["harness"]["estimator"] == "p5" and res["harness"]["samples_per_repetition"] == 200
+    assert [(lr["short_samples"], lr["disturbed_samples"]) for lr in res["launches"]] == [
+        (400, 120),
+        (400, 400),
+    ]
+    assert res["interference"]["short_samples"] == 800
+    assert res["interference"]["disturbed_frac"] == pytest.approx(520 / 800)
+    assert res["median"] == pytest.approx(10.15)  # the figure is the samples' (each a block's p5), untouched
 
 
 async def test_sample_launches_must_match_samples(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:

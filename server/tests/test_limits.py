@@ -26,6 +26,7 @@ async def test_profiles_and_budgets_are_the_enforced_ones(http: httpx.AsyncClien
             "repetitions": p.repetitions,
             "launches": p.launches,
             "thin_sweeps": p.thin_sweeps,
+            "sample_time_s": p.sample_time_s,
         }
     assert body["max_items_per_run"] == runs.MAX_ITEMS
     assert body["max_sweep_values"] == runs.MAX_SWEEP_VALUES

@@ -196,7 +196,8 @@ func (r *Runner) validate(item *agentv1.RunItem) (*agentv1.KernelSpec, map[strin
 	return spec, params, nil
 }
 
-// kernelArgs is the kernel CLI for one launch: --run ID [--param k=v]... [--repetitions N] [--min-time S].
+// kernelArgs is the kernel CLI for one launch: --run ID [--param k=v]... [--repetitions N] [--min-time S]
+// [--sample-time S].
 func kernelArgs(item *agentv1.RunItem, params map[string]string, reps int) []string {
 	args := []string{"--run", item.GetKernelId()}
 	names := make([]string, 0, len(params))
@@ -212,6 +213,9 @@ func kernelArgs(item *agentv1.RunItem, params map[string]string, reps int) []str
 	}
 	if s := item.GetMinTimeS(); s > 0 {
 		args = append(args, "--min-time", catalog.FormatFloat(s))
+	}
+	if s := item.GetSampleTimeS(); s > 0 {
+		args = append(args, "--sample-time", catalog.FormatFloat(s))
 	}
 	return args
 }

@@ -39,8 +39,14 @@ type itemRun struct {
 	done       bool
 }
 
-// disturbedKept says a kept launch is disturbed (the item wants a re-measurement).
+// disturbedKept says a kept launch is disturbed (the item wants a re-measurement). An item measured in
+// short samples never does: its figure is a low percentile of samples shorter than a time slice, which a
+// busy host does not move, and how much the host took is reported beside it (Launch.disturbed_samples,
+// other_busy_frac) instead of being measured away.
 func (ir *itemRun) disturbedKept() bool {
+	if ir.item.GetSampleTimeS() > 0 {
+		return false
+	}
 	for _, l := range ir.launches {
 		if l.GetKept() && l.GetDisturbed() {
 			return true
@@ -156,6 +162,10 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 	l := &agentv1.Launch{Index: uint32(n), WallS: wall.Seconds(), CpuS: res.CPU.Seconds(),
 		OtherBusyFrac: load.otherBusyFrac, StealFrac: load.stealFrac, ThrottledS: load.throttledS,
 		Remeasured: remeasure, Samples: uint32(len(got.GetSamples()))}
+	if sampled := got.GetLaunches(); len(sampled) == 1 {
+		l.ShortSamples, l.DisturbedSamples = sampled[0].GetShortSamples(), sampled[0].GetDisturbedSamples()
+		got.Launches = nil
+	}
 	why := r.disturbed(load, got.GetCounters())
 	l.Disturbed = why != ""
 	switch {
@@ -232,7 +242,7 @@ func (r *Runner) complete(ir *itemRun) {
 		for k, v := range out.GetCounters() {
 			counters[k] = append(counters[k], v)
 		}
-		rep.Noisy = rep.Noisy || l.GetDisturbed()
+		rep.Noisy = rep.Noisy || (l.GetDisturbed() && ir.item.GetSampleTimeS() == 0)
 		rep.Disturbance = max(rep.Disturbance, l.GetOtherBusyFrac())
 	}
 	if !withIters {

@@ -239,3 +239,35 @@ func TestCPUHogMarksLaunchesDisturbed(t *testing.T) {
 		t.Errorf("noisy %v disturbance %v", rep.GetNoisy(), rep.GetDisturbance())
 	}
 }
+
+func TestShortSamplesAreFactsNotReMeasured(t *testing.T) {
+	// Every launch disturbed at the launch level (a host that stays busy): an item measured in short
+	// samples is not re-measured and not noisy; its launches carry the kernel's disturbed-sample counts.
+	r, rec := newTestRunner(t, Options{RemeasureShare: 1, HostStat: fakeStat(func(int) bool { return true })})
+	item := okItem("s", 3, 6)
+	item.SampleTimeS = 0.0005
+	runToEnd(t, r, item)
+	if got := len(rec.running()); got != 3 {
+		t.Errorf("%d launches, want 3 (no re-measurement of short samples)", got)
+	}
+	rep := rec.results()["s"]
+	if rep.GetNoisy() || rep.GetReruns() != 0 || len(rep.GetLaunches()) != 3 {
+		t.Fatalf("noisy %v reruns %d launches %d", rep.GetNoisy(), rep.GetReruns(), len(rep.GetLaunches()))
+	}
+	for _, l := range rep.GetLaunches() {
+		if !l.GetDisturbed() || !l.GetKept() || l.GetShortSamples() != 20 || l.GetDisturbedSamples() != 3 {
+			t.Errorf("launch %v: want disturbed, kept, 20 short samples of which 3 disturbed", l)
+		}
+	}
+	h := rep.GetHarness()
+	if h.GetEstimator() != "p5" || h.GetSampleTimeS() != 0.0005 || h.GetSampleOps() != 100 || h.GetSamplesPerRepetition() != 10 {
+		t.Errorf("harness %v: want the kernel's sampling", h)
+	}
+}
+
+func TestKernelArgsCarryTheSampleTime(t *testing.T) {
+	args := kernelArgs(&agentv1.RunItem{KernelId: "k", MinTimeS: 0.1, SampleTimeS: 0.0005}, nil, 2)
+	if got, want := strings.Join(args, " "), "--run k --repetitions 2 --min-time 0.1 --sample-time 0.0005"; got != want {
+		t.Errorf("args %q, want %q", got, want)
+	}
+}

@@ -40,6 +40,14 @@ type kernelOutput struct {
 		Version  string  `json:"version"`
 		MinTimeS float64 `json:"min_time_s"`
 	} `json:"harness"`
+	// Present when the kernel took short samples (--sample-time; kernels/contract/README.md).
+	Sampling *struct {
+		Estimator            string   `json:"estimator"`
+		SampleTimeS          float64  `json:"sample_time_s"`
+		SampleOps            int64    `json:"sample_ops"`
+		SamplesPerRepetition uint32   `json:"samples_per_repetition"`
+		Disturbed            []uint32 `json:"disturbed"`
+	} `json:"sampling"`
 }
 
 // fillFromOutput parses a kernel's stdout into r (status OK), or returns why it is not a valid result.
@@ -104,6 +112,23 @@ func fillFromOutput(r *agentv1.ResultReport, spec *agentv1.KernelSpec, params ma
 	r.Counters = out.Counters
 	if out.Harness != nil {
 		r.Harness = &agentv1.Harness{Name: out.Harness.Name, Version: out.Harness.Version, MinTimeS: out.Harness.MinTimeS}
+	}
+	if sm := out.Sampling; sm != nil {
+		if len(sm.Disturbed) != len(out.Samples) || sm.SamplesPerRepetition == 0 {
+			return fmt.Errorf("kernel's sampling gives %d disturbed counts and %d samples per repetition for %d samples",
+				len(sm.Disturbed), sm.SamplesPerRepetition, len(out.Samples))
+		}
+		if r.Harness == nil {
+			r.Harness = &agentv1.Harness{}
+		}
+		r.Harness.Estimator, r.Harness.SampleTimeS = sm.Estimator, sm.SampleTimeS
+		r.Harness.SampleOps, r.Harness.SamplesPerRepetition = sm.SampleOps, sm.SamplesPerRepetition
+		// This launch's short samples and how many the host disturbed; launch() moves them into its Launch.
+		l := &agentv1.Launch{ShortSamples: sm.SamplesPerRepetition * uint32(len(out.Samples))}
+		for _, d := range sm.Disturbed {
+			l.DisturbedSamples += min(d, sm.SamplesPerRepetition)
+		}
+		r.Launches = []*agentv1.Launch{l}
 	}
 	return nil
 }

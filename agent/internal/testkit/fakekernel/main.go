@@ -128,7 +128,10 @@ func run(id string, rest []string) {
 	}
 }
 
-// parseArgs reads --param, --repetitions and --min-time (exit 2 on anything else).
+// sampleTime is --sample-time as given (0: not given); fake.ok then reports short samples.
+var sampleTime float64
+
+// parseArgs reads --param, --repetitions, --min-time and --sample-time (exit 2 on anything else).
 func parseArgs(rest []string) (map[string]string, int, float64) {
 	params := map[string]string{}
 	reps, minTime := 3, 0.0
@@ -150,6 +153,8 @@ func parseArgs(rest []string) (map[string]string, int, float64) {
 			reps, _ = strconv.Atoi(v)
 		case "--min-time":
 			minTime, _ = strconv.ParseFloat(v, 64)
+		case "--sample-time":
+			sampleTime, _ = strconv.ParseFloat(v, 64)
 		default:
 			fmt.Fprintf(os.Stderr, "unknown flag %s\n", rest[i])
 			os.Exit(2)
@@ -177,6 +182,16 @@ func fakeOK(id string, params map[string]string, reps int, minTime float64) {
 		"iterations": iters,
 		"counters":   map[string]float64{"voluntary_ctxsw_per_op": 0},
 		"harness":    map[string]any{"name": "fake", "version": "1", "min_time_s": minTime},
+	}
+	if sampleTime > 0 {
+		// blocks of 10 short samples of 100 ops, the first block's samples 3 of them disturbed
+		disturbed := make([]int, reps)
+		disturbed[0] = 3
+		for i := range iters {
+			iters[i] = 1000
+		}
+		out["sampling"] = map[string]any{"estimator": "p5", "sample_time_s": sampleTime, "sample_ops": 100,
+			"samples_per_repetition": 10, "disturbed": disturbed}
 	}
 	fmt.Fprintln(os.Stderr, "fake.ok: some chatter on stderr")
 	_ = json.NewEncoder(os.Stdout).Encode(out)

@@ -151,7 +151,22 @@ def _launch(lr: pb.Launch) -> dict[str, Any]:
         "remeasured": lr.remeasured,
         "kept": lr.kept,
         "samples": lr.samples,
+        # short samples: how many, and how many the host disturbed (never more than were taken)
+        "short_samples": lr.short_samples or None,
+        "disturbed_samples": min(lr.disturbed_samples, lr.short_samples) if lr.short_samples else None,
     }
+
+
+def _harness(h: pb.Harness) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": h.name, "version": h.version, "min_time_s": _finite(h.min_time_s)}
+    if h.estimator:  # short samples (kernel --sample-time)
+        out.update(
+            estimator=storable(h.estimator, MAX_NAME),
+            sample_time_s=_finite(h.sample_time_s),
+            sample_ops=h.sample_ops,
+            samples_per_repetition=h.samples_per_repetition,
+        )
+    return out
 
 
 def report(r: pb.ResultReport) -> Report:
@@ -183,13 +198,7 @@ def report(r: pb.ResultReport) -> Report:
         sample_launches=list(r.sample_launches) or None,
         # JSON has no NaN or infinity: such counters are dropped, not the measurement
         counters={k: v for k, v in r.counters.items() if math.isfinite(v)},
-        harness={
-            "name": r.harness.name,
-            "version": r.harness.version,
-            "min_time_s": _finite(r.harness.min_time_s),
-        }
-        if r.HasField("harness")
-        else {},
+        harness=_harness(r.harness) if r.HasField("harness") else {},
         reruns=max(0, r.reruns),
         noisy=r.noisy,
         attempt_cvs=[_finite(x) for x in r.attempt_cvs],

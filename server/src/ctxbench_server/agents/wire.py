@@ -71,7 +71,15 @@ _by_params: LRU[tuple[Any, ...], tuple[dict[str, str], pb.RunItem]] = LRU(2000)
 
 
 def _template(item: StartItem) -> pb.RunItem:
-    key = (id(item.params), item.kernel_id, item.repetitions, item.min_time_s, item.timeout_s, item.launches)
+    key = (
+        id(item.params),
+        item.kernel_id,
+        item.repetitions,
+        item.min_time_s,
+        item.sample_time_s,
+        item.timeout_s,
+        item.launches,
+    )
     hit = _by_params.get(key)
     if hit is not None and hit[0] is item.params:
         return hit[1]
@@ -88,6 +96,7 @@ def _template_by_value(item: StartItem) -> pb.RunItem:
         tuple(sorted(item.params.items())),
         item.repetitions,
         item.min_time_s,
+        item.sample_time_s,
         item.timeout_s,
         item.launches,
     )
@@ -118,6 +127,7 @@ def run_item(item: StartItem) -> pb.RunItem:
         params=item.params,
         repetitions=item.repetitions,
         min_time_s=item.min_time_s,
+        sample_time_s=item.sample_time_s,
         timeout_s=item.timeout_s,
         launches=item.launches,
     )

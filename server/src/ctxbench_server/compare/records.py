@@ -15,6 +15,7 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ctxbench_server.compare import ratios
+from ctxbench_server.kit.interference import summarise_interference
 from ctxbench_server.models import Result
 
 NOISY_CV = 0.03
@@ -35,6 +36,7 @@ COLUMNS = (
     Result.ci_high,
     Result.cv,
     Result.noisy,
+    Result.launches,
     Result.created_at,
 )
 
@@ -91,6 +93,7 @@ def _record(r: Row[Any]) -> Record:
         "n": r.n,
         "cv": r.cv,
         "noisy": bool(r.noisy) or (r.cv is not None and r.cv > NOISY_CV),
+        "interference": summarise_interference(r.launches),
         "samples": r.samples,
         "created_at": _iso(r.created_at),
     }

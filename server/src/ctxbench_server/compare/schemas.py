@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict
 
+from ctxbench_server.kit.interference import Interference
+
 
 class CompareCell(BaseModel):
     result_id: str
@@ -25,6 +27,11 @@ class CompareCell(BaseModel):
     n: int
     cv: float | None
     noisy: bool = Field(description="CV > 3 % or the agent's rerun flag")
+    interference: Interference | None = Field(
+        default=None,
+        description="what the host took away while it was measured (beside the figure, never in it); null: "
+        "a result stored before launches",
+    )
     samples: list[float]
     created_at: str | None
 

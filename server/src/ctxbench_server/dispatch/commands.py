@@ -16,6 +16,7 @@ class StartItem:
     min_time_s: float
     timeout_s: float
     launches: int
+    sample_time_s: float = 0.0  # timed work in one short sample; 0: one long sample per repetition
 
 
 @dataclass(frozen=True, slots=True)

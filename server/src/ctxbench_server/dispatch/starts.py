@@ -68,6 +68,7 @@ class RunRow(Protocol):
     id: str
     repetitions: int | None
     min_time_s: float | None
+    sample_time_s: float | None
     launches: int | None
 
 
@@ -87,6 +88,7 @@ def run_items(
             params=wire.params(specs.get(it.kernel_id), it.params),
             repetitions=repetitions,
             min_time_s=min_time_s,
+            sample_time_s=run.sample_time_s or 0.0,
             timeout_s=it.timeout_s,
             launches=launches,
         )
@@ -216,9 +218,9 @@ async def _mark_started(
             return None
         runs = (
             await session.execute(
-                select(Run.id, Run.machine_id, Run.repetitions, Run.min_time_s, Run.launches).where(
-                    Run.id.in_(first.values())
-                )
+                select(
+                    Run.id, Run.machine_id, Run.repetitions, Run.min_time_s, Run.sample_time_s, Run.launches
+                ).where(Run.id.in_(first.values()))
             )
         ).all()
         items = await _items(session, [run.id for run in runs], known or {})

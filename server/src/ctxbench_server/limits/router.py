@@ -22,6 +22,9 @@ class ProfileOut(BaseModel):
     repetitions: int = Field(description="repetitions in all per item, shared over the launches")
     launches: int = Field(description="kernel processes per item, interleaved round-robin over the run")
     thin_sweeps: bool = Field(description='"default" sweeps keep every other point (first and last kept)')
+    sample_time_s: float = Field(
+        description="timed work in one short sample (a repetition is a block of them); 0: long samples"
+    )
 
 
 class KernelDefaultsOut(BaseModel):
@@ -59,6 +62,7 @@ async def limits(request: Request) -> LimitsOut:
                 repetitions=p.repetitions,
                 launches=p.launches,
                 thin_sweeps=p.thin_sweeps,
+                sample_time_s=p.sample_time_s,
             )
             for name, p in runs.PROFILES.items()
         },

@@ -68,6 +68,8 @@ class Run(Base):
     facts: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     repetitions: Mapped[int | None] = mapped_column(Integer, default=None)
     min_time_s: Mapped[float | None] = mapped_column(Float, default=None)
+    # Timed work in one short sample (RunItem.sample_time_s); None: one long sample per repetition.
+    sample_time_s: Mapped[float | None] = mapped_column(Float, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     # When it last joined its machine's queue: created_at, or the time of its last retry.
     queued_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -167,6 +167,22 @@ def expand(
     return out
 
 
+def check_sample_time(sample_time_s: float, min_time_s: float | None) -> None:
+    """A short sample is a part of a repetition: it cannot be longer than one (the kernel would refuse)."""
+    repetition_s = min_time_s or KERNEL_DEFAULT_MIN_TIME_S
+    if sample_time_s > repetition_s:
+        raise ValidationFailed(
+            [
+                field_error(
+                    ["body", "sample_time_s"],
+                    f"sample_time_s {sample_time_s:g} s is longer than a repetition "
+                    f"(min_time_s {repetition_s:g} s): a short sample is a part of one",
+                    "sample_longer_than_repetition",
+                )
+            ]
+        )
+
+
 def check_budgets(
     expanded: dict[str, list[tuple[str, dict[str, Any]]]],
     repetitions: int,

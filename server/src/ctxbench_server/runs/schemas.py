@@ -9,11 +9,13 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    computed_field,
     field_validator,
     model_validator,
 )
 
 from ctxbench_server.kit.aliases import canonical
+from ctxbench_server.kit.interference import Interference, summarise_interference
 from ctxbench_server.kit.text import Note, Title
 from ctxbench_server.models import ItemState, RunStatus
 
@@ -33,15 +35,25 @@ class ProfileSettings(NamedTuple):
     repetitions: int  # in all, shared over the launches (at least 2 per launch)
     thin_sweeps: bool  # `"default"` sweeps keep every other point (first and last kept)
     launches: int  # kernel processes per item, interleaved round-robin over the run's items
+    sample_time_s: float  # timed work in one short sample (kernel --sample-time); 0: long samples
 
 
-# Chosen from measurements on the 2-CPU dev VM (docs/performance.md "Launches"): a launch costs a
-# process start and the harness's calibration, so more launches with fewer repetitions each spend
-# little more time while carrying the run-to-run variance that one process cannot show.
+# Every profile measures in short samples of 0.5 ms, under a scheduler slice, so a busy host does not
+# move the figure (kernels/contract/README.md "Short samples", docs/architecture.md "Statistics"); a
+# repetition is a block of them (min_time_s of timed work). The profiles trade time for launches, the
+# unit the interval is made of, not for longer samples: thorough's 6 launches are the fewest that give
+# a real 95 % interval of a median (ci_method bootstrap95); quick thins sweeps and blocks.
+SAMPLE_TIME_S = 0.0005
 PROFILES: dict[str, ProfileSettings] = {
-    "quick": ProfileSettings(min_time_s=0.05, repetitions=6, thin_sweeps=True, launches=3),
-    "default": ProfileSettings(min_time_s=0.1, repetitions=6, thin_sweeps=False, launches=3),
-    "thorough": ProfileSettings(min_time_s=0.5, repetitions=15, thin_sweeps=False, launches=5),
+    "quick": ProfileSettings(
+        min_time_s=0.05, repetitions=6, thin_sweeps=True, launches=3, sample_time_s=SAMPLE_TIME_S
+    ),
+    "default": ProfileSettings(
+        min_time_s=0.1, repetitions=6, thin_sweeps=False, launches=3, sample_time_s=SAMPLE_TIME_S
+    ),
+    "thorough": ProfileSettings(
+        min_time_s=0.25, repetitions=12, thin_sweeps=False, launches=6, sample_time_s=SAMPLE_TIME_S
+    ),
 }
 MAX_LAUNCHES = 20
 
@@ -97,6 +109,13 @@ class RunCreate(BaseModel):
     profile: Profile = "default"
     repetitions: int | None = Field(default=None, ge=1, le=1000, description="overrides the profile")
     min_time_s: float | None = Field(default=None, ge=0.001, le=60, description="overrides the profile")
+    sample_time_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="timed work in one short sample, seconds (kernel --sample-time), at most min_time_s; "
+        "0: one long sample per repetition (the measure before short samples); overrides the profile",
+    )
     launches: int | None = Field(
         default=None,
         ge=1,
@@ -164,6 +183,10 @@ class RunColumns(BaseModel):
     error: str | None
     repetitions: int | None
     min_time_s: float | None
+    sample_time_s: float | None = Field(
+        default=None,
+        description="timed work in one short sample, seconds; null: one long sample per repetition",
+    )
     rerun_cv: float | None
     max_reruns: int | None
     launches: int | None
@@ -204,6 +227,15 @@ class LaunchOut(BaseModel):
     remeasured: bool = Field(description="run again because an earlier launch was disturbed")
     kept: bool
     samples: int = Field(description="repetitions this launch measured")
+    short_samples: int | None = Field(
+        default=None,
+        description="short samples it timed (blocks of them make its repetitions); null: long samples",
+    )
+    disturbed_samples: int | None = Field(
+        default=None,
+        description="of those, the ones the host disturbed (the kernel switched out involuntarily beyond its "
+        "own switching, or short of CPU time)",
+    )
 
 
 class ResultOut(BaseModel):
@@ -239,6 +271,14 @@ class ResultOut(BaseModel):
     sample_launches: list[int] | None
     launches: list[LaunchOut] | None
     disturbance: float | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def interference(self) -> Interference | None:
+        """How much the host took away while this result was measured (from its kept launches)."""
+        got = summarise_interference([lr.model_dump() for lr in self.launches or []])
+        return None if got is None else Interference(**got)
+
     agent_version: str | None
     exit_code: int
     error: str | None

@@ -21,7 +21,7 @@ from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, fie
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, new_ids, utcnow
-from ctxbench_server.runs.expand import Errors, check_budgets, expand_all, item_timeout_s
+from ctxbench_server.runs.expand import Errors, check_budgets, check_sample_time, expand_all, item_timeout_s
 from ctxbench_server.runs.schemas import (
     PROFILES,
     Progress,
@@ -92,6 +92,8 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
     profile = PROFILES[body.profile]
     repetitions = body.repetitions if body.repetitions is not None else profile.repetitions
     min_time_s = body.min_time_s if body.min_time_s is not None else profile.min_time_s
+    sample_time_s = body.sample_time_s if body.sample_time_s is not None else profile.sample_time_s
+    check_sample_time(sample_time_s, min_time_s)
     check_budgets(expanded, repetitions, min_time_s, settings)
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
     single = body.machine_ids is None
@@ -116,6 +118,7 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
                 "spec": spec,
                 "repetitions": repetitions,
                 "min_time_s": min_time_s,
+                "sample_time_s": sample_time_s or None,
                 # CV reruns are gone (agents re-measure disturbed launches); a body's values are kept.
                 "rerun_cv": body.rerun_cv,
                 "max_reruns": body.max_reruns,

@@ -1411,9 +1411,18 @@ type Harness struct {
 	// e.g. "1.7.1".
 	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// Minimum time per repetition, seconds.
-	MinTimeS      float64 `protobuf:"fixed64,3,opt,name=min_time_s,json=minTimeS,proto3" json:"min_time_s,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MinTimeS float64 `protobuf:"fixed64,3,opt,name=min_time_s,json=minTimeS,proto3" json:"min_time_s,omitempty"`
+	// Short samples (kernel --sample-time; empty/0 when each repetition was one long sample): what a
+	// sample's value is ("p5": the 5th percentile of time per op over its block of short samples).
+	Estimator string `protobuf:"bytes,4,opt,name=estimator,proto3" json:"estimator,omitempty"`
+	// Timed work asked of one short sample, seconds.
+	SampleTimeS float64 `protobuf:"fixed64,5,opt,name=sample_time_s,json=sampleTimeS,proto3" json:"sample_time_s,omitempty"`
+	// Ops one short sample timed (calibrated by the kernel).
+	SampleOps int64 `protobuf:"varint,6,opt,name=sample_ops,json=sampleOps,proto3" json:"sample_ops,omitempty"`
+	// Short samples in one repetition's block.
+	SamplesPerRepetition uint32 `protobuf:"varint,7,opt,name=samples_per_repetition,json=samplesPerRepetition,proto3" json:"samples_per_repetition,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Harness) Reset() {
@@ -1463,6 +1472,34 @@ func (x *Harness) GetVersion() string {
 func (x *Harness) GetMinTimeS() float64 {
 	if x != nil {
 		return x.MinTimeS
+	}
+	return 0
+}
+
+func (x *Harness) GetEstimator() string {
+	if x != nil {
+		return x.Estimator
+	}
+	return ""
+}
+
+func (x *Harness) GetSampleTimeS() float64 {
+	if x != nil {
+		return x.SampleTimeS
+	}
+	return 0
+}
+
+func (x *Harness) GetSampleOps() int64 {
+	if x != nil {
+		return x.SampleOps
+	}
+	return 0
+}
+
+func (x *Harness) GetSamplesPerRepetition() uint32 {
+	if x != nil {
+		return x.SamplesPerRepetition
 	}
 	return 0
 }
@@ -1731,9 +1768,14 @@ type Launch struct {
 	// Its samples are in the result (false: a disturbed launch replaced by a re-measurement).
 	Kept bool `protobuf:"varint,9,opt,name=kept,proto3" json:"kept,omitempty"`
 	// Samples it produced.
-	Samples       uint32 `protobuf:"varint,10,opt,name=samples,proto3" json:"samples,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Samples uint32 `protobuf:"varint,10,opt,name=samples,proto3" json:"samples,omitempty"`
+	// Short samples it timed (kernel --sample-time); 0 = its samples were long ones.
+	ShortSamples uint32 `protobuf:"varint,11,opt,name=short_samples,json=shortSamples,proto3" json:"short_samples,omitempty"`
+	// Of those, the ones the host disturbed (the kernel's "sampling.disturbed", summed): switched out
+	// involuntarily beyond the kernel's own switching, or short of CPU time.
+	DisturbedSamples uint32 `protobuf:"varint,12,opt,name=disturbed_samples,json=disturbedSamples,proto3" json:"disturbed_samples,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Launch) Reset() {
@@ -1832,6 +1874,20 @@ func (x *Launch) GetKept() bool {
 func (x *Launch) GetSamples() uint32 {
 	if x != nil {
 		return x.Samples
+	}
+	return 0
+}
+
+func (x *Launch) GetShortSamples() uint32 {
+	if x != nil {
+		return x.ShortSamples
+	}
+	return 0
+}
+
+func (x *Launch) GetDisturbedSamples() uint32 {
+	if x != nil {
+		return x.DisturbedSamples
 	}
 	return 0
 }
@@ -1977,7 +2033,10 @@ type RunItem struct {
 	MaxReruns int32 `protobuf:"varint,8,opt,name=max_reruns,json=maxReruns,proto3" json:"max_reruns,omitempty"`
 	// Separate kernel processes to split the repetitions over, interleaved round-robin with the run's
 	// other items; 0 = the agent's default.
-	Launches      uint32 `protobuf:"varint,30,opt,name=launches,proto3" json:"launches,omitempty"`
+	Launches uint32 `protobuf:"varint,30,opt,name=launches,proto3" json:"launches,omitempty"`
+	// Timed work in one short sample, seconds (kernel --sample-time): each repetition is then a block of
+	// short samples shorter than a scheduler slice; 0 = one long sample per repetition.
+	SampleTimeS   float64 `protobuf:"fixed64,31,opt,name=sample_time_s,json=sampleTimeS,proto3" json:"sample_time_s,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2071,6 +2130,13 @@ func (x *RunItem) GetMaxReruns() int32 {
 func (x *RunItem) GetLaunches() uint32 {
 	if x != nil {
 		return x.Launches
+	}
+	return 0
+}
+
+func (x *RunItem) GetSampleTimeS() float64 {
+	if x != nil {
+		return x.SampleTimeS
 	}
 	return 0
 }
@@ -2438,12 +2504,17 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"item_index\x18\x03 \x01(\x05R\titemIndex\x12\x17\n" +
 	"\aitem_id\x18\x04 \x01(\tR\x06itemId\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"U\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xec\x01\n" +
 	"\aHarness\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\n" +
-	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\"\xda\a\n" +
+	"min_time_s\x18\x03 \x01(\x01R\bminTimeS\x12\x1c\n" +
+	"\testimator\x18\x04 \x01(\tR\testimator\x12\"\n" +
+	"\rsample_time_s\x18\x05 \x01(\x01R\vsampleTimeS\x12\x1d\n" +
+	"\n" +
+	"sample_ops\x18\x06 \x01(\x03R\tsampleOps\x124\n" +
+	"\x16samples_per_repetition\x18\a \x01(\rR\x14samplesPerRepetition\"\xda\a\n" +
 	"\fResultReport\x12\x1b\n" +
 	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x17\n" +
@@ -2479,7 +2550,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x9e\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf0\x02\n" +
 	"\x06Launch\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x15\n" +
 	"\x06wall_s\x18\x02 \x01(\x01R\x05wallS\x12\x13\n" +
@@ -2495,7 +2566,9 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"remeasured\x12\x12\n" +
 	"\x04kept\x18\t \x01(\bR\x04kept\x12\x18\n" +
 	"\asamples\x18\n" +
-	" \x01(\rR\asamples\"f\n" +
+	" \x01(\rR\asamples\x12#\n" +
+	"\rshort_samples\x18\v \x01(\rR\fshortSamples\x12+\n" +
+	"\x11disturbed_samples\x18\f \x01(\rR\x10disturbedSamples\"f\n" +
 	"\tHeartbeat\x123\n" +
 	"\asent_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12$\n" +
 	"\x0ecurrent_run_id\x18\x02 \x01(\tR\fcurrentRunId\"\x81\x01\n" +
@@ -2503,7 +2576,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x120\n" +
 	"\x14heartbeat_interval_s\x18\x02 \x01(\x05R\x12heartbeatIntervalS\x12%\n" +
-	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\xed\x02\n" +
+	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\x91\x03\n" +
 	"\aRunItem\x12\x17\n" +
 	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x1b\n" +
 	"\tkernel_id\x18\x02 \x01(\tR\bkernelId\x12>\n" +
@@ -2515,7 +2588,8 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\brerun_cv\x18\a \x01(\x01R\arerunCv\x12\x1d\n" +
 	"\n" +
 	"max_reruns\x18\b \x01(\x05R\tmaxReruns\x12\x1a\n" +
-	"\blaunches\x18\x1e \x01(\rR\blaunches\x1a9\n" +
+	"\blaunches\x18\x1e \x01(\rR\blaunches\x12\"\n" +
+	"\rsample_time_s\x18\x1f \x01(\x01R\vsampleTimeS\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +

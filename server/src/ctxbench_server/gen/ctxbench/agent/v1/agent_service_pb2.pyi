@@ -276,14 +276,22 @@ class RunUpdate(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[ItemState, str]] = ..., item_index: _Optional[int] = ..., item_id: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Harness(_message.Message):
-    __slots__ = ("name", "version", "min_time_s")
+    __slots__ = ("name", "version", "min_time_s", "estimator", "sample_time_s", "sample_ops", "samples_per_repetition")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MIN_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATOR_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_OPS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLES_PER_REPETITION_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     min_time_s: float
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., min_time_s: _Optional[float] = ...) -> None: ...
+    estimator: str
+    sample_time_s: float
+    sample_ops: int
+    samples_per_repetition: int
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., min_time_s: _Optional[float] = ..., estimator: _Optional[str] = ..., sample_time_s: _Optional[float] = ..., sample_ops: _Optional[int] = ..., samples_per_repetition: _Optional[int] = ...) -> None: ...
 
 class ResultReport(_message.Message):
     __slots__ = ("result_id", "run_id", "item_id", "status", "kernel_id", "params", "unit", "samples", "iterations", "counters", "harness", "exit_code", "error", "stderr_tail", "started_at", "finished_at", "reruns", "noisy", "attempt_cvs", "sample_launches", "launches", "disturbance")
@@ -348,7 +356,7 @@ class ResultReport(_message.Message):
     def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., item_id: _Optional[str] = ..., status: _Optional[_Union[ResultStatus, str]] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., unit: _Optional[str] = ..., samples: _Optional[_Iterable[float]] = ..., iterations: _Optional[_Iterable[int]] = ..., counters: _Optional[_Mapping[str, float]] = ..., harness: _Optional[_Union[Harness, _Mapping]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reruns: _Optional[int] = ..., noisy: _Optional[bool] = ..., attempt_cvs: _Optional[_Iterable[float]] = ..., sample_launches: _Optional[_Iterable[int]] = ..., launches: _Optional[_Iterable[_Union[Launch, _Mapping]]] = ..., disturbance: _Optional[float] = ...) -> None: ...
 
 class Launch(_message.Message):
-    __slots__ = ("index", "wall_s", "cpu_s", "other_busy_frac", "steal_frac", "throttled_s", "disturbed", "remeasured", "kept", "samples")
+    __slots__ = ("index", "wall_s", "cpu_s", "other_busy_frac", "steal_frac", "throttled_s", "disturbed", "remeasured", "kept", "samples", "short_samples", "disturbed_samples")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     WALL_S_FIELD_NUMBER: _ClassVar[int]
     CPU_S_FIELD_NUMBER: _ClassVar[int]
@@ -359,6 +367,8 @@ class Launch(_message.Message):
     REMEASURED_FIELD_NUMBER: _ClassVar[int]
     KEPT_FIELD_NUMBER: _ClassVar[int]
     SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    SHORT_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    DISTURBED_SAMPLES_FIELD_NUMBER: _ClassVar[int]
     index: int
     wall_s: float
     cpu_s: float
@@ -369,7 +379,9 @@ class Launch(_message.Message):
     remeasured: bool
     kept: bool
     samples: int
-    def __init__(self, index: _Optional[int] = ..., wall_s: _Optional[float] = ..., cpu_s: _Optional[float] = ..., other_busy_frac: _Optional[float] = ..., steal_frac: _Optional[float] = ..., throttled_s: _Optional[float] = ..., disturbed: _Optional[bool] = ..., remeasured: _Optional[bool] = ..., kept: _Optional[bool] = ..., samples: _Optional[int] = ...) -> None: ...
+    short_samples: int
+    disturbed_samples: int
+    def __init__(self, index: _Optional[int] = ..., wall_s: _Optional[float] = ..., cpu_s: _Optional[float] = ..., other_busy_frac: _Optional[float] = ..., steal_frac: _Optional[float] = ..., throttled_s: _Optional[float] = ..., disturbed: _Optional[bool] = ..., remeasured: _Optional[bool] = ..., kept: _Optional[bool] = ..., samples: _Optional[int] = ..., short_samples: _Optional[int] = ..., disturbed_samples: _Optional[int] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("sent_at", "current_run_id")
@@ -390,7 +402,7 @@ class Welcome(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., heartbeat_interval_s: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
 
 class RunItem(_message.Message):
-    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns", "launches")
+    __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns", "launches", "sample_time_s")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -407,6 +419,7 @@ class RunItem(_message.Message):
     RERUN_CV_FIELD_NUMBER: _ClassVar[int]
     MAX_RERUNS_FIELD_NUMBER: _ClassVar[int]
     LAUNCHES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_TIME_S_FIELD_NUMBER: _ClassVar[int]
     item_id: str
     kernel_id: str
     params: _containers.ScalarMap[str, str]
@@ -416,7 +429,8 @@ class RunItem(_message.Message):
     rerun_cv: float
     max_reruns: int
     launches: int
-    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ..., launches: _Optional[int] = ...) -> None: ...
+    sample_time_s: float
+    def __init__(self, item_id: _Optional[str] = ..., kernel_id: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., repetitions: _Optional[int] = ..., min_time_s: _Optional[float] = ..., timeout_s: _Optional[float] = ..., rerun_cv: _Optional[float] = ..., max_reruns: _Optional[int] = ..., launches: _Optional[int] = ..., sample_time_s: _Optional[float] = ...) -> None: ...
 
 class StartRun(_message.Message):
     __slots__ = ("run_id", "items", "more", "continued")
