@@ -97,6 +97,8 @@ export type ResultLaunch = Schemas['LaunchOut'];
 
 /** A result; its stats are null when the item measured nothing (the run's items carry the error). */
 export type Result = Narrow<Schemas['ResultOut'], { params: Params }>;
+/** What the host took away while a result was measured (results and compare cells). */
+export type Interference = Schemas['Interference'];
 
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 

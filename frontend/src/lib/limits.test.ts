@@ -10,7 +10,7 @@ describe('served profiles', () => {
   });
 
   it("reads a profile's settings from the answer, the kernels' min time when it sets none", () => {
-    expect(profileSettings(LIMITS, 'thorough')).toEqual({ minTimeS: 0.5, repetitions: 15, launches: 5 });
+    expect(profileSettings(LIMITS, 'thorough')).toEqual({ minTimeS: 0.25, repetitions: 12, launches: 6 });
     const own = { ...LIMITS, profiles: { ...LIMITS.profiles, default: { ...LIMITS.profiles.default, min_time_s: null, launches: 7 } } };
     expect(profileSettings(own, 'default')).toEqual({ minTimeS: 0.2, repetitions: 6, launches: 7 });
     // the kernels' min time is the served one (the kernel contract's), not a copy

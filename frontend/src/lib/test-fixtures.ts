@@ -93,6 +93,7 @@ export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>):
     attempt_cvs: [],
     launches: null,
     disturbance: null,
+    interference: null,
     agent_version: null,
     error: null,
     exit_code: 0,
@@ -106,9 +107,9 @@ export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>):
 /** A GET /limits answer (the server's tables as of this writing; tests that are about a limit change it). */
 export const LIMITS: Limits = {
   profiles: {
-    quick: { min_time_s: 0.05, repetitions: 6, launches: 3, thin_sweeps: true },
-    default: { min_time_s: 0.1, repetitions: 6, launches: 3, thin_sweeps: false },
-    thorough: { min_time_s: 0.5, repetitions: 15, launches: 5, thin_sweeps: false },
+    quick: { min_time_s: 0.05, repetitions: 6, launches: 3, thin_sweeps: true, sample_time_s: 0.0005 },
+    default: { min_time_s: 0.1, repetitions: 6, launches: 3, thin_sweeps: false, sample_time_s: 0.0005 },
+    thorough: { min_time_s: 0.25, repetitions: 12, launches: 6, thin_sweeps: false, sample_time_s: 0.0005 },
   },
   default_profile: 'default',
   max_items_per_run: 1000,

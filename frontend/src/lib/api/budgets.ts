@@ -49,6 +49,10 @@ export const BUDGETS = {
     "rerun_cv": {
       "maximum": 10.0,
       "minimum": 0.0
+    },
+    "sample_time_s": {
+      "maximum": 1.0,
+      "minimum": 0.0
     }
   },
   "RunItemIn": {

@@ -681,6 +681,8 @@ export interface components {
             created_at: string | null;
             /** Cv */
             cv: number | null;
+            /** @description what the host took away while it was measured (beside the figure, never in it); null: a result stored before launches */
+            interference?: components["schemas"]["Interference"] | null;
             /** Median */
             median: number | null;
             /** N */
@@ -1011,6 +1013,38 @@ export interface components {
             unit: string;
         };
         /**
+         * Interference
+         * @description What the host took away while a result was measured: facts beside its figure, never folded into it
+         *     (docs/architecture.md "Statistics"). Over the launches whose samples are in the result.
+         */
+        Interference: {
+            /**
+             * Disturbed Frac
+             * @description share of the short samples the host disturbed
+             */
+            disturbed_frac: number | null;
+            /**
+             * Other Busy Frac
+             * @description the largest share of its CPUs other processes kept busy during a launch
+             */
+            other_busy_frac: number | null;
+            /**
+             * Short Samples
+             * @description short samples timed; null: long samples (no per-sample facts)
+             */
+            short_samples: number | null;
+            /**
+             * Steal Frac
+             * @description the largest steal share of a launch (hypervisor)
+             */
+            steal_frac: number | null;
+            /**
+             * Throttled Frac
+             * @description time the CPU quota throttled the agent's cgroup / wall time
+             */
+            throttled_frac: number | null;
+        };
+        /**
          * ItemState
          * @enum {string}
          */
@@ -1122,6 +1156,11 @@ export interface components {
             cpu_s: number | null;
             /** Disturbed */
             disturbed: boolean;
+            /**
+             * Disturbed Samples
+             * @description of those, the ones the host disturbed (the kernel switched out involuntarily beyond its own switching, or short of CPU time)
+             */
+            disturbed_samples?: number | null;
             /** Index */
             index: number;
             /** Kept */
@@ -1141,6 +1180,11 @@ export interface components {
              * @description repetitions this launch measured
              */
             samples: number;
+            /**
+             * Short Samples
+             * @description short samples it timed (blocks of them make its repetitions); null: long samples
+             */
+            short_samples?: number | null;
             /** Steal Frac */
             steal_frac: number | null;
             /** Throttled S */
@@ -1352,6 +1396,11 @@ export interface components {
              */
             repetitions: number;
             /**
+             * Sample Time S
+             * @description timed work in one short sample (a repetition is a block of them); 0: long samples
+             */
+            sample_time_s: number;
+            /**
              * Thin Sweeps
              * @description "default" sweeps keep every other point (first and last kept)
              */
@@ -1451,6 +1500,8 @@ export interface components {
             };
             /** Id */
             id: string;
+            /** @description How much the host took away while this result was measured (from its kept launches). */
+            readonly interference: components["schemas"]["Interference"] | null;
             /** Item Id */
             item_id: string;
             /** Iterations */
@@ -1538,6 +1589,11 @@ export interface components {
              * @description deprecated and ignored: agents re-measure disturbed launches instead of CV reruns
              */
             rerun_cv?: number | null;
+            /**
+             * Sample Time S
+             * @description timed work in one short sample, seconds (kernel --sample-time), at most min_time_s; 0: one long sample per repetition (the measure before short samples); overrides the profile
+             */
+            sample_time_s?: number | null;
         };
         /** RunItemIn */
         RunItemIn: {
@@ -1654,6 +1710,11 @@ export interface components {
             };
             /** Rerun Cv */
             rerun_cv: number | null;
+            /**
+             * Sample Time S
+             * @description timed work in one short sample, seconds; null: one long sample per repetition
+             */
+            sample_time_s?: number | null;
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];

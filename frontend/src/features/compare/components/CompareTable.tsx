@@ -3,6 +3,7 @@ import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatNumber, formatParams, formatPercent, formatScaled, type Scale } from '@/lib/format';
 import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, kernelScales, rowKey, scaleKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
+import { InterferenceBadge } from '@/components/InterferenceBadge';
 
 function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string; onClick: () => void }) {
   const r = row.ratios[machine];
@@ -62,6 +63,7 @@ function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine
         [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] <span data-testid="cell-ci-kind">{ciLabel(c.ci_kind)}</span> n={c.n}
         {c.n_launches ? `, ${c.n_launches} launch${c.n_launches === 1 ? '' : 'es'}` : ''}
       </div>
+      <InterferenceBadge value={c.interference} />
     </td>
   );
 }

@@ -194,6 +194,7 @@ function estimateHow(settings: { launches: number; repetitions: number; minTimeS
     (learnt > 0
       ? 'learnt from the launches of earlier runs on this machine for the kernels that have some, else guessed.'
       : `guessed (${guessLaunchCost(settings.minTimeS).toFixed(2)} s), as no earlier run here says.`) +
-    ' A busy host re-measures disturbed launches, which takes longer.'
+    ' Each repetition is a block of short samples (shorter than a scheduler slice) whose 5th percentile is its' +
+    ' value, so a busy host barely moves the figure; what the host took is shown beside each result.'
   );
 }

@@ -3,6 +3,7 @@ import type { Result, RunItem } from '@/lib/api-types';
 import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow } from '../utils/result-rows';
 import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
+import { InterferenceBadge } from '@/components/InterferenceBadge';
 
 /**
  * A result's counters, compact: the summary line (switches per op, CPU/wall) opens into every counter
@@ -63,7 +64,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
         return (
           <tr key={r.id} data-testid="result-row">
             <td className="col-kernel">
-              <KernelLink id={r.kernel} /> <RerunMarks result={result} />
+              <KernelLink id={r.kernel} /> <RerunMarks result={result} /> <InterferenceBadge value={result.interference} />
             </td>
             <td className="small params-cell">{r.params}</td>
             <td>{r.unit}</td>

@@ -6,7 +6,7 @@ import { effectiveSettings, estimateRun, formatEstimate, guessLaunchCost, learnL
 describe('effectiveSettings', () => {
   it("takes the profile's settings unless the form overrides them with valid values", () => {
     expect(effectiveSettings(profileSettings(LIMITS, 'default'), '', '')).toEqual({ minTimeS: 0.1, repetitions: 6, launches: 3 });
-    expect(effectiveSettings(profileSettings(LIMITS, 'thorough'), '', '')).toEqual({ minTimeS: 0.5, repetitions: 15, launches: 5 });
+    expect(effectiveSettings(profileSettings(LIMITS, 'thorough'), '', '')).toEqual({ minTimeS: 0.25, repetitions: 12, launches: 6 });
     expect(effectiveSettings(profileSettings(LIMITS, 'quick'), '9', '0.2', 1)).toEqual({ minTimeS: 0.2, repetitions: 9, launches: 1 });
     expect(effectiveSettings(profileSettings(LIMITS, 'quick'), 'x', '-1')).toEqual({ minTimeS: 0.05, repetitions: 6, launches: 3 });
   });

@@ -29,9 +29,9 @@ describe('itemDuration', () => {
 describe('runSettings', () => {
   it("uses the run's own settings, else its profile's, and the kernels' default min time", () => {
     expect(runSettings({ profile: 'thorough', repetitions: null, min_time_s: null, launches: null }, LIMITS)).toEqual({
-      repetitions: 15,
+      repetitions: 12,
       minTimeS: 0.2,
-      launches: 5,
+      launches: 6,
     });
     // the kernels' default min time is the served one (GET /limits `kernel_defaults`)
     const slower = { ...LIMITS, kernel_defaults: { ...LIMITS.kernel_defaults, min_time_s: 0.3 } };
