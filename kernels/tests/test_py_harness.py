@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from ctxbench_kernels_py import harness
+from ctxbench_kernels_py import harness, sampling
 from ctxbench_kernels_py.spec import Kernel, SelfCheckError, Tally
 
 
@@ -90,7 +90,7 @@ def test_a_failing_self_check_stops_calibration() -> None:
     ],
 )
 def test_percentile_known_vectors(values: list[float], percent: float, expected: float) -> None:
-    assert harness.percentile(values, percent) == pytest.approx(expected, rel=1e-15)
+    assert sampling.percentile(values, percent) == pytest.approx(expected, rel=1e-15)
 
 
 def test_percentile_is_numpys_default_to_the_last_bit() -> None:
@@ -100,20 +100,20 @@ def test_percentile_is_numpys_default_to_the_last_bit() -> None:
         for _ in range(20):
             values = list(rng.lognormal(3.0, 0.5, n))
             for percent in (5.0, 50.0, 95.0):
-                assert harness.percentile(values, percent) == float(np.percentile(values, percent))
+                assert sampling.percentile(values, percent) == float(np.percentile(values, percent))
 
 
 def test_percentile_of_nothing_is_an_error() -> None:
     with pytest.raises(ValueError):
-        harness.percentile([], 5.0)
+        sampling.percentile([], 5.0)
 
 
 def test_blocks_cut_a_workers_values_in_order() -> None:
-    assert harness.blocks([1, 2, 3, 4, 5, 6], 3) == [[1, 2, 3], [4, 5, 6]]
-    assert harness.blocks([1, 2], 1) == [[1], [2]]
-    assert harness.blocks([4, 3, 2, 1], 4) == [[4, 3, 2, 1]]
+    assert sampling.blocks([1, 2, 3, 4, 5, 6], 3) == [[1, 2, 3], [4, 5, 6]]
+    assert sampling.blocks([1, 2], 1) == [[1], [2]]
+    assert sampling.blocks([4, 3, 2, 1], 4) == [[4, 3, 2, 1]]
     with pytest.raises(SelfCheckError, match="whole blocks"):
-        harness.blocks([1, 2, 3], 2)
+        sampling.blocks([1, 2, 3], 2)
 
 
 @pytest.mark.parametrize(
@@ -126,19 +126,19 @@ def test_blocks_cut_a_workers_values_in_order() -> None:
     ],
 )
 def test_samples_per_repetition(seconds: float, min_time: float, k: int) -> None:
-    assert harness.Sampling(loops=1, seconds=seconds, setup=0.0).per_repetition(min_time) == k
+    assert sampling.Sampling(loops=1, seconds=seconds, setup=0.0).per_repetition(min_time) == k
 
 
 def test_short_samples_in_all_are_capped() -> None:
     # 1000 repetitions of 0.5 s blocks of 0.5 ms samples would be a million: 100 000 in all.
-    assert harness.Sampling(loops=1, seconds=0.0005, setup=0.0).per_repetition(0.5, 1000) == 100
+    assert sampling.Sampling(loops=1, seconds=0.0005, setup=0.0).per_repetition(0.5, 1000) == 100
 
 
 def test_short_sample_calibration_reaches_the_sample_time() -> None:
     kernel, _ = fake(3.7e-7)
-    sampling = harness.calibrate_sample(kernel, {}, 0.0005)
-    assert sampling.seconds == sampling.loops * 3.7e-7
-    assert 0.0005 <= sampling.seconds <= 0.0005 * 1.3
+    got = sampling.calibrate_sample(kernel, {}, 0.0005)
+    assert got.seconds == got.loops * 3.7e-7
+    assert 0.0005 <= got.seconds <= 0.0005 * 1.3
 
 
 def test_short_samples_outlast_the_set_up_outside_their_timed_part() -> None:
@@ -152,5 +152,5 @@ def test_short_samples_outlast_the_set_up_outside_their_timed_part() -> None:
         return loops * per_loop
 
     kernel = Kernel(id="fake.k", title="fake", description="", bench=bench)
-    sampling = harness.calibrate_sample(kernel, {}, 0.0001)
-    assert sampling.loops * per_loop >= setup * 0.9  # not 0.1 ms: set-up is at most about half the wall
+    got = sampling.calibrate_sample(kernel, {}, 0.0001)
+    assert got.loops * per_loop >= setup * 0.9  # not 0.1 ms: set-up is at most about half the wall
