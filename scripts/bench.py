@@ -11,6 +11,9 @@ suite          every kernel with its default sweep through one agent: the wall t
 aa             three agents on this host: an A/A pair (host as it is, and beside a build) and one under
                a 50 % CPU quota; how many rows compare flags significant (scripts/bench_aa.py,
                docs/fidelity.md).
+samples        long against short samples (issue 24) beside a build, kernel executables by hand: each
+               point's run-to-run spread with either, and the estimators a block could use
+               (scripts/bench_samples.py, docs/fidelity.md).
 noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
                per-kernel default noise floors (scripts/bench_aa.py, docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
@@ -50,6 +53,7 @@ SECTIONS = (
     "launches",
     "suite",
     "aa",
+    "samples",
     "noise",
     "compare",
     "significance",
@@ -179,6 +183,10 @@ def main() -> int:
         from bench_aa import aa
 
         status |= aa(report)
+    if "samples" in a.sections:
+        from bench_samples import samples
+
+        status |= samples(report)
     if "noise" in a.sections:
         from bench_aa import noise
 

@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -301,8 +302,9 @@ def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[fl
 
 
 def _repeat_runs(runs: int) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str]:
-    """One fresh agent runs the A/A points `runs` times, one run after the other: per point its run
-    medians and within-run CVs, each kernel's family, and the load average before."""
+    """One fresh agent runs the A/A points `runs` times, one run after the other, beside a build (a shared
+    host, where users run it; issue 24): per point its run medians and within-run CVs, each kernel's
+    family, and the load average once the build runs."""
     per_point: dict[str, list[float]] = {}
     cvs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-noise-") as tmp_dir:
@@ -310,8 +312,9 @@ def _repeat_runs(runs: int) -> tuple[dict[str, list[float]], dict[str, list[floa
         (tmp / "data").mkdir()
         server = Server(tmp / "data")
         try:
-            with pair(server, tmp, "noise") as (a_id, _b_id):
+            with pair(server, tmp, "noise") as (a_id, _b_id), build_beside():
                 family_of = {k["id"]: k["family"] for k in server.http.get("/kernels").json()}
+                time.sleep(5)  # let the build's compilers take the CPUs before the first run
                 load0 = Path("/proc/loadavg").read_text().split()[0]
                 for _ in range(runs):
                     for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
@@ -356,8 +359,8 @@ def noise(
     out = [
         measured(f"; load average before: {load0}"),
         f"Command: `scripts/bench.py noise` (part of `make bench`): one agent, {runs} runs of the "
-        f"{len(POINTS)} A/A points one after the other, default profile; spread = (max - min) / median of "
-        "the run medians.",
+        f"{len(POINTS)} A/A points one after the other, default profile (short samples), beside a build "
+        "(one compiler loop per CPU); spread = (max - min) / median of the run medians.",
         "",
         "| kernel point | runs | min | median | max | spread | CV within a run (median of runs) |",
         "|---|---:|---:|---:|---:|---:|---:|",

@@ -107,6 +107,7 @@ class Seeder:
         unit: str | None = None,
         status: str = "ok",
         sample_launches: list[int] | None = None,
+        estimator: str | None = None,
     ) -> str:
         params = params or {}
         key = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -128,6 +129,7 @@ class Seeder:
                 unit=unit if unit is not None else KERNELS[kernel]["unit"],
                 samples=samples,
                 sample_launches=sample_launches,
+                estimator=estimator,
                 created_at=self.tick(),
             )
             if status == "ok":

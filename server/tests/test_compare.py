@@ -278,6 +278,26 @@ async def test_significance_says_which_rule_and_learns_noise_from_runs(
     assert r["a"]["significance"]["noise"] == 0.05  # a's 4 % < the default 5 %
 
 
+async def test_noise_is_learned_from_runs_of_the_same_kind_of_sample(
+    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine's long-sample runs (before issue 24) measured the host's load too: they do not make its
+    short-sample runs look noisy (nor the other way round)."""
+    monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
+    a, b = await seed.machine("a"), await seed.machine("b")
+    for center in (150.0, 190.0):  # long samples: 27 % apart
+        x, lx = launched(center)
+        await seed.result(await seed.run(a), a, "syscall.getppid", x, sample_launches=lx)
+    for m, centers in ((a, (100.0, 100.5)), (b, (110.0, 110.4))):  # short samples: under 1 % apart
+        for center in centers:
+            x, lx = launched(center)
+            await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx, estimator="p5")
+    rr = row(await get(http, machines="a,b"), "syscall.getppid")["ratios"]["b"]
+    assert rr["significance"]["noise_source"] == "runs"
+    assert rr["significance"]["noise"] < 0.02  # the long runs' 27 % would have hidden b's 10 %
+    assert rr["significant"] is True
+
+
 async def test_one_launch_results_compare_with_launched_ones(http: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(1000, n=6))  # before launches

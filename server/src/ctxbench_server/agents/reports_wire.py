@@ -65,6 +65,7 @@ MAX_PARAM_VALUE = MAX_STRING  # what kit.params accepts for one string value; th
 MAX_PARAM_COUNT = 64
 MAX_COUNTERS = 256
 MAX_NAME = 200  # a counter's name, the harness name and version
+MAX_ESTIMATOR = column_length(Result.estimator)  # harness.estimator, also stored in its own column
 MAX_ERROR = 4096
 MAX_STDERR_TAIL = 16384
 
@@ -161,7 +162,7 @@ def _harness(h: pb.Harness) -> dict[str, Any]:
     out: dict[str, Any] = {"name": h.name, "version": h.version, "min_time_s": _finite(h.min_time_s)}
     if h.estimator:  # short samples (kernel --sample-time)
         out.update(
-            estimator=storable(h.estimator, MAX_NAME),
+            estimator=storable(h.estimator, MAX_ESTIMATOR),
             sample_time_s=_finite(h.sample_time_s),
             sample_ops=h.sample_ops,
             samples_per_repetition=h.samples_per_repetition,

@@ -123,7 +123,8 @@ def rule(ci_low: float, ci_high: float, noise: float, enough: bool) -> str:
 
 def history_statement(result_ids: Sequence[str]) -> Select[Any]:
     """One statement: per result, the medians of the newest HISTORY ok results of its machine and point
-    created at or before it (one indexed seek each), so the answer for a result never changes."""
+    created at or before it, of its kind of sample (estimator), one indexed seek each, so the answer for a
+    result never changes."""
     cur = aliased(Result, name="cur")
     cols = [
         select(Result.median)
@@ -133,6 +134,8 @@ def history_statement(result_ids: Sequence[str]) -> Select[Any]:
             Result.params_key == cur.params_key,
             Result.created_at <= cur.created_at,
             Result.status == "ok",
+            # the same kind of sample only: long and short samples measure different quantities
+            Result.estimator.is_not_distinct_from(cur.estimator),
         )
         .order_by(Result.created_at.desc(), Result.id.desc())
         .limit(1)

@@ -57,6 +57,10 @@ class Result(Base):
     sample_launches: Mapped[list[int] | None] = mapped_column(JSON, default=None)
     launches: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
     disturbance: Mapped[float | None] = mapped_column(Float, default=None)
+    # What a sample is (harness.estimator): "p5" of a block of short samples, None for long samples (every
+    # result before issue 24). Results of different kinds measure different quantities: compare learns a
+    # point's run-to-run noise only from results of the kind it compares.
+    estimator: Mapped[str | None] = mapped_column(String(16), default=None)
     agent_version: Mapped[str | None] = mapped_column(String(64), default=None)
     exit_code: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, default=None)

@@ -199,6 +199,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
         iterations=r.iterations,
         counters=r.counters,
         harness=r.harness,
+        estimator=r.harness.get("estimator") or None,
         attempt=attempt,
         reruns=r.reruns,
         noisy=r.noisy,

@@ -111,6 +111,7 @@ def result_row(**values: Any) -> dict[str, Any]:
         "sample_launches": None,
         "launches": None,
         "disturbance": None,
+        "estimator": None,
         "agent_version": None,
         "exit_code": 0,
         "error": None,
