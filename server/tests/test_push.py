@@ -199,3 +199,26 @@ async def test_news_from_other_server_processes(
         server.changes.received("bogus")  # malformed tokens are ignored
         server.changes.resync()  # the listener connection came back: NOTIFYs may have been lost
         assert (await p.next())[0] == "resync"
+
+
+# Pool: 2 kept + 4 overflow. Before issue 25's fix the credential lookup kept one pooled connection per
+# open stream for the stream's life, so a handful of streams left every other request waiting 30 s.
+@pytest.mark.parametrize(
+    "settings_overrides", [{"max_sse_per_client": 100, "max_sse_total": 100, "db_pool_size": 2}]
+)
+async def test_open_streams_hold_no_database_connection(
+    http: httpx.AsyncClient, anon: httpx.AsyncClient, server: CtxbenchServer
+) -> None:
+    token = (await http.post("/api/v1/tokens", json={"name": "reader", "scope": "read"})).json()["token"]
+    bearer = {"authorization": f"Bearer {token}"}
+    r = await anon.post("/api/v1/session", json={"token": token})
+    assert r.status_code == 200, r.text
+    cookie = {"cookie": f"ctxbench_session={r.cookies['ctxbench_session']}"}
+    async with contextlib.AsyncExitStack() as stack:
+        for headers in [bearer] * 10 + [cookie] * 10:
+            await stack.enter_async_context(push(anon, **headers))  # the 200 and its headers: streaming
+        await eventually(lambda: opened(server, 20))
+        # with 20 streams open, plain requests still get a connection at once (the pool timeout is 30 s)
+        for headers in (bearer, cookie):
+            r = await asyncio.wait_for(anon.get("/api/v1/machines", headers=headers), 10)
+            assert r.status_code == 200, r.text

@@ -14,6 +14,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.auth import service
 from ctxbench_server.auth.service import Principal
@@ -48,6 +49,18 @@ async def credential(
     request: Request,
     session: SessionDep,
     auth: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Credential:
+    try:
+        return await _credential(request, session, auth)
+    finally:
+        # The lookup's transaction ends here, giving its pooled connection back: a request that goes on
+        # (an event stream lives for hours) must not hold one while it waits for something else. The
+        # request's session begins a new transaction if the endpoint uses it.
+        await session.rollback()
+
+
+async def _credential(
+    request: Request, session: AsyncSession, auth: HTTPAuthorizationCredentials | None
 ) -> Credential:
     if auth is not None:
         admin_digest: str = request.app.state.admin_token_digest
