@@ -310,6 +310,9 @@ async def test_unknown_host_is_refused_before_anything(
         assert await s.scalar(select(func.count()).select_from(Run)) == 0
     for ok in ("localhost", f"localhost:{server.http_port}", "[::1]:1", "127.0.0.1"):
         assert (await anon.get("/api/v1/health", headers={"host": ok})).status_code == 200, ok
+    # a served name before the last colon is not enough: the whole header must be a host and a port
+    for bad in ("127.0.0.1:9180@attacker.example", "localhost:80/x", "localhost:", "local host", "[::1"):
+        assert (await anon.get("/api/v1/health", headers={"host": bad})).status_code == 400, bad
 
 
 @pytest.mark.parametrize("settings_overrides", [{"allowed_hosts": "bench.lan, *.nope"}])

@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ctxbench_server.config import Settings, load_settings, resolve_admin_token, resolve_agent_token
+from ctxbench_server.config import (
+    Settings,
+    host_name,
+    load_settings,
+    resolve_admin_token,
+    resolve_agent_token,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -120,3 +126,10 @@ def test_access_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.served_hosts() == {"a.lan", "b.lan", "::2"}
     with pytest.raises(ValidationError, match="PUBLIC_URL"):
         load_settings(["--public-url", "bench.example"])
+
+
+def test_host_name_takes_a_whole_host_header_or_nothing() -> None:
+    assert host_name("Bench.LAN:8080") == "bench.lan" and host_name("[::1]:80") == "::1"
+    assert host_name("::1") == "::1" and host_name("*") == "*" and host_name("10.0.0.2") == "10.0.0.2"
+    for bad in ("127.0.0.1:9180@attacker.example", "a:b:c.example", "x:99999999", "[::1", "a b", ""):
+        assert host_name(bad) == "", bad

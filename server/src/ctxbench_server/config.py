@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, Literal
@@ -160,12 +161,21 @@ class Settings(BaseSettings):
         return frozenset(hosts)
 
 
+# RFC 9110 Host: a name or IPv4 address, or an IPv6 address in brackets, then an optional :port. Nothing
+# else: `127.0.0.1:9180@attacker.example` is not a host with a port, whatever is before its last colon.
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._-]+))(?::[0-9]{1,5})?")
+
+
 def host_name(host: str) -> str:
-    """A Host header or allowed_hosts entry without its port, lower case: `[::1]:80` -> `::1`."""
+    """A Host header or allowed_hosts entry without its port, lower case: `[::1]:80` -> `::1`; a bare
+    IPv6 address (an allowed_hosts entry) as it is; "" for anything that is not a host (never served)."""
     host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if host == "*":  # allowed_hosts: any
+        return host
+    m = _HOST.fullmatch(host)
+    if m is None:
+        return host if re.fullmatch(r"[0-9a-f:.]+", host) and host.count(":") >= 2 else ""
+    return m.group("v6") or m.group("name")
 
 
 def check_token(token: str, env: str, source: str) -> None:
