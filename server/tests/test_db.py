@@ -213,3 +213,23 @@ def test_new_ids_are_uuid4s_like_new_id() -> None:
     for s in [*ids, new_id()]:
         u = uuid.UUID(s)
         assert str(u) == s and u.version == 4 and u.variant == uuid.RFC_4122
+
+
+async def test_the_sqlite_file_is_private(tmp_path: Path) -> None:
+    """0600 like the secrets beside it, its WAL too; a file made 0644 before this rule is tightened."""
+    path = tmp_path / "ctxbench.db"
+    engine = create_engine(f"sqlite+aiosqlite:///{path}")
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+            await conn.execute(text("INSERT INTO t VALUES (1)"))
+        assert path.stat().st_mode & 0o777 == 0o600
+        wal = tmp_path / "ctxbench.db-wal"
+        assert wal.exists() and wal.stat().st_mode & 0o777 == 0o600
+    finally:
+        await engine.dispose()
+    older = tmp_path / "older.db"
+    older.touch(mode=0o644)
+    older.chmod(0o644)
+    await create_engine(f"sqlite+aiosqlite:///{older}").dispose()
+    assert older.stat().st_mode & 0o777 == 0o600

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +31,7 @@ def create_engine(url: str, pool_size: int | None = None) -> AsyncEngine:
         url, pool_pre_ping=not url.startswith("sqlite"), json_serializer=json_once.serialize, **sizes
     )
     if engine.dialect.name == "sqlite":
+        private_file(engine.url.database)
 
         @event.listens_for(engine.sync_engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -41,6 +43,16 @@ def create_engine(url: str, pool_size: int | None = None) -> AsyncEngine:
             cur.close()
 
     return engine
+
+
+def private_file(database: str | None) -> None:
+    """The SQLite file readable by its owner only (0600, like the secrets beside it): it holds token and
+    session digests and every host's facts. SQLite creates the -wal and -shm files with the database
+    file's mode."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    os.close(os.open(database, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chmod(database, 0o600)  # a file made before this rule
 
 
 def is_data_error(exc: BaseException) -> bool:
