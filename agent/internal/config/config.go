@@ -194,6 +194,11 @@ func (c *Config) validate() error {
 	if c.Kernels == "" {
 		return usagef("missing --kernels DIR (or CTXBENCH_AGENT_KERNELS)")
 	}
+	// Directories are resolved now, against the directory the agent started in: kernels run with their
+	// scratch directory as the working directory, where a relative path would name something else.
+	if err := absolute(&c.Kernels, &c.Spool); err != nil {
+		return usagef("invalid directory: %v", err)
+	}
 	st, err := os.Stat(c.Kernels)
 	if err != nil {
 		return usagef("invalid --kernels: %v", err)
@@ -211,6 +216,26 @@ func (c *Config) validate() error {
 	}
 	if len(c.ScratchDirs) == 0 {
 		c.ScratchDirs = []string{filepath.Join(c.Spool, "scratch")}
+	}
+	for i := range c.ScratchDirs {
+		if err := absolute(&c.ScratchDirs[i]); err != nil {
+			return usagef("invalid scratch directory: %v", err)
+		}
+	}
+	return nil
+}
+
+// absolute makes each non-empty path absolute (against the current directory).
+func absolute(paths ...*string) error {
+	for _, p := range paths {
+		if *p == "" || filepath.IsAbs(*p) {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("resolve %s: %w", *p, err)
+		}
+		*p = abs
 	}
 	return nil
 }

@@ -132,3 +132,24 @@ func TestEnrollmentAndTLSFlags(t *testing.T) {
 		t.Errorf("enrolled agent without a token: %v", err)
 	}
 }
+
+// Kernels run in their scratch directory: a relative --kernels, --state-dir or --scratch-dir given on the
+// command line must mean the directory it names where the agent was started.
+func TestRelativeDirectoriesAreResolvedAtStart(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"build/kernels", "state", "scratch"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(root)
+	c, err := Parse([]string{"--server", "h:1", "--token", "t", "--kernels", "build/kernels", "--state-dir", "state",
+		"--scratch-dir", "scratch"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kernels != filepath.Join(root, "build/kernels") || c.Spool != filepath.Join(root, "state") ||
+		len(c.ScratchDirs) != 1 || c.ScratchDirs[0] != filepath.Join(root, "scratch") {
+		t.Errorf("Parse = kernels %q, state %q, scratch %v: want them under %s", c.Kernels, c.Spool, c.ScratchDirs, root)
+	}
+}
