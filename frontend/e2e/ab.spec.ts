@@ -12,7 +12,8 @@ const KERNEL = 'syscall.getppid';
 test('before and after on one machine: runs picked on two sides compare like machines', async ({ page, request }) => {
   const machine = (await localMachine(request)).id;
   const runs: string[] = [];
-  for (let i = 0; i < 4; i++) runs.push(await runToSuccess(request, machine, [{ kernel: KERNEL, params: {} }]));
+  // three runs a side: a side learns its run-to-run noise from 3 runs or more (fewer: the default floor)
+  for (let i = 0; i < 6; i++) runs.push(await runToSuccess(request, machine, [{ kernel: KERNEL, params: {} }]));
 
   // From the machine page to the picker
   await page.goto(`/machines/${encodeURIComponent(machine)}`);
@@ -22,11 +23,11 @@ test('before and after on one machine: runs picked on two sides compare like mac
   await expect(picker.getByTestId('ab-runs')).toBeVisible();
   await expect(picker.getByTestId('ab-compare')).toBeDisabled();
   for (const [i, run] of runs.entries()) {
-    await picker.getByRole('checkbox', { name: `${run} on side ${i < 2 ? 'A' : 'B'}` }).check();
+    await picker.getByRole('checkbox', { name: `${run} on side ${i < 3 ? 'A' : 'B'}` }).check();
   }
-  await expect(picker.getByTestId('ab-compare')).toHaveText('Compare 2 vs 2 runs');
+  await expect(picker.getByTestId('ab-compare')).toHaveText('Compare 3 vs 3 runs');
   await picker.getByTestId('ab-compare').click();
-  await expect(page).toHaveURL(new RegExp(`sides=before:${runs[0]},${runs[1]};after:${runs[2]},${runs[3]}`));
+  await expect(page).toHaveURL(new RegExp(`sides=before:${runs[0]},${runs[1]},${runs[2]};after:${runs[3]},${runs[4]},${runs[5]}`));
 
   // The same table as machines get: the two sides as its columns, the ratio with its rule
   await expect(page.getByTestId('compare-machine-head')).toHaveText([/before/, /after/]);
@@ -45,8 +46,8 @@ test('before and after on one machine: runs picked on two sides compare like mac
   };
   expect(body.machines.map((m) => m.id)).toEqual(['before', 'after']);
   const r = body.rows.find((x) => x.kernel === KERNEL)!;
-  expect(r.cells.before!.run_id).toBe(runs[1]);
-  expect(r.cells.after!.run_id).toBe(runs[3]);
+  expect(r.cells.before!.run_id).toBe(runs[2]);
+  expect(r.cells.after!.run_id).toBe(runs[5]);
   expect(r.ratios.after!.significance!.noise_source).toBe('runs');
 
   // Back to machines

@@ -28,7 +28,7 @@ MODELS: list[tuple[str, simulate.Model]] = [
     ("launch 3 %, sample 1 %, run 3 %; 5 % floor", M(0.03, 0.03, 0.01)),
     ("launch 3 %, sample 1 %, run 2 %; noise from 3 runs a side", M(0.02, 0.03, 0.01, history=2)),
     ("launch 3 %, sample 1 %, run 3 %; noise from 3 runs a side", M(0.03, 0.03, 0.01, history=2)),
-    ("launch 3 %, sample 1 %, run 3 %; noise from 2 runs a side", M(0.03, 0.03, 0.01, history=1)),
+    ("launch 3 %, sample 1 %, run 3 %; 2 runs a side: the floor", M(0.03, 0.03, 0.01, history=1)),
     ("launch 3 %, sample 1 %, run 5 %; noise from 3 runs a side", M(0.05, 0.03, 0.01, history=2)),
     ("5 launches x 3 (thorough): launch 3 %, sample 1 %, run 1 %",
      M(0.01, 0.03, 0.01, launches=5, per_launch=3)),

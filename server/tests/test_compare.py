@@ -253,7 +253,7 @@ async def test_significance_says_which_rule_and_learns_noise_from_runs(
     a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
     # a's runs of the point are 4 % apart (medians 100, 104, 100), b's and c's under 1 %; b is 2 %
     # slower than a's latest (its CI excludes 1, but not a's 4 %), c 25 %
-    for m, centers in ((a, (100.0, 104.0, 100.0)), (b, (101.8, 102.0)), (c, (124.0, 125.0))):
+    for m, centers in ((a, (100.0, 104.0, 100.0)), (b, (101.8, 101.9, 102.0)), (c, (124.0, 125.0, 124.5))):
         for center in centers:
             x, lx = launched(center)
             await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx)
@@ -269,7 +269,7 @@ async def test_significance_says_which_rule_and_learns_noise_from_runs(
     assert slower["significant"] is True and slower["significance"]["rule"] == "ci_excludes_noise"
     assert slower["ci_low"] > 1.04
 
-    # a machine without 2 runs of the point: the default noise, unless a learned one is larger
+    # a machine without 3 runs of the point: the default noise, unless a learned one is larger
     d = await seed.machine("d")
     x, lx = launched(102.0)
     await seed.result(await seed.run(d), d, "syscall.getppid", x, sample_launches=lx)
@@ -288,7 +288,7 @@ async def test_noise_is_learned_from_runs_of_the_same_kind_of_sample(
     for center in (150.0, 190.0):  # long samples: 27 % apart
         x, lx = launched(center)
         await seed.result(await seed.run(a), a, "syscall.getppid", x, sample_launches=lx)
-    for m, centers in ((a, (100.0, 100.5)), (b, (110.0, 110.4))):  # short samples: under 1 % apart
+    for m, centers in ((a, (100.0, 100.5, 100.2)), (b, (110.0, 110.4, 110.2))):  # short: under 1 % apart
         for center in centers:
             x, lx = launched(center)
             await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx, estimator="p5")

@@ -70,6 +70,10 @@ MIN_NOISE = 0.01
 ONE_LAUNCH_FACTOR = 2.0
 # Repeated runs looked at per machine and point (the newest, up to the compared result).
 HISTORY = 10
+# Runs it takes to learn a point's noise; with fewer, the measured default floor decides. Two runs that
+# happen to agree make a kernel look exact, and History, which tests every boundary of every series, then
+# called steps that did not happen (docs/architecture.md "History and change points").
+MIN_RUNS_LEARNED = 3
 # A side is tested when it has at least 2 launches, or (a result from before launches) one launch of at
 # least 5 samples, as the former Mann-Whitney U test required.
 MIN_SAMPLES_ONE_LAUNCH = 5
@@ -81,9 +85,9 @@ def default_noise(kernel_id: str, family: str) -> float:
 
 def spread(medians: Sequence[float]) -> float | None:
     """Relative range of a machine's run medians: the largest difference between two of its runs.
-    None with fewer than 2 runs."""
+    None with fewer than MIN_RUNS_LEARNED runs."""
     m = sorted(x for x in medians if x is not None and x > 0)
-    if len(m) < 2:
+    if len(m) < MIN_RUNS_LEARNED:
         return None
     mid = (m[(len(m) - 1) // 2] + m[len(m) // 2]) / 2
     return (m[-1] - m[0]) / mid
