@@ -15,7 +15,7 @@ from ctxbench_server.db import create_engine
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.main import CtxbenchServer
 
-from .conftest import TEST_DATABASE_URL
+from .conftest import TEST_DATABASE_URL, eventually
 from .fake_agent import FakeAgent
 from .test_stream_robustness import INVALID_ARGUMENT, post_run, refuse_unit_in_database
 
@@ -57,8 +57,12 @@ async def three_streams_held(
     return agents, runs, release, transactions
 
 
+async def queued(server: CtxbenchServer, agents: list[FakeAgent]) -> bool:
+    return {a.agent_id for a in agents} <= server.agent_service.writer.waiting()
+
+
 async def test_two_streams_batches_are_committed_together(
-    make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    make_agent: MakeAgent, server: CtxbenchServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     agents, runs, release, transactions = await three_streams_held(make_agent, http, monkeypatch)
     sent = {}
@@ -66,7 +70,7 @@ async def test_two_streams_batches_are_committed_together(
         sent[a.agent_id] = [a.result(run_id, it) for it in items]
         for req in sent[a.agent_id]:
             await a.send(req)
-    await asyncio.sleep(0.5)  # both streams' batches are queued behind the held transaction
+    await eventually(lambda: queued(server, agents[1:]))  # both streams' batches wait behind the held one
     release.set()
 
     for a in agents[1:]:
@@ -92,7 +96,7 @@ async def test_a_report_refused_in_a_shared_transaction_is_rejected_alone(
     good = agents[2].result(ok_run, ok_items[0])
     await agents[1].send(bad)
     await agents[2].send(good)
-    await asyncio.sleep(0.5)
+    await eventually(lambda: queued(server, agents[1:]))
     release.set()
 
     reject = (await agents[1].expect("reject")).reject

@@ -82,6 +82,10 @@ class IngestWriter:
             job.future.cancel()  # not taken yet: the writer skips it
             raise
 
+    def waiting(self) -> set[str]:
+        """The machines with a batch queued for the next transaction (tests wait on it, not on time)."""
+        return {j.pending.machine_id for j in self._jobs if not j.future.done()}
+
     @contextlib.asynccontextmanager
     async def _session(self, machines: Sequence[str]) -> AsyncIterator[AsyncSession]:
         """A session whose transaction on PostgreSQL first takes the machines' advisory locks (sorted:
