@@ -136,7 +136,7 @@ async def test_a_shared_transaction_holds_each_of_its_machines_across_processes(
             ]
             for a, req in zip(agents[1:], sent, strict=True):
                 await a.send(req)
-            await asyncio.sleep(0.5)
+            await eventually(lambda: queued(server, agents[1:]))
             release.set()
             await agents[1].expect_nothing(1.0)  # stored with agent 2's report: it waits too
             await conn.rollback()
