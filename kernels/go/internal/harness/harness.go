@@ -147,18 +147,17 @@ func runOnce(c *Case) (float64, int64, map[string]float64, error) {
 type benchRun struct {
 	n       int                // b.N
 	timedNs int64              // the timed part, Meter.Begin to Meter.End
-	setupNs int64              // the rest of the body: entry to Begin, End to return
+	setupNs int64              // the rest of the call: set-up, tear-down, testing.Benchmark's own
 	deltas  map[string]float64 // counter growth over the timed part
 }
 
 // benchOnce is one testing.Benchmark call of a Bench case, checked.
 func benchOnce(c *Case) (benchRun, error) {
 	m := &Meter{}
+	called := time.Now()
 	r := testing.Benchmark(func(b *testing.B) {
 		m.reset()
-		m.entered = time.Now()
 		c.Bench(b, m)
-		m.left = time.Now()
 	})
 	if m.err != nil {
 		return benchRun{}, m.err
@@ -169,7 +168,9 @@ func benchOnce(c *Case) (benchRun, error) {
 	if m.n != int64(r.N) {
 		return benchRun{}, &CheckError{Msg: fmt.Sprintf("counted %d iterations, harness reports %d", m.n, r.N)}
 	}
-	setup := m.begun.Sub(m.entered) + m.left.Sub(m.stopped)
+	// Everything the call cost beside its timed part: the body's set-up and tear-down, and
+	// testing.Benchmark's own (a GC before each run, the run with b.N = 1 before the one measured).
+	setup := time.Since(called) - r.T
 	return benchRun{n: r.N, timedNs: r.T.Nanoseconds(), setupNs: setup.Nanoseconds(), deltas: m.deltas}, nil
 }
 
@@ -181,16 +182,12 @@ type Meter struct {
 	n      int64
 	ended  bool
 	err    error
-	// When the body was entered, reached Begin, passed End and returned: the run's set-up time
-	// outside its timed part is (begun - entered) + (left - stopped).
-	entered, begun, stopped, left time.Time
 }
 
 func (m *Meter) reset() { *m = Meter{} }
 
 // Begin starts the timed part of a run (after the body's set-up).
 func (m *Meter) Begin(b *testing.B) {
-	m.begun = time.Now()
 	m.before = takeSnapshot()
 	b.ResetTimer()
 }
@@ -198,7 +195,6 @@ func (m *Meter) Begin(b *testing.B) {
 // End stops the timed part of a run; call it after the loop, before any tear-down.
 func (m *Meter) End(b *testing.B) {
 	b.StopTimer()
-	m.stopped = time.Now()
 	after := takeSnapshot()
 	m.deltas = after.sub(m.before)
 	m.n = int64(b.N)

@@ -114,7 +114,9 @@ func RunSampled(c *Case, repetitions int, minTime, sampleTime float64) (*Result,
 // at most 100x per step). It returns N and the run that met the target.
 func calibrateSample(c *Case, sampleTime float64, warm benchRun) (int, benchRun, error) {
 	target := func(r benchRun) float64 { return math.Max(sampleTime*1e9, float64(r.setupNs)) }
-	n := predictIters(warm, target(warm)*1.1, 1)
+	// The warm-up calibrated its b.N over several runs, so its set-up is no sample's: aim at the sample
+	// time first; the fixed-N calls below measure what one short sample's call costs.
+	n := predictIters(warm, sampleTime*1e9*1.1, 1)
 	for try := 1; ; try++ {
 		if err := setBenchIters(n); err != nil {
 			return 0, benchRun{}, fmt.Errorf("set benchtime: %w", err)
