@@ -18,7 +18,7 @@ export default defineConfig({
   timeout: 120_000,
   expect: { timeout: 10_000 },
   forbidOnly: !!process.env.CI,
-  reporter: [['list']],
+  reporter: [['list'], ['./e2e/failure-summary.ts']],
   globalSetup: './e2e/global-setup.ts',
   use: {
     baseURL,
