@@ -3,12 +3,14 @@ import {
   chooseScale,
   seriesScale,
   formatBytes,
+  formatCacheSize,
   formatDateTime,
   formatDuration,
   formatInteger,
   formatMeasure,
   formatNumber,
   formatParams,
+  formatPoint,
   formatPercent,
   formatRelativeTime,
   formatScaled,
@@ -33,8 +35,14 @@ describe('formatNumber', () => {
     expect(formatNumber(4000000)).toBe('4,000,000');
   });
 
-  it('uses a short exponent for tiny values', () => {
-    expect(formatNumber(0.0000123)).toBe('1.23e-5');
+  it('writes tiny and huge values in scientific notation, as a report prints it', () => {
+    expect(formatNumber(0.0000123)).toBe('1.23 × 10⁻⁵');
+    // The newcomer's counter: not "7.19e-6", not "0.00000719".
+    expect(formatNumber(7.19e-6)).toBe('7.19 × 10⁻⁶');
+    expect(formatNumber(-4e-12)).toBe('-4.00 × 10⁻¹²');
+    expect(formatNumber(0.001)).toBe('0.00100');
+    expect(formatNumber(2.5e18)).toBe('2.50 × 10¹⁸');
+    expect(formatNumber(1e14)).toBe('100,000,000,000,000');
   });
 
   it('shows missing values as a dash', () => {
@@ -164,5 +172,34 @@ describe('seriesScale', () => {
     expect(seriesScale([], 'ns/op')).toEqual({ factor: 1, unit: 'ns/op' });
     expect(seriesScale([0, 3e6], 'ns')).toEqual({ factor: 1e-6, unit: 'ms' });
     expect(seriesScale([900, 4000], 'MB/s')).toEqual({ factor: 1, unit: 'MB/s' });
+  });
+});
+
+describe('formatCacheSize', () => {
+  it('reads sysfs sizes (K = 1024 bytes) into binary units, exactly', () => {
+    expect(formatCacheSize('32K')).toBe('32 KiB');
+    expect(formatCacheSize('491520K')).toBe('480 MiB');
+    expect(formatCacheSize('1024K')).toBe('1 MiB');
+    expect(formatCacheSize('1280K')).toBe('1.25 MiB');
+    expect(formatCacheSize('36 MiB')).toBe('36 MiB');
+    expect(formatCacheSize(49152)).toBe('48 KiB');
+  });
+
+  it('keeps what it cannot read', () => {
+    expect(formatCacheSize('unknown')).toBe('unknown');
+    expect(formatCacheSize('')).toBe('—');
+  });
+});
+
+describe('formatPoint', () => {
+  it('names a point as formatParams does, from its params or else its key', () => {
+    expect(formatPoint({ threads: 4, placement: 'same_core' }, 'placement=same_core&threads=4')).toBe('threads=4, placement=same_core');
+    expect(formatPoint({}, 'a=1&b=x')).toBe('a=1, b=x');
+    expect(formatPoint(undefined, 'a=1&b=x')).toBe(formatParams({ a: '1', b: 'x' }));
+  });
+
+  it('calls the point without parameters the defaults', () => {
+    expect(formatPoint({}, '')).toBe('(defaults)');
+    expect(formatPoint(null, '', '—')).toBe('—');
   });
 });

@@ -6,10 +6,29 @@ function groupThousands(int: string): string {
   return int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+const SUPERSCRIPT: Record<string, string> = {
+  '-': '⁻', '0': '⁰', '1': '¹', '2': '²', '3': '³', '4': '⁴', '5': '⁵', '6': '⁶', '7': '⁷', '8': '⁸', '9': '⁹',
+};
+
+/**
+ * Scientific notation as a report prints it: 7.19e-6 → "7.19 × 10⁻⁶". Why this form for what falls
+ * outside the everyday range (counters such as 7.19e-6 switches/op, tiny CIs): "7.19e-6" is a
+ * programmer's notation that newcomers misread, "0.00000719" makes the reader count zeros, and an SI
+ * prefix or "per million ops" would change the unit from row to row of one table (µ before a count
+ * reads as a unit). This keeps the counter's own unit (switches/op, which the kernel README states
+ * expectations in: ~1 for a ping-pong, ~0 for a kernel that never blocks) and its significant digits.
+ */
+function scientific(abs: number, digits: number): string {
+  const [mantissa = '', exp = '0'] = abs.toExponential(digits - 1).split('e');
+  const power = String(Number(exp)).replace(/[-0-9]/g, (c) => SUPERSCRIPT[c] ?? c);
+  return `${mantissa} × 10${power}`;
+}
+
 /**
  * A number to `digits` significant digits without exponent in the everyday range:
  * 48.123 → "48.1", 1.5 → "1.50", 0.01234 → "0.0123", 12345.6 → "12,346" (whole numbers of
- * 1000 and more keep every integer digit, grouped), 0.0000123 → "1.23e-5".
+ * 1000 and more keep every integer digit, grouped); outside it in scientific notation:
+ * 0.0000123 → "1.23 × 10⁻⁵", 2.5e18 → "2.50 × 10¹⁸".
  */
 export function formatNumber(value: number | null | undefined, digits = 3): string {
   if (value === null || value === undefined || Number.isNaN(value)) return DASH;
@@ -17,11 +36,9 @@ export function formatNumber(value: number | null | undefined, digits = 3): stri
   if (value === 0) return '0';
   const abs = Math.abs(value);
   const sign = value < 0 ? '-' : '';
+  // From 10¹⁵ on, 19 grouped digits say less than an exponent (and toString turns exponential at 10²¹).
+  if (abs < 1e-3 || abs >= 1e15) return sign + scientific(abs, digits);
   if (abs >= 10 ** digits) return sign + groupThousands(Math.round(abs).toString());
-  if (abs < 1e-3) {
-    const [mantissa, exp] = abs.toExponential(digits - 1).split('e');
-    return `${sign}${mantissa}e${Number(exp)}`;
-  }
   const text = abs.toPrecision(digits);
   // toPrecision may still answer in exponent form at the top of the range (999.5 → "1.00e+3").
   if (text.includes('e')) return sign + groupThousands(Math.round(abs).toString());
@@ -106,18 +123,48 @@ export function formatMeasure(value: number | null | undefined, unit: string, di
 
 // ------------------------------------------------------------------ sizes, durations, dates
 
+const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** n bytes as a value ≥ 1 (when n is) in the largest binary unit that allows it. */
+function binaryScale(n: number): { v: number; unit: string } {
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < BINARY_UNITS.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return { v, unit: BINARY_UNITS[i]! };
+}
+
 /** Bytes in binary units: 17179869184 → "16.0 GiB". Accepts the string form of a uint64. */
 export function formatBytes(bytes: number | string | null | undefined): string {
   const n = typeof bytes === 'string' ? Number(bytes) : bytes;
   if (n === null || n === undefined || !Number.isFinite(n) || n < 0) return DASH;
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i += 1;
+  const { v, unit } = binaryScale(n);
+  return unit === 'B' ? `${v} B` : `${formatNumber(v)} ${unit}`;
+}
+
+const SIZE_SUFFIX: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/**
+ * A CPU cache size as the agent reports it (sysfs `cache/indexN/size`: "32K", "491520K", where K is
+ * 1024 bytes) in binary units like the memory beside it: "32 KiB", "480 MiB", "1.25 MiB". Cache sizes
+ * are whole numbers of their unit, so they are shown exactly, without "32.0". Text it cannot read stays
+ * as it is.
+ */
+export function formatCacheSize(size: string | number | null | undefined): string {
+  if (size === null || size === undefined || size === '') return DASH;
+  let bytes: number;
+  if (typeof size === 'number') {
+    bytes = size;
+  } else {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(size);
+    if (!m) return size;
+    bytes = Number(m[1]) * (SIZE_SUFFIX[(m[2] ?? '').toUpperCase()] ?? 1);
   }
-  return i === 0 ? `${v} B` : `${formatNumber(v)} ${units[i]}`;
+  if (!Number.isFinite(bytes) || bytes < 0) return String(size);
+  const { v, unit } = binaryScale(bytes);
+  return `${Number.isInteger(v) ? String(v) : formatNumber(v)} ${unit}`;
 }
 
 /** A duration in seconds: 0.05 → "50.0 ms", 4.2 → "4.20 s", 125 → "2 min 5 s", 7300 → "2 h 1 min". */
@@ -184,4 +231,21 @@ export function formatParams(params: Record<string, unknown> | null | undefined)
   const entries = Object.entries(params ?? {});
   if (entries.length === 0) return DASH;
   return entries.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ');
+}
+
+/**
+ * A parameter point as every page names it, in formatParams' words: from its params, or, where a point
+ * came without them, from its canonical key ("a=1&b=x" → "a=1, b=x"); `empty` for the point of no
+ * parameters (the kernel's defaults).
+ */
+export function formatPoint(params: Record<string, unknown> | null | undefined, paramsKey = '', empty = '(defaults)'): string {
+  if (params && Object.keys(params).length > 0) return formatParams(params);
+  const fromKey = paramsKey
+    .split('&')
+    .filter(Boolean)
+    .map((kv): [string, string] => {
+      const i = kv.indexOf('=');
+      return i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    });
+  return fromKey.length > 0 ? formatParams(Object.fromEntries(fromKey)) : empty;
 }

@@ -1,6 +1,6 @@
 import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
-import { formatDateTime, formatNumber, seriesScale } from '@/lib/format';
+import { formatDateTime, formatNumber, formatPoint, seriesScale } from '@/lib/format';
 import type { History } from '../api/history';
 import { factMarks, historyRows, timeTick } from '../utils/history';
 
@@ -19,7 +19,7 @@ export function HistoryChart({ data }: { data: History }) {
   const inUnits = (v: number) => formatNumber(v * scale.factor, 3);
   const marks = factMarks(data.fact_changes);
   const steps = data.changes.filter((s) => s.significant);
-  const label = `${data.kernel}${data.params_key ? ` (${data.params_key})` : ''} on ${data.machine.name}`;
+  const label = `${data.kernel}${data.params_key ? ` (${formatPoint(data.params, data.params_key)})` : ''} on ${data.machine.name}`;
   return (
     <ChartFrame title={<>History of <code>{label}</code></>} file={`history-${data.kernel}`} testId="history-chart">
       <ResponsiveContainer width="100%" height={320}>

@@ -4,7 +4,7 @@ import { ErrorMessage, Loading } from '@/components/Feedback';
 import { Select } from '@/components/Form';
 import { RelativeTime } from '@/components/Time';
 import { historyPath } from '@/features/history';
-import { formatMeasure, formatNumber } from '@/lib/format';
+import { formatMeasure, formatNumber, formatPoint } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useKernelLatest, versusBest } from '../api/latest';
 import { paths } from '@/app/paths';
@@ -37,7 +37,7 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
             value={point.params_key}
             onChange={(e) => setPick(e.target.value)}
             data-testid="ranking-point"
-            options={latest.data.map((p) => ({ value: p.params_key, label: `${p.params_key || '(defaults)'} · ${p.results.length} machines` }))}
+            options={latest.data.map((p) => ({ value: p.params_key, label: `${formatPoint(p.params, p.params_key)} · ${p.results.length} machines` }))}
           />
         </label>
       )}

@@ -1,6 +1,6 @@
 import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
-import { formatNumber, seriesScale } from '@/lib/format';
+import { formatNumber, formatPoint, seriesScale } from '@/lib/format';
 import type { RankedPoint } from '../api/latest';
 
 /** One bar per machine, best first, with the CI of each median as an error bar. */
@@ -14,7 +14,7 @@ export function RankedChart({ kernel, point }: { kernel: string; point: RankedPo
       err: r.ci_low !== null && r.ci_high !== null ? [(r.median! - r.ci_low) * scale.factor, (r.ci_high - r.median!) * scale.factor] : [0, 0],
     }));
   return (
-    <ChartFrame title={<><code>{kernel}</code>{point.params_key ? ` (${point.params_key})` : ''} on every machine</>} file={`${kernel}-machines`} testId="ranked-chart">
+    <ChartFrame title={<><code>{kernel}</code>{point.params_key ? ` (${formatPoint(point.params, point.params_key)})` : ''} on every machine</>} file={`${kernel}-machines`} testId="ranked-chart">
       <ResponsiveContainer width="100%" height={Math.max(120, 40 + rows.length * 34)}>
         <BarChart data={rows} layout="vertical" margin={{ top: 10, right: 30, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" horizontal={false} />

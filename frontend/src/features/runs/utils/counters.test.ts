@@ -30,4 +30,10 @@ describe('counterSummary', () => {
     expect(counterSummary({ gomaxprocs: 2 })).toBe('');
     expect(counterSummary(undefined)).toBe('');
   });
+
+  it('writes a rare switch readably, not as "7.19e-6" nor "0.00000719"', () => {
+    expect(counterSummary({ ctxsw_per_op: 7.19e-6 })).toBe('7.19 × 10⁻⁶ switches/op');
+    expect(counterLines({ involuntary_ctxsw_per_op: 7.19e-6 })[0]!.value).toBe('7.19 × 10⁻⁶');
+    expect(counterLines({ acquisitions_per_s: 51234567.8 })[0]!.value).toBe('51,234,568');
+  });
 });
