@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boostText, FACT_GROUP_ORDER, factGroup, factLabel, factRank, governorText, sentence } from './facts';
+import { boostText, FACT_GROUP_ORDER, factGroup, factHint, factLabel, factRank, factText, governorText, preflightDetails, preflightSummary, sentence } from './facts';
 
 describe('factLabel', () => {
   it('names the facts in words, whatever the diff calls them', () => {
@@ -45,5 +45,48 @@ describe('governorText and boostText', () => {
     expect(governorText(undefined)).toBe('');
     expect(boostText('')).toBe('not exposed');
     expect(boostText('on')).toBe('on');
+  });
+});
+
+const PREFLIGHT = [
+  { check: 'governor', status: 'ok', detail: 'scaling governor performance', fix: '' },
+  { check: 'smt', status: 'warn', detail: 'SMT on', fix: 'echo off > smt/control' },
+  { check: 'boost', status: 'warn', detail: 'turbo/boost on', fix: 'no_turbo' },
+];
+
+describe('factText', () => {
+  it('shows cache sizes in binary units, like the memory beside them', () => {
+    expect(factText('caches.L3', '491520K')).toBe('480 MiB');
+    expect(factText('caches.L1d', '48K')).toBe('48 KiB');
+    expect(factText('memory_bytes', 25232932864)).toBe('23.5 GiB');
+  });
+
+  it('shows the preflight as its warnings in words, never as JSON', () => {
+    expect(factText('preflight', PREFLIGHT)).toBe('2 warnings: SMT, Turbo boost');
+    expect(factText('preflight', [PREFLIGHT[0]])).toBe('none (1 check ok)');
+    expect(factText('preflight', PREFLIGHT)).not.toMatch(/[[{]/);
+    expect(preflightSummary('not a list')).toBe('');
+    expect(preflightDetails(PREFLIGHT)).toBe('SMT: warn, SMT on\nTurbo boost: warn, turbo/boost on\nGovernor: ok, scaling governor performance');
+  });
+
+  it('writes lists as comma lists and missing values as nothing', () => {
+    expect(factText('extra.available_clocksource', ['tsc', 'hpet'])).toBe('tsc, hpet');
+    expect(factText('smt_active', false)).toBe('no');
+    expect(factText('extra.cpu_quota', null)).toBe('');
+    expect(factText('governor', '')).toBe('none (no cpufreq)');
+  });
+});
+
+describe('factHint', () => {
+  it("keeps the server's hint and fills in the facts it has none for", () => {
+    expect(factHint('governor', 'from the server')).toBe('from the server');
+    expect(factHint('extra.cpu_quota', null)).toMatch(/quota throttles/);
+    expect(factHint('preflight', undefined)).toMatch(/noisy/);
+    expect(factHint('extra.unheard_of', null)).toBeNull();
+  });
+
+  it('labels the CPU quota and the preflight in words', () => {
+    expect(factLabel('extra.cpu_quota')).toBe('CPU quota');
+    expect(factLabel('preflight')).toBe('Preflight warnings');
   });
 });

@@ -3,6 +3,8 @@
 // Keys are as the server's facts diff names them: top-level ("governor"), or one entry of a map
 // ("caches.L1d", "vulnerabilities.spectre_v2", "extra.timer_slack_ns"). Tested in facts.test.ts.
 
+import { formatBytes, formatCacheSize, formatDuration, formatNumber } from './format';
+
 // Each group's facts, the groups and the facts in the order the machine page lists them.
 const GROUPS = {
   CPU: {
@@ -93,6 +95,11 @@ const VULNERABILITIES: Record<string, string> = {
   vmscape: 'VMScape',
 };
 
+// Facts outside the machine page's groups that the compare diff still lists.
+const OTHER_LABELS: Record<string, string> = {
+  preflight: 'Preflight warnings',
+};
+
 /** A snake_case key as words with a capital: "timer_slack_ns" → "Timer slack ns". */
 export function sentence(words: string): string {
   const s = words.replace(/_/g, ' ');
@@ -103,6 +110,8 @@ export function sentence(words: string): string {
 export function factLabel(key: string): string {
   const known = FACTS[key] ?? FACTS[`extra.${key}`];
   if (known) return known.label;
+  const other = OTHER_LABELS[key];
+  if (other) return other;
   const [head, ...rest] = key.split('.');
   const sub = rest.join('.');
   if (head === 'vulnerabilities' && sub) return VULNERABILITIES[sub] ?? sentence(sub);
@@ -140,4 +149,90 @@ export function governorText(governor: string | undefined | null): string {
 export function boostText(boost: string | undefined | null): string {
   if (boost === undefined || boost === null) return '';
   return boost === '' ? 'not exposed' : boost;
+}
+
+/**
+ * Hints for facts the server's diff has none for (its hint comes first): every row of "What differs"
+ * then says what the difference does.
+ */
+const HINTS: Record<string, string> = {
+  'extra.cpu_quota':
+    'A cgroup CPU quota throttles the kernels once they use their share of each period: the figures include that throttling, multi-thread ones most.',
+  preflight:
+    'What the agent found that makes the host noisy (governor, boost, SMT, irqbalance, steal, CPU quota): each warning makes figures vary more.',
+};
+
+/** A fact's hint: the server's when it gave one, else ours; null when neither knows. */
+export function factHint(key: string, serverHint?: string | null): string | null {
+  return serverHint || HINTS[key] || null;
+}
+
+const PREFLIGHT_LABELS: Record<string, string> = {
+  governor: 'Governor',
+  boost: 'Turbo boost',
+  smt: 'SMT',
+  irqbalance: 'irqbalance',
+  isolated_cpus: 'Isolated CPUs',
+  virtualization: 'Virtualization',
+  steal: 'Steal time',
+  cpu_quota: 'CPU quota',
+};
+
+/** A preflight check's name in words: "isolated_cpus" → "Isolated CPUs". */
+export function preflightLabel(check: string): string {
+  return PREFLIGHT_LABELS[check] ?? sentence(check);
+}
+
+export interface PreflightCheck {
+  check?: string;
+  status?: string;
+  detail?: string;
+  fix?: string;
+}
+
+/** The agent's preflight checks from a facts value (anything else gives none). */
+export function preflightChecks(v: unknown): PreflightCheck[] {
+  if (!Array.isArray(v)) return [];
+  return (v as unknown[]).filter((c): c is PreflightCheck => c !== null && typeof c === 'object' && typeof (c as PreflightCheck).check === 'string');
+}
+
+/**
+ * The preflight as one line: the checks that warn, by name ("2 warnings: SMT, Turbo boost"), or that
+ * all passed. The details (one per check) are for a tooltip: preflightDetails.
+ */
+export function preflightSummary(v: unknown): string {
+  const checks = preflightChecks(v);
+  if (checks.length === 0) return '';
+  const warn = checks.filter((c) => c.status === 'warn').map((c) => preflightLabel(c.check ?? ''));
+  if (warn.length === 0) return `none (${checks.length} ${checks.length === 1 ? 'check' : 'checks'} ok)`;
+  return `${warn.length} ${warn.length === 1 ? 'warning' : 'warnings'}: ${warn.join(', ')}`;
+}
+
+/** Each preflight check on its own line, warnings first: "SMT: warn, SMT on: …". */
+export function preflightDetails(v: unknown): string {
+  const rank = (c: PreflightCheck) => (c.status === 'warn' ? 0 : 1);
+  return [...preflightChecks(v)]
+    .sort((a, b) => rank(a) - rank(b))
+    .map((c) => `${preflightLabel(c.check ?? '')}: ${c.status === 'warn' ? 'warn' : 'ok'}${c.detail ? `, ${c.detail}` : ''}`)
+    .join('\n');
+}
+
+/**
+ * A fact's value in words, the same on the machine page and in Compare's diff: sizes in binary units
+ * (memory, caches), durations, yes/no, lists as comma lists, the preflight as its warnings; "" when
+ * the value is missing (a page says "—" or leaves the fact out).
+ */
+export function factText(key: string, v: unknown): string {
+  if (key === 'governor') return governorText(v as string | undefined);
+  if (key === 'boost') return boostText(v as string | undefined);
+  if (v === null || v === undefined || v === '') return '';
+  if (key === 'memory_bytes') return formatBytes(v as number | string);
+  if (key.startsWith('caches.') && (typeof v === 'string' || typeof v === 'number')) return formatCacheSize(v);
+  if (key === 'extra.timer_slack_ns' && /^\d+$/.test(String(v))) return formatDuration(Number(v) / 1e9);
+  if (key === 'load_average' && Array.isArray(v)) return v.map((x) => formatNumber(Number(x))).join(', ');
+  if (key === 'preflight' && Array.isArray(v)) return preflightSummary(v);
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (Array.isArray(v)) return v.map((x) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ');
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
 }

@@ -7,7 +7,8 @@ import { DateTime } from '@/components/Time';
 import { useChanges, useHistory, useHistoryPoints, type FactChange, type History, type Step } from '@/features/history/api/history';
 import { decodeHistoryQuery, factValue, historyPath, ruleText, stepText, type HistoryQuery } from '@/features/history/utils/history';
 import { useMachines } from '@/features/machines/api/machines';
-import { formatMeasure, formatNumber } from '@/lib/format';
+import { factLabel } from '@/lib/facts';
+import { formatMeasure, formatNumber, formatPoint } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
@@ -23,7 +24,7 @@ function FactList({ facts }: { facts: FactChange[] }) {
     <ul className="plain-list">
       {facts.map((f) => (
         <li key={f.fact} title={f.hint ?? undefined}>
-          <code>{f.fact}</code>: {factValue(f.before)} → {factValue(f.after)}
+          <span title={f.fact}>{factLabel(f.fact)}</span>: {factValue(f.before, f.fact)} → {factValue(f.after, f.fact)}
         </li>
       ))}
     </ul>
@@ -69,7 +70,7 @@ function SeriesView({ data }: { data: History }) {
     <>
       <p className="lead" data-testid="history-summary">
         {data.points.length} runs{data.truncated ? ' (the newest 200)' : ''} of <code>{data.kernel}</code>
-        {data.params_key ? <> with <code>{data.params_key}</code></> : null} on{' '}
+        {data.params_key ? <> with <code>{formatPoint(data.params, data.params_key)}</code></> : null} on{' '}
         <Link to={paths.machine(data.machine.id)}>{data.machine.name}</Link>.{' '}
         {data.changes.filter((s) => s.significant).length} real change(s), {data.fact_changes.length} fact change(s).
       </p>
@@ -148,7 +149,7 @@ function FleetChanges() {
                   <Link to={historyPath({ machine: c.machine_id, kernel: c.kernel, params: c.params_key })}>
                     <code>{c.kernel}</code>
                   </Link>
-                  {c.params_key && <div className="muted small">{c.params_key}</div>}
+                  {c.params_key && <div className="muted small">{formatPoint(c.params, c.params_key)}</div>}
                 </td>
                 <td>
                   {formatNumber(c.ratio, 3)} [{formatNumber(c.ci_low, 3)}, {formatNumber(c.ci_high, 3)}]
@@ -212,7 +213,7 @@ export function HistoryPage() {
               value={query.params ?? ''}
               onChange={(e) => go({ params: e.target.value })}
               data-testid="history-params"
-              options={[...(query.params === null ? [CHOOSE] : []), ...points.data.map((p) => ({ value: p.params_key, label: `${p.params_key || '(defaults)'} · ${p.runs} runs` }))]}
+              options={[...(query.params === null ? [CHOOSE] : []), ...points.data.map((p) => ({ value: p.params_key, label: `${formatPoint(p.params, p.params_key)} · ${p.runs} runs` }))]}
             />
           </label>
         )}

@@ -1,35 +1,35 @@
 import { DataTable } from '@/components/TableHead';
 import type { CompareResponse } from '@/lib/api-types';
-import { factLabel } from '@/lib/facts';
+import { factHint, factLabel, factText, preflightDetails } from '@/lib/facts';
 
-function show(v: unknown): string {
-  if (v === null || v === undefined || v === '') return '—';
-  if (typeof v === 'string') return v;
-  return JSON.stringify(v);
-}
-
-/** Only the facts that differ between the compared machines, with the server's hint on each. */
+/** Only the facts that differ between the compared machines, with a hint on each (the server's first). */
 export function FactsDiff({ data }: { data: CompareResponse }) {
   if (data.facts_diff.length === 0) {
     return <p className="muted">The compared machines have the same facts.</p>;
   }
   return (
     <DataTable columns={['Fact', ...data.machines.map((m) => m.name)]} testId="facts-diff">
-      {data.facts_diff.map((d) => (
-        <tr key={d.fact} data-testid="fact-diff">
-          <th scope="row">
-            <span className="fact-label" title={d.fact}>
-              {factLabel(d.fact)}
-            </span>
-            {d.hint && <div className="muted small hint">{d.hint}</div>}
-          </th>
-          {data.machines.map((m) => (
-            <td key={m.id} className="small fact-value">
-              {show(d.values[m.id])}
-            </td>
-          ))}
-        </tr>
-      ))}
+      {data.facts_diff.map((d) => {
+        const hint = factHint(d.fact, d.hint);
+        return (
+          <tr key={d.fact} data-testid="fact-diff" data-fact={d.fact}>
+            <th scope="row">
+              <span className="fact-label" title={d.fact}>
+                {factLabel(d.fact)}
+              </span>
+              {hint && <div className="muted small hint">{hint}</div>}
+            </th>
+            {data.machines.map((m) => {
+              const v = d.values[m.id];
+              return (
+                <td key={m.id} className="small fact-value" title={d.fact === 'preflight' ? preflightDetails(v) || undefined : undefined}>
+                  {factText(d.fact, v) || '—'}
+                </td>
+              );
+            })}
+          </tr>
+        );
+      })}
     </DataTable>
   );
 }

@@ -1,4 +1,5 @@
 import { paths, withQuery } from '@/app/paths';
+import { factText } from '@/lib/facts';
 import { formatNumber } from '@/lib/format';
 import type { FactChange, HistoryPoint, Step, StepRule } from '../api/history';
 
@@ -72,10 +73,9 @@ export function stepText(step: Pick<Step, 'ratio'>, higherIsBetter: boolean): st
   return `${sign}${formatNumber(pct, 3)} % ${worse ? 'slower' : 'faster'}`;
 }
 
-/** A fact's value as text: maps and lists as JSON, empty as "—". */
-export function factValue(v: unknown): string {
-  if (v === null || v === undefined || v === '') return '—';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+/** A fact's value as text, in the words the machine page uses for that fact; empty as "—". */
+export function factValue(v: unknown, fact = ''): string {
+  return factText(fact, v) || '—';
 }
 
 /** A time-axis label in UTC: to the second when the runs span under an hour, else to the minute. */

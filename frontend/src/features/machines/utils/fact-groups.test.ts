@@ -20,8 +20,8 @@ describe('groupFacts', () => {
     expect(g[0]!.facts).toEqual([
       { key: 'cpu_model', label: 'CPU model', value: 'Xeon' },
       { key: 'smt_active', label: 'SMT (hyper-threading)', value: 'yes' },
-      { key: 'caches.L1d', label: 'L1 data cache', value: '32K' },
-      { key: 'caches.L2', label: 'L2 cache', value: '1024K' },
+      { key: 'caches.L1d', label: 'L1 data cache', value: '32 KiB' },
+      { key: 'caches.L2', label: 'L2 cache', value: '1 MiB' },
     ]);
     expect(g[1]!.facts).toEqual([
       { key: 'memory_bytes', label: 'Memory', value: '16.0 GiB' },
