@@ -5,7 +5,7 @@ import { Select } from '@/components/Form';
 import { useKernels } from '@/features/kernels/api/kernels';
 import { KernelCard } from '@/features/kernels/components/KernelCard';
 import { Seeds } from '@/features/kernels/components/Seeds';
-import { decodeKernelsQuery, encodeKernelsQuery, searchKernels } from '@/features/kernels/utils/catalog';
+import { decodeKernelsQuery, encodeKernelsQuery, familyGroups, searchKernels } from '@/features/kernels/utils/catalog';
 import { useMachines } from '@/features/machines/api/machines';
 import { useDocumentTitle } from './title';
 
@@ -29,7 +29,8 @@ export function KernelsPage() {
   const all = kernels.data ?? [];
   const families = [...new Set(all.map((k) => k.family))].sort();
   const found = searchKernels(all, query);
-  const groups = families.map((f) => [f, found.filter((k) => k.family === f).sort((a, b) => a.id.localeCompare(b.id))] as const).filter(([, ks]) => ks.length > 0);
+  // Searching, the best match leads (its family first); else families and kernels by name.
+  const groups = familyGroups(found, query.q !== '');
   const machineIds = (machines.data ?? []).map((m) => m.id);
   useScrollToHash(kernels.isSuccess);
   const set = (patch: Partial<typeof query>) => setSearchParams(encodeKernelsQuery({ ...query, ...patch }), { replace: true });

@@ -185,13 +185,20 @@ export function KernelPicker({ groups, selected, searchInvalid, ...option }: Pro
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const all = groups.flatMap(([, ks]) => ks);
   const searching = search.trim() !== '';
-  const matching = new Set(searchKernels(all, { q: search, family: null }).map((k) => k.id));
-  const shown = groups
+  // Best match first: searching, the family of the best match leads, and its best kernels (chosen ones
+  // that do not match after them).
+  const rank = new Map(searchKernels(all, { q: search, family: null }).map((k, i) => [k.id, i]));
+  const matching = new Set(rank.keys());
+  const byRank = (k: Kernel) => rank.get(k.id) ?? Number.MAX_SAFE_INTEGER;
+  const listed = groups
     .map(([family, ks]) => {
       const open = searching || !folded.has(family);
-      return [family, ks, ks.filter((k) => selected.has(k.id) || (open && matching.has(k.id))), open] as const;
+      const visible = ks.filter((k) => selected.has(k.id) || (open && matching.has(k.id)));
+      return [family, ks, searching ? [...visible].sort((a, b) => byRank(a) - byRank(b)) : visible, open] as const;
     })
     .filter(([, ks]) => !searching || ks.some((k) => matching.has(k.id) || selected.has(k.id)));
+  const best = (ks: readonly Kernel[]) => Math.min(Number.MAX_SAFE_INTEGER, ...ks.map(byRank));
+  const shown = searching ? [...listed].sort((a, b) => best(a[2]) - best(b[2])) : listed;
   const fold = (family: string, on: boolean) =>
     setFolded((prev) => {
       const next = new Set(prev);
