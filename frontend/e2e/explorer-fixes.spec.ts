@@ -181,6 +181,13 @@ test('Cancel asks first, and a cancelled run says so on a bar that is not green,
   // Not the success green (--ok, #1a7f37).
   const colour = await bar.locator('.progress-done').evaluate((el) => getComputedStyle(el).backgroundColor);
   expect(colour).not.toBe('rgb(26, 127, 55)');
+
+  // The runs list counts the same items measured, not every item with a (cancelled) result (issue 27, 3).
+  await page.goto('/runs');
+  const row = page.getByTestId('run-row').filter({ has: page.locator(`a[href="/runs/${runId}"]`) });
+  await expect(row.getByTestId('run-items')).toHaveText(new RegExp(`^${measured} / 5`));
+  const notRun = run.items.filter((i) => i.state !== 'succeeded' && i.state !== 'failed').length;
+  if (notRun > 0) await expect(row.getByTestId('run-items')).toContainText(`(${notRun} not run)`);
 });
 
 test("a sweep's rows and its chart's axis read in one unit (issue 13, 7)", async ({ page }) => {

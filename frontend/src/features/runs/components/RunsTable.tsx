@@ -1,11 +1,32 @@
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { StatusBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
 import { runKernels, type Machine, type Run } from '@/lib/api-types';
 import { batchPath, runPath } from '@/lib/query-state';
 import { runTitle } from '../utils/run-title';
+import { runQuery } from '../api/runs';
+import { itemsCell, needsItemsToCount } from '../utils/progress';
 import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
+
+/**
+ * A run's items done of all. A cancelled run counts what it measured, which only its items say (the
+ * list's counts take its cancelled items for done: "7 / 7" for a run that measured nothing), so its
+ * row reads the run once; push events refresh it like the run's own page.
+ */
+function ItemsCount({ run }: { run: Run }) {
+  const needed = needsItemsToCount(run);
+  const full = useQuery({ ...runQuery(run.id), enabled: needed, staleTime: 60_000 });
+  const cell = itemsCell(needed && full.data ? full.data : run);
+  return (
+    <td className="num" title={cell.title} data-testid="run-items">
+      {cell.count}
+      {cell.failed > 0 && <span className="error-text"> ({cell.failed} failed)</span>}
+      {cell.notRun > 0 && <span className="muted small"> ({cell.notRun} not run)</span>}
+    </td>
+  );
+}
 
 export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<string, Machine> }) {
   // Runs per batch among those listed: a batch of several machines says so.
@@ -54,10 +75,7 @@ export function RunsTable({ runs, machines }: { runs: Run[]; machines: Map<strin
               {kernels.length > 0 && <span className="muted">: {kernels.slice(0, 3).join(', ')}</span>}
               {kernels.length > 3 && <span className="muted">, …</span>}
             </td>
-            <td className="num">
-              {run.progress.done} / {run.progress.total}
-              {run.progress.failed > 0 && <span className="error-text"> ({run.progress.failed} failed)</span>}
-            </td>
+            <ItemsCount run={run} />
             <td>
               <RelativeTime value={run.created_at} /> <span className="muted small"><DateTime value={run.created_at} /></span>
             </td>

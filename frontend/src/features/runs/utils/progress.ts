@@ -1,5 +1,10 @@
-// What a run's progress bar says. While a run goes on it counts the items done; once cancelled it says
-// so, and counts from the items themselves, so its numbers match the results shown below it.
+// What a run's progress bar and the runs list say. While a run goes on they count the items done; once
+// cancelled they say so, and count from the items themselves, so their numbers match the results.
+//
+// Why the items: the server's `progress.done` counts every item that has a result, and the agent reports
+// each item of a cancelled run with a "cancelled" result (a result id, no measurement). A cancelled run
+// that measured nothing thus has done = total ("7 / 7"). The list's light runs (items=false) carry only
+// those counts, so what a cancelled run measured is known once its items are read.
 import { isLightRun, type Run } from '@/lib/api-types';
 
 export interface ProgressView {
@@ -11,24 +16,59 @@ export interface ProgressView {
   label: string;
 }
 
-export function progressView(run: Pick<Run, 'status' | 'items' | 'progress'>): ProgressView {
+type Counted = Pick<Run, 'status' | 'items' | 'progress'>;
+
+/** A cancelled run's items: measured, failed, and the rest (cancelled before or while they ran). */
+function cancelledCounts(run: Counted): { measured: number; failed: number; notRun: number; total: number } {
+  const count = (state: string) => run.items.filter((i) => i.state === state).length;
+  const measured = count('succeeded');
+  const failed = count('failed');
+  return { measured, failed, notRun: run.items.length - measured - failed, total: run.items.length };
+}
+
+/** Whether what a run measured is known only from its items, and this run came without them. */
+export function needsItemsToCount(run: Counted): boolean {
+  return run.status === 'cancelled' && isLightRun(run);
+}
+
+export function progressView(run: Counted): ProgressView {
   const { total, done, failed } = run.progress;
   if (run.status !== 'cancelled') {
     return { done, total, failed, tone: 'ok', label: `${done} / ${total} items${failed > 0 ? ` (${failed} failed)` : ''}` };
   }
-  // A run from the light list has no items to count: the server's counts stand in until the run loads.
-  const light = isLightRun(run);
-  const count = (state: string) => run.items.filter((i) => i.state === state).length;
-  const measured = light ? done : count('succeeded');
-  const failedItems = light ? failed : count('failed');
-  const itemCount = light ? total : run.items.length;
-  const notRun = itemCount - measured - failedItems;
-  const parts = [failedItems > 0 ? `${failedItems} failed` : '', notRun > 0 ? `${notRun} not run` : ''].filter(Boolean);
+  // A run from the light list has no items to count, and its `done` counts cancelled items too: it
+  // claims nothing measured until the run loads.
+  if (isLightRun(run)) {
+    return { done: 0, total, failed, tone: 'cancelled', label: `Cancelled: ${total} items, counting what was measured…` };
+  }
+  const c = cancelledCounts(run);
+  const parts = [c.failed > 0 ? `${c.failed} failed` : '', c.notRun > 0 ? `${c.notRun} not run` : ''].filter(Boolean);
   return {
-    done: measured,
-    total: itemCount,
-    failed: failedItems,
+    done: c.measured,
+    total: c.total,
+    failed: c.failed,
     tone: 'cancelled',
-    label: `Cancelled: ${measured} of ${itemCount} items measured${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
+    label: `Cancelled: ${c.measured} of ${c.total} items measured${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
   };
+}
+
+export interface ItemsCell {
+  /** "3 / 7": items done (measured, for a cancelled run) of all; "… / 7" while that is being counted. */
+  count: string;
+  failed: number;
+  /** A cancelled run's items never measured (cancelled before or while they ran). */
+  notRun: number;
+  /** For the cell's tooltip. */
+  title: string;
+}
+
+/** The runs list's Items cell. `run` is the list's entry, or the run with its items once read. */
+export function itemsCell(run: Counted): ItemsCell {
+  const { total, done, failed } = run.progress;
+  if (run.status !== 'cancelled') {
+    return { count: `${done} / ${total}`, failed, notRun: 0, title: `${done} of ${total} items done${failed > 0 ? `, ${failed} failed` : ''}` };
+  }
+  if (isLightRun(run)) return { count: `… / ${total}`, failed: 0, notRun: 0, title: 'Cancelled: counting the items it measured' };
+  const c = cancelledCounts(run);
+  return { count: `${c.measured} / ${c.total}`, failed: c.failed, notRun: c.notRun, title: progressView(run).label };
 }
