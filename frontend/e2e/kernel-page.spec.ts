@@ -36,3 +36,34 @@ test('a kernel no machine has measured says how to measure it', async ({ page })
   await expect(page.getByTestId('ranking-empty')).toBeVisible();
   await expect(page.getByTestId('ranking-empty').getByRole('link', { name: 'New run' })).toHaveAttribute('href', '/runs/new');
 });
+
+// Issue 27 item 11: the CI whiskers were drawn near-black on the dark page.
+test('in the dark scheme the CI whiskers stand out from the page', async ({ page, request }) => {
+  const machine = await localMachine(request);
+  const latest = async () => (await (await request.get(`/api/v1/kernels/${KERNEL}/latest`)).json()) as unknown[];
+  if ((await latest()).length === 0) await runToSuccess(request, machine.id, [{ kernel: KERNEL, params: {} }]);
+  // WCAG 2.1 contrast of two CSS colours (rgb()/rgba() as getComputedStyle gives them).
+  const contrast = (a: string, b: string) => {
+    const lum = (c: string) => {
+      const [r, g, bl] = (c.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+        const s = Number(v) / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+    };
+    const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+    return (hi! + 0.05) / (lo! + 0.05);
+  };
+  for (const scheme of ['dark', 'light'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.goto(`/kernels/${KERNEL}`);
+    const whisker = page.getByTestId('ranked-chart').locator('.recharts-errorBar line').first();
+    await expect(whisker).toBeAttached();
+    const { stroke, background } = await whisker.evaluate((el) => ({
+      stroke: getComputedStyle(el).stroke,
+      background: getComputedStyle(document.documentElement).backgroundColor,
+    }));
+    // 3:1 is WCAG's floor for graphics (1.4.11); the whisker had about 1.1:1 on the dark page.
+    expect(contrast(stroke, background), `${scheme}: whisker ${stroke} on ${background}`).toBeGreaterThanOrEqual(3);
+  }
+});

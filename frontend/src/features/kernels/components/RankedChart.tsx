@@ -22,6 +22,7 @@ export function RankedChart({ kernel, point }: { kernel: string; point: RankedPo
           <YAxis type="category" dataKey="name" width={140} />
           <Tooltip formatter={(v) => `${formatNumber(Number(v), 3)} ${scale.unit}`} />
           <Bar dataKey="median" name="median" fill="#0969da" isAnimationActive={false}>
+            {/* Near-black for the white PNG export; styles.css gives it the text colour on a dark page. */}
             <ErrorBar dataKey="err" width={4} strokeWidth={1.5} stroke="#1b1f24" direction="x" />
           </Bar>
         </BarChart>
