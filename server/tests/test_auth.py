@@ -42,7 +42,7 @@ OPEN_ROUTES = {
 }
 BODY_METHODS = {"POST", "PUT", "PATCH"}
 # Reads that stay admin-only even with CTXBENCH_PUBLIC_READ=true: credentials and enrollment.
-ADMIN_READS = ("/api/v1/tokens", "/api/v1/join-tokens")
+ADMIN_READS = ("/api/v1/tokens", "/api/v1/sessions", "/api/v1/join-tokens")
 
 
 def flat_routes(server: CtxbenchServer) -> list[Any]:

@@ -35,6 +35,12 @@ bearer = HTTPBearer(
 )
 
 
+def admin_token_digest(request: Request) -> str:
+    """The SHA-256 of this server's admin token (app.state, set once at start)."""
+    digest: str = request.app.state.admin_token_digest
+    return digest
+
+
 @dataclass(frozen=True)
 class Credential:
     """What the request carried: a principal, or why there is none (refusal), and a session's expiry."""
@@ -62,13 +68,13 @@ async def credential(
 async def _credential(
     request: Request, session: AsyncSession, auth: HTTPAuthorizationCredentials | None
 ) -> Credential:
+    admin_digest = admin_token_digest(request)
     if auth is not None:
-        admin_digest: str = request.app.state.admin_token_digest
         return Credential(await service.authenticate_token(session, auth.credentials, admin_digest), "")
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         try:
-            who, expires = await service.authenticate_session(session, cookie)
+            who, expires = await service.authenticate_session(session, cookie, admin_digest)
         except Unauthenticated as e:
             return Credential(None, str(e.detail), from_cookie=True)
         return Credential(who, "", from_cookie=True, expires_at=expires)

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Scope = Literal["admin", "write", "read"]
+SessionSource = Literal["admin", "token", "login_link"]
 
 
 class SessionCreate(BaseModel):
@@ -60,3 +61,23 @@ class TokenCreated(TokenOut):
     """The secret appears here only: it is stored hashed."""
 
     token: str
+
+
+class SessionInfo(BaseModel):
+    """A signed-in browser as GET /sessions lists it: never its cookie, nor the cookie's hash."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    name: str = Field(description="who signed in: admin, admin (sign-in link), or the API token's name")
+    scope: Scope
+    source: SessionSource = Field(description="what it was made from; it ends when that does")
+    token_id: str | None = Field(description="the API token signed in with (source token)")
+    created_at: datetime
+    expires_at: datetime
+    last_used_at: datetime | None = Field(description="to the minute")
+    current: bool = Field(default=False, description="the session of this request's own cookie")
+
+
+class SessionsEnded(BaseModel):
+    ended: int
