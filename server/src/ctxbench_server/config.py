@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     public_url: str | None = None
     # How long a browser session (sign-in) lasts.
     session_ttl_s: int = Field(default=7 * 86400, ge=60, le=366 * 86400)
+    # Failed sign-ins (a wrong token or login code traded for a session) per client address: this many
+    # at once, then one more every sign_in_refill_s seconds; past that 429 with Retry-After.
+    sign_in_burst: int = Field(default=10, ge=1, le=100_000)
+    sign_in_refill_s: float = Field(default=6.0, gt=0, le=86400)
     frontend_dir: Path = Path("./build/frontend")
     # The agent bundles, SHA256SUMS and install-agent.sh (`make dist`), served open at /dist/ and
     # /install-agent.sh.

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import RedirectResponse
 
 from ctxbench_server.auth import service
 from ctxbench_server.auth.deps import SESSION_COOKIE, AdminDep, CredentialDep, admin_token_digest
+from ctxbench_server.auth.limiter import SignInLimiter, TooManySignIns, client_address, sign_in_limiter
 from ctxbench_server.auth.schemas import (
     SessionCreate,
     SessionCreated,
@@ -32,6 +34,7 @@ session_router = APIRouter(prefix="/session", tags=["session"])
 # The admin's view of credentials: /tokens and /sessions (one router: app.py includes it behind ReadDep,
 # each route adds AdminDep).
 tokens_router = APIRouter()
+LimiterDep = Annotated[SignInLimiter, Depends(sign_in_limiter)]
 UNKNOWN_SESSION = "unknown session id"
 
 
@@ -72,20 +75,23 @@ async def get_session(request: Request, cred: CredentialDep) -> SessionOut:
     responses=errors(
         {
             401: "`token` or `login_code` unknown, revoked or expired",
+            429: "too many failed sign-ins from this address (Retry-After)",
         }
     ),
 )
 async def sign_in(
-    body: SessionCreate, request: Request, response: Response, session: SessionDep
+    body: SessionCreate, request: Request, response: Response, session: SessionDep, limiter: LimiterDep
 ) -> SessionCreated:
     """Trades a token or a one-time login code for an HttpOnly session cookie (`ctxbench_session`). The
-    session lasts as long as that credential does, CTXBENCH_SESSION_TTL_S at most."""
+    session lasts as long as that credential does, CTXBENCH_SESSION_TTL_S at most. Failed sign-ins are
+    limited per client address (CTXBENCH_SIGN_IN_BURST, CTXBENCH_SIGN_IN_REFILL_S)."""
     admin_digest = admin_token_digest(request)
-    if body.token is not None:
-        who = await service.authenticate_token(session, body.token, admin_digest)
-    else:
-        assert body.login_code is not None
-        who = await service.redeem_login_code(session, body.login_code, admin_digest)
+    with limiter.attempt(client_address(request)):  # 429 before anything is looked up
+        if body.token is not None:
+            who = await service.authenticate_token(session, body.token, admin_digest)
+        else:
+            assert body.login_code is not None
+            who = await service.redeem_login_code(session, body.login_code, admin_digest)
     ttl = request.app.state.settings.session_ttl_s
     secret, expires = await service.create_session(
         session, who, ttl, admin_digest, via_link=body.login_code is not None
@@ -171,16 +177,20 @@ def _info(row: object, who: service.Principal) -> SessionInfo:
 
 
 def install_login_link(app: FastAPI, index: Callable[[], Response]) -> None:
-    """GET / serves the explorer; GET /?login=<code> first trades the code for a session cookie."""
+    """GET / serves the explorer; GET /?login=<code> first trades the code for a session cookie. A code
+    refused (or too many failed sign-ins from this address) goes to the sign-in page with the reason."""
 
     @app.get("/", include_in_schema=False, response_model=None)
-    async def root(request: Request, session: SessionDep, login: str | None = None) -> Response:
+    async def root(
+        request: Request, session: SessionDep, limiter: LimiterDep, login: str | None = None
+    ) -> Response:
         if login is None:
             return index()
         admin_digest = admin_token_digest(request)
         try:
-            who = await service.redeem_login_code(session, login, admin_digest)
-        except Unauthenticated as e:
+            with limiter.attempt(client_address(request)):
+                who = await service.redeem_login_code(session, login, admin_digest)
+        except (Unauthenticated, TooManySignIns) as e:
             return RedirectResponse(f"/signin?error={quote(str(e.detail))}", status_code=303)
         ttl = request.app.state.settings.session_ttl_s
         secret, expires = await service.create_session(session, who, ttl, admin_digest, via_link=True)
