@@ -481,7 +481,9 @@ export interface paths {
         put?: never;
         /**
          * Sign In
-         * @description Trades a token or a one-time login code for an HttpOnly session cookie (`ctxbench_session`).
+         * @description Trades a token or a one-time login code for an HttpOnly session cookie (`ctxbench_session`). The
+         *     session lasts as long as that credential does, CTXBENCH_SESSION_TTL_S at most. Failed sign-ins are
+         *     limited per client address (CTXBENCH_SIGN_IN_BURST, CTXBENCH_SIGN_IN_REFILL_S).
          */
         post: operations["sign_in_api_v1_session_post"];
         /**
@@ -489,6 +491,52 @@ export interface paths {
          * @description Ends this browser's session (server-side too) and clears the cookie.
          */
         delete: operations["sign_out_api_v1_session_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sessions
+         * @description Every browser session that still lets a browser in, newest first (never a cookie or its hash).
+         */
+        get: operations["list_sessions_api_v1_sessions_get"];
+        put?: never;
+        post?: never;
+        /**
+         * End All Sessions
+         * @description Signs out everywhere: ends every browser session, the caller's own too unless `keep_current`.
+         *     Tokens stay (revoke them with DELETE /tokens/{id}); the admin token changes only with a restart.
+         */
+        delete: operations["end_all_sessions_api_v1_sessions_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End Session
+         * @description Ends one browser session at once (its next request gets 401); its cookie is cleared when it is
+         *     the caller's own.
+         */
+        delete: operations["end_session_api_v1_sessions__session_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1770,6 +1818,56 @@ export interface components {
              */
             scope: "admin" | "write" | "read";
         };
+        /**
+         * SessionInfo
+         * @description A signed-in browser as GET /sessions lists it: never its cookie, nor the cookie's hash.
+         */
+        SessionInfo: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Current
+             * @description the session of this request's own cookie
+             * @default false
+             */
+            current: boolean;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /**
+             * Last Used At
+             * @description to the minute
+             */
+            last_used_at: string | null;
+            /**
+             * Name
+             * @description who signed in: admin, admin (sign-in link), or the API token's name
+             */
+            name: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "admin" | "write" | "read";
+            /**
+             * Source
+             * @description what it was made from; it ends when that does
+             * @enum {string}
+             */
+            source: "admin" | "token" | "login_link";
+            /**
+             * Token Id
+             * @description the API token signed in with (source token)
+             */
+            token_id: string | null;
+        };
         /** SessionOut */
         SessionOut: {
             /** Authenticated */
@@ -1780,6 +1878,11 @@ export interface components {
             public_read: boolean;
             /** Scope */
             scope: ("admin" | "write" | "read") | null;
+        };
+        /** SessionsEnded */
+        SessionsEnded: {
+            /** Ended */
+            ended: number;
         };
         /** ShareCreate */
         ShareCreate: {
@@ -3190,7 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionCreated"];
                 };
             };
-            /** @description unknown, revoked or expired */
+            /** @description `token` or `login_code` unknown, revoked or expired */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,6 +3308,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description too many failed sign-ins from this address (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3223,6 +3333,95 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    list_sessions_api_v1_sessions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionInfo"][];
+                };
+            };
+        };
+    };
+    end_all_sessions_api_v1_sessions_delete: {
+        parameters: {
+            query?: {
+                keep_current?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    end_session_api_v1_sessions__session_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionInfo"];
+                };
+            };
+            /** @description unknown session id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
             };
         };
     };
@@ -3368,7 +3567,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOut"];
                 };
             };
-            /** @description unknown */
+            /** @description token not found */
             404: {
                 headers: {
                     [name: string]: unknown;
