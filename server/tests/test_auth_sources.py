@@ -86,6 +86,31 @@ async def test_rotating_the_admin_token_ends_its_sessions_and_codes(tmp_path: Pa
         await second.stop()
 
 
+async def test_a_printed_sign_in_link_is_refused_after_rotation(tmp_path: Path) -> None:
+    """The link a server prints at start, never used, does not sign in once the admin token changes."""
+    async with running_server(test_settings(tmp_path)) as first:
+        printed = first.sign_in_url.removeprefix(f"http://127.0.0.1:{first.http_port}")
+        code = printed.removeprefix("/?login=")
+        assert code != printed
+        async with first.sessionmaker() as s:
+            assert (await s.execute(select(AuthSession))).first() is None  # unused
+
+    second = CtxbenchServer(test_settings(tmp_path, admin_token=ROTATED))
+    await second.start()
+    try:
+        async with anon(second) as c:
+            r = await c.get(printed)
+            assert r.status_code == 303, r.text
+            assert "set-cookie" not in r.headers
+            assert r.headers["location"] == "/signin?error=login%20code%20from%20a%20replaced%20admin%20token"
+            r = await c.post("/api/v1/session", json={"login_code": code})
+            assert (r.status_code, r.json()) == (401, {"detail": "login code from a replaced admin token"})
+        async with second.sessionmaker() as s:
+            assert (await s.execute(select(AuthSession))).first() is None
+    finally:
+        await second.stop()
+
+
 async def test_a_session_never_outlives_its_api_token(
     server: CtxbenchServer, http: httpx.AsyncClient
 ) -> None:

@@ -105,7 +105,8 @@ class CtxbenchServer:
         self.agent_engine = create_engine(s.db_url, s.agent_db_pool_size)
         self.agent_sessionmaker = create_sessionmaker(self.agent_engine, share_writes_with=self.sessionmaker)
         async with self.sessionmaker() as session:
-            login_code = await auth_service.create_login_code(session)
+            # Bound to this admin token: a printed link stops working when the token is rotated.
+            login_code = await auth_service.create_login_code(session, auth_service.digest(self.admin_token))
         self.hub = AgentHub()
         budget = StreamBudget(s.max_sse_per_client, s.max_sse_total)  # run streams and push streams
         events = RunEvents(self.sessionmaker, budget=budget)
