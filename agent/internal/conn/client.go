@@ -148,6 +148,10 @@ func (c *client) ended(err error, enrolling bool, wait time.Duration) (time.Dura
 		c.log.Error("cannot verify the server's TLS certificate: "+tlsReason(err),
 			"retry_in", wait.Round(time.Millisecond))
 	case Retryable(err):
+		if after, ok := pushbackOf(err); ok {
+			// The server said when (spread over the agents it turned away): that, capped, not the backoff.
+			wait = min(after, c.o.MaxBackoff)
+		}
 		c.log.Warn("stream to server ended; reconnecting", "err", errText(err), "retry_in", wait.Round(time.Millisecond))
 	default:
 		wait = c.o.MaxBackoff
@@ -229,7 +233,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	first, err := stream.Recv()
 	if err != nil {
-		return false, err
+		return false, withPushback(err, stream.Trailer())
 	}
 	w := first.GetWelcome()
 	if w == nil {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
@@ -28,15 +30,16 @@ func (c *client) enroll(ctx context.Context) error {
 	}
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	var trailer metadata.MD
 	resp, err := c.api.Enroll(ectx, &agentv1.EnrollRequest{
 		JoinToken:         c.o.EnrollToken,
 		ProposedMachineId: c.o.AgentID,
 		Name:              c.o.Name,
 		Hostname:          c.o.Hostname,
 		AgentVersion:      c.o.AgentVersion,
-	})
+	}, grpc.Trailer(&trailer))
 	if err != nil {
-		return err
+		return withPushback(err, trailer)
 	}
 	if resp.GetMachineId() != c.o.AgentID {
 		return status.Errorf(codes.FailedPrecondition, "server enrolled machine %q, not this agent's id %q", resp.GetMachineId(), c.o.AgentID)

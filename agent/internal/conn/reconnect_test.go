@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
 )
 
@@ -129,5 +133,70 @@ func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
 	}
 	if w := rec.waits[5]; w > 20*time.Millisecond {
 		t.Errorf("wait after a stream that lived StableAfter = %v, want reset to at most 20ms (waits %v)", w, rec.waits)
+	}
+}
+
+// busyServer refuses each Hello as the server does while it records other agents' connects:
+// UNAVAILABLE with gRPC's pushback trailer naming when to come back.
+type busyServer struct {
+	agentv1.UnimplementedAgentServiceServer
+	after string
+}
+
+func (s *busyServer) Connect(stream agentv1.AgentService_ConnectServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	stream.SetTrailer(metadata.Pairs(pushbackKey, s.after))
+	return status.Error(codes.Unavailable, "the server is recording other agents' Hellos; retry")
+}
+
+// The server's pushback replaces the backoff (it is already spread over the agents it turned away),
+// capped by MaxBackoff; a malformed one is ignored.
+func TestPushbackSetsTheWait(t *testing.T) {
+	for _, tc := range []struct {
+		after    string
+		min, max time.Duration
+	}{
+		{"700", 700 * time.Millisecond, 700 * time.Millisecond},
+		{"900000", 2 * time.Second, 2 * time.Second},           // capped by MaxBackoff
+		{"soon", 10 * time.Millisecond, 20 * time.Millisecond}, // the backoff's first wait
+	} {
+		addr := serveAgentService(t, &busyServer{after: tc.after})
+		rec := &retries{}
+		stop := runClient(t, Options{Server: addr, Log: slog.New(rec),
+			MinBackoff: 20 * time.Millisecond, MaxBackoff: 2 * time.Second})
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			rec.mu.Lock()
+			n := len(rec.waits)
+			rec.mu.Unlock()
+			if n >= 1 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		stop()
+		rec.mu.Lock()
+		if len(rec.waits) == 0 {
+			t.Fatalf("pushback %q: no reconnect logged", tc.after)
+		}
+		if w := rec.waits[0]; w < tc.min || w > tc.max {
+			t.Errorf("pushback %q: waited %v, want [%v, %v]", tc.after, w, tc.min, tc.max)
+		}
+		rec.mu.Unlock()
+	}
+}
+
+func TestPushbackKeepsTheStatus(t *testing.T) {
+	err := withPushback(status.Error(codes.Unavailable, "busy"), metadata.Pairs(pushbackKey, "1500"))
+	if after, ok := pushbackOf(err); !ok || after != 1500*time.Millisecond {
+		t.Fatalf("pushbackOf = %v, %v; want 1.5s", after, ok)
+	}
+	if status.Code(err) != codes.Unavailable || !Retryable(err) {
+		t.Fatalf("wrapped error lost its status: %v", err)
+	}
+	if withPushback(nil, metadata.Pairs(pushbackKey, "1")) != nil {
+		t.Fatal("nil error gained a pushback")
 	}
 }
