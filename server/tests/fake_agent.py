@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import TypeVar
 
 import grpc
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+
+T = TypeVar("T")
 
 
 def fake_catalog() -> list[pb.KernelSpec]:
@@ -118,6 +121,20 @@ class FakeAgent:
             )
         self.credentials[resp.machine_id] = resp.machine_credential
         return resp
+
+    async def admitted(self, attempt: Callable[[], Awaitable[T]], tries: int = 20) -> T:
+        """`attempt` (enroll, connect) again after each refusal that carries the server's pushback, as the
+        real agent does (agents/admission.py): at most `tries` times."""
+        for _ in range(tries - 1):
+            try:
+                return await attempt()
+            except grpc.aio.AioRpcError as e:
+                pushback = dict(e.trailing_metadata() or ()).get("grpc-retry-pushback-ms")
+                if e.code() != grpc.StatusCode.UNAVAILABLE or pushback is None:
+                    raise
+                await self.close()
+                await asyncio.sleep(int(pushback) / 1000)
+        return await attempt()
 
     async def open(self, credential: str | None = None) -> None:
         """Opens a Connect stream, enrolling first when this agent has no credential yet."""

@@ -133,3 +133,13 @@ def test_host_name_takes_a_whole_host_header_or_nothing() -> None:
     assert host_name("::1") == "::1" and host_name("*") == "*" and host_name("10.0.0.2") == "10.0.0.2"
     for bad in ("127.0.0.1:9180@attacker.example", "a:b:c.example", "x:99999999", "[::1", "a b", ""):
         assert host_name(bad) == "", bad
+
+
+def test_connect_admission_must_leave_the_agents_pool_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = load_settings([])
+    assert (s.connect_concurrency, s.connect_queue) == (4, 32)
+    monkeypatch.setenv("CTXBENCH_CONNECT_CONCURRENCY", "15")
+    with pytest.raises(ValidationError, match=r"CTXBENCH_CONNECT_CONCURRENCY.*CTXBENCH_AGENT_DB_POOL_SIZE"):
+        load_settings([])
+    monkeypatch.setenv("CTXBENCH_AGENT_DB_POOL_SIZE", "10")
+    assert load_settings([]).connect_concurrency == 15

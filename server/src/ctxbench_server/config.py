@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     # stream may take to send its Hello (then DEADLINE_EXCEEDED).
     max_agent_streams: int = Field(default=2000, ge=1, le=100_000)
     hello_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    # Agents' connects (an Enroll, a Hello's machine and catalog) recorded at once, and waiting their turn;
+    # one more is refused with UNAVAILABLE and a turn of its own to come back at (gRPC's pushback trailer).
+    # A fleet reconnecting after a restart then arrives at the pace the database records it.
+    connect_concurrency: int = Field(default=4, ge=1, le=1000)
+    connect_queue: int = Field(default=32, ge=0, le=100_000)
     # Database connections (pool size; twice as many more open under load): REST and event streams use one
     # pool, agent streams (Hello, heartbeats, reports, dispatch) their own, so browsers never starve agents.
     db_pool_size: int = Field(default=5, ge=1, le=1000)
@@ -122,6 +127,13 @@ class Settings(BaseSettings):
             check_token(self.agent_token.get_secret_value(), self.env, "CTXBENCH_AGENT_TOKEN")
         if self.admin_token is not None:
             check_token(self.admin_token.get_secret_value(), self.env, "CTXBENCH_ADMIN_TOKEN")
+        if self.connect_concurrency >= 3 * self.agent_db_pool_size:
+            # each connect recorded holds one of the agents' pool while it waits for the write slot
+            raise ValueError(
+                f"CTXBENCH_CONNECT_CONCURRENCY ({self.connect_concurrency}) must stay under the agents' pool "
+                f"(CTXBENCH_AGENT_DB_POOL_SIZE {self.agent_db_pool_size}, 3x under load): heartbeats, "
+                "reports and dispatch need connections too"
+            )
         if self.public_url is not None:
             url = urlsplit(self.public_url)
             if url.scheme not in ("http", "https") or not url.hostname:

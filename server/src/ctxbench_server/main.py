@@ -15,6 +15,7 @@ import grpc
 import uvicorn
 from pydantic import ValidationError
 
+from ctxbench_server.agents.admission import Admission
 from ctxbench_server.agents.servicer import AgentService, add_to_server
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
@@ -152,6 +153,7 @@ class CtxbenchServer:
             max_streams=s.max_agent_streams,
             hello_timeout_s=s.hello_timeout_s,
             stored=stored,
+            admission=Admission(s.connect_concurrency, s.connect_queue),
         )
         add_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None

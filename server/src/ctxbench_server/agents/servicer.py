@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__
 from ctxbench_server.agents import reports_wire, wire
+from ctxbench_server.agents.admission import Admission, Busy, refuse
 from ctxbench_server.agents.liveness import Liveness
 from ctxbench_server.agents.wire import add_to_server as add_to_server
 from ctxbench_server.dispatch.commands import CancelRun, StartRun
@@ -57,7 +58,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
         hello_timeout_s: float = 10.0,
         *,
         stored: StoredEvents,
+        admission: Admission | None = None,
     ) -> None:
+        # Enrollments and Hellos are written a few at a time; the rest are told when to come back.
+        self.admission = admission or Admission(concurrent=4, queue=32)  # Settings' defaults
         self.stored = stored  # told what ingest stored (compare's latest pointers, SSE)
         self.max_streams = max_streams
         self.hello_timeout_s = hello_timeout_s
@@ -73,7 +77,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
         try:
-            async with self.sessionmaker() as session:
+            async with self.admission.admit(), self.sessionmaker() as session:
                 machine_id, credential, pending = await fleet.enroll(
                     session,
                     token=request.join_token,
@@ -84,6 +88,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     agent_version=request.agent_version,
                     approve_new_hosts=self.approve_new_hosts,
                 )
+        except Busy as busy:
+            await refuse(context, busy, "enrollments")
         except CtxbenchError as e:
             # Never log the token: only why it was refused.
             log.warning("enrollment from %s refused: %s", context.peer(), e.detail)
@@ -171,8 +177,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return
         machine_id = hello.agent_id
         try:
-            async with self.hub.locks[machine_id], self.sessionmaker() as session:
+            async with self.admission.admit(), self.hub.locks[machine_id], self.sessionmaker() as session:
                 await machines.upsert_from_hello(session, wire.agent_hello(hello))
+        except Busy as busy:
+            log.info("agent %s: Hello deferred (%d waiting)", machine_id, self.admission.waiting)
+            await refuse(context, busy, "Hellos")
+            return
         except Exception:  # never a database's words to an agent: it retries with backoff
             log.exception("agent %s: could not record its Hello", machine_id)
             await context.abort(

@@ -77,15 +77,6 @@ async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine
     """Creates or refreshes the machine and replaces its catalog. Commits. The caller holds the
     machine's lock (two Hellos of one machine would both replace its catalog); kernels are shared
     between machines, so they are upserted in one statement, in id order, never read then inserted."""
-    now = utcnow()
-    machine = await session.get(Machine, hello.agent_id)
-    if machine is None:
-        machine = Machine(id=hello.agent_id, first_seen=now)
-        session.add(machine)
-    describe(machine, hello.name, hello.hostname, hello.agent_version)
-    machine.facts = hello.facts
-    machine.last_seen = now
-
     specs: dict[str, dict[str, Any]] = {}
     listed: dict[str, str] = {}  # new id -> the old id an older agent listed it under
     for spec in hello.kernels:
@@ -99,7 +90,26 @@ async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine
             if kid != raw:  # stored under its new id and family; dispatch sends the old one back
                 specs[kid] = {**spec, "id": kid, "family": aliases.family_of(kid)}
                 listed[kid] = raw
+    stored = {
+        kid: s if kid not in listed else {**s, aliases.LISTED_AS: listed[kid]} for kid, s in specs.items()
+    }
+    # Read before anything is written: a session with changes would take the SQLite write gate first.
+    unchanged = await _catalog(session, hello.agent_id) == stored
+    now = utcnow()
+    machine = await session.get(Machine, hello.agent_id)
+    if machine is None:
+        machine = Machine(id=hello.agent_id, first_seen=now)
+        session.add(machine)
+    describe(machine, hello.name, hello.hostname, hello.agent_version)
+    machine.facts = hello.facts
+    machine.last_seen = now
+
     await session.flush()
+    if unchanged:
+        # The catalog it had (every reconnect of an agent that was not upgraded): only the machine's row
+        # is written, so a fleet reconnecting after a restart costs a row per agent, not a catalog.
+        await session.commit()
+        return machine
     if specs:
         # One statement, not a read then an insert: on PostgreSQL a fleet's first Hellos, all naming the
         # same new kernels at once, would otherwise race to insert them (IntegrityError, Hello refused).
@@ -115,16 +125,17 @@ async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine
             )
         )
     await session.execute(delete(MachineKernel).where(MachineKernel.machine_id == machine.id))
-    session.add_all(
-        MachineKernel(
-            machine_id=machine.id,
-            kernel_id=kid,
-            spec={**s, aliases.LISTED_AS: listed[kid]} if kid in listed else s,
-        )
-        for kid, s in specs.items()
-    )
+    session.add_all(MachineKernel(machine_id=machine.id, kernel_id=kid, spec=s) for kid, s in stored.items())
     await session.commit()
     return machine
+
+
+async def _catalog(session: AsyncSession, machine_id: str) -> dict[str, dict[str, Any]]:
+    """The machine's stored catalog, kernel id -> spec as stored."""
+    rows = await session.execute(
+        select(MachineKernel.kernel_id, MachineKernel.spec).where(MachineKernel.machine_id == machine_id)
+    )
+    return {kid: spec for kid, spec in rows}
 
 
 async def touch(session: AsyncSession, machine_id: str) -> None:

@@ -1,0 +1,99 @@
+"""Admission for what an agent's (re)connect writes: an Enroll, a Hello's machine and catalog.
+
+After a server restart every agent of a fleet reconnects at once. Recording a Hello is a write (the
+machine, its facts, its catalog), and on SQLite writes go one at a time: 200 Hellos let in together held
+every pooled connection while they queued for the write, so credential checks and REST requests waited
+for a connection until they failed, agents were refused with tracebacks and backed off to a minute.
+
+So a few connects are recorded at a time (`concurrent`) and a bounded number wait their turn (`queue`);
+a connect beyond that is refused at once, before it touches the database, with UNAVAILABLE and the time
+to come back: gRPC's `grpc-retry-pushback-ms` trailer (gRFC A6), which the agent honours. Each refused
+connect is booked a turn of its own after the queue ahead and after every connect refused before it, at
+the recent pace (one connect per `pace / concurrent` seconds), with ±10 % jitter: the refused agents
+come back one after the other at the rate the server records them, not together and not after a gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import grpc
+
+PUSHBACK_KEY = "grpc-retry-pushback-ms"
+MIN_RETRY_S = 0.5
+MAX_RETRY_S = 60.0
+_JITTER = 0.1
+_PACE_WEIGHT = 0.2  # of the newest connect in the moving average of a connect's recording time
+_FIRST_PACE_S = 0.05  # the average before any connect was recorded
+
+
+class Busy(Exception):
+    """Refused for now: come back after `retry_after_s`."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"retry in {retry_after_s:.1f} s")
+        self.retry_after_s = retry_after_s
+
+
+class Admission:
+    def __init__(self, concurrent: int, queue: int, rand: Callable[[], float] = random.random) -> None:
+        if concurrent < 1 or queue < 0:
+            raise ValueError("admission needs concurrent >= 1 and queue >= 0")
+        self.concurrent = concurrent
+        self.queue = queue
+        self._slots = asyncio.Semaphore(concurrent)
+        self._waiting = 0
+        self._inside = 0
+        self._pace_s = _FIRST_PACE_S
+        self._booked = 0.0  # monotonic time of the last turn given to a refused connect
+        self._rand = rand
+        self._clock = time.monotonic
+        self.refused = 0
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    def book(self) -> float:
+        """Seconds until a refused connect's own turn: after the queue ahead and the turns booked
+        before it, one `pace / concurrent` apart, ±10 %, within [MIN_RETRY_S, MAX_RETRY_S]."""
+        now = self._clock()
+        gap = self._pace_s / self.concurrent
+        self._booked = max(self._booked, now + (self._waiting + self._inside) * gap) + gap
+        jitter = 1.0 + _JITTER * (2.0 * self._rand() - 1.0)
+        return min(MAX_RETRY_S, max(MIN_RETRY_S, (self._booked - now) * jitter))
+
+    @asynccontextmanager
+    async def admit(self) -> AsyncIterator[None]:
+        """Waits for a turn, or raises Busy when `queue` connects wait already."""
+        if self._waiting >= self.queue and self._slots.locked():
+            self.refused += 1
+            raise Busy(self.book())
+        self._waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._waiting -= 1
+        self._inside += 1
+        start = self._clock()
+        try:
+            yield
+        finally:
+            self._inside -= 1
+            self._slots.release()
+            took = self._clock() - start
+            self._pace_s += _PACE_WEIGHT * (took - self._pace_s)
+
+
+async def refuse(context: grpc.aio.ServicerContext, busy: Busy, what: str) -> None:
+    """Aborts the RPC with UNAVAILABLE and the pushback trailer (abort raises)."""
+    ms = max(1, round(busy.retry_after_s * 1000))
+    context.set_trailing_metadata(((PUSHBACK_KEY, str(ms)),))
+    await context.abort(
+        grpc.StatusCode.UNAVAILABLE,
+        f"the server is recording other agents' {what}; retry in {ms / 1000:.1f} s",
+    )

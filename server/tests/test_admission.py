@@ -1,0 +1,163 @@
+"""Admission of agents' connects (agents/admission.py): a few recorded at a time, a bounded queue, and
+the rest told when to come back (gRPC's grpc-retry-pushback-ms trailer), each at a turn of its own.
+And a reconnect with the catalog the server has costs no catalog writes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+from sqlalchemy import event
+
+from ctxbench_server.agents.admission import MAX_RETRY_S, MIN_RETRY_S, PUSHBACK_KEY, Admission, Busy
+from ctxbench_server.main import CtxbenchServer
+
+from .runs_helpers import MakeAgent
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def hold(admission: Admission, entered: asyncio.Event, leave: asyncio.Event) -> None:
+    async with admission.admit():
+        entered.set()
+        await leave.wait()
+
+
+async def test_admission_queues_then_books_each_refused_connect_a_turn_of_its_own() -> None:
+    admission = Admission(concurrent=1, queue=1, rand=lambda: 0.5)  # 0.5: no jitter
+    clock = Clock()
+    admission._clock = clock
+    admission._pace_s = 2.0  # as if recent connects took 2 s each to record
+    inside, leave = asyncio.Event(), asyncio.Event()
+    first = asyncio.create_task(hold(admission, inside, leave))
+    await inside.wait()
+    second_in, second_leave = asyncio.Event(), asyncio.Event()
+    second = asyncio.create_task(hold(admission, second_in, second_leave))
+    await asyncio.sleep(0)
+    assert admission.waiting == 1 and not second_in.is_set()
+
+    # The queue is full: refused at once, each a turn later than the one before, never together.
+    turns = []
+    for _ in range(5):
+        with pytest.raises(Busy) as refused:
+            async with admission.admit():
+                pass
+        turns.append(refused.value.retry_after_s)
+    assert admission.refused == 5
+    # After the one inside and the one waiting (2 s each), one turn of 2 s each.
+    assert turns == pytest.approx([6.0, 8.0, 10.0, 12.0, 14.0])
+
+    # A turn is one connect's recording time at the recent pace: 2 s a connect makes turns 2 s apart.
+    clock.now += 2.0
+    leave.set()
+    await first
+    await second_in.wait()
+    clock.now += 2.0
+    second_leave.set()
+    await second
+    assert admission.waiting == 0
+    # 4 s later, nobody inside or waiting: the next turn still comes after the 5 booked before it.
+    assert admission.book() == pytest.approx(14.0 + 2.0 - 4.0)
+    # Jitter is ±10 %, and no wait is longer than MAX_RETRY_S.
+    admission._rand = lambda: 0.0
+    assert admission.book() == pytest.approx((16.0 + 2.0 - 4.0) * 0.9)
+    admission._pace_s = 1000.0
+    assert admission.book() == MAX_RETRY_S
+
+
+async def test_admission_admits_in_turn_when_the_queue_has_room() -> None:
+    admission = Admission(concurrent=2, queue=8)
+    order: list[int] = []
+
+    async def one(i: int) -> None:
+        async with admission.admit():
+            order.append(i)
+            await asyncio.sleep(0.01)
+
+    await asyncio.gather(*(one(i) for i in range(10)))
+    assert sorted(order) == list(range(10)) and admission.refused == 0
+
+
+def test_admission_refuses_impossible_sizes() -> None:
+    with pytest.raises(ValueError):
+        Admission(concurrent=0, queue=1)
+
+
+async def test_a_full_server_tells_the_agent_when_to_come_back(
+    server: CtxbenchServer, make_agent: MakeAgent
+) -> None:
+    admission = Admission(concurrent=1, queue=0)
+    server.agent_service.admission = admission
+    agent = make_agent(name="late-host")
+    inside, leave = asyncio.Event(), asyncio.Event()
+    holder = asyncio.create_task(hold(admission, inside, leave))
+    await inside.wait()
+    try:
+        # Enrollment is a write too: refused with the trailer, the database untouched.
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await agent.enroll()
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        pushback = dict(refused.value.trailing_metadata() or ())
+        assert int(pushback[PUSHBACK_KEY]) >= MIN_RETRY_S * 1000
+        assert "retry in" in (refused.value.details() or "")
+    finally:
+        leave.set()
+        await holder
+    await agent.enroll()
+
+    # A Hello waits for its turn the same way.
+    inside.clear()
+    leave.clear()
+    holder = asyncio.create_task(hold(admission, inside, leave))
+    await inside.wait()
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await agent.connect()
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert PUSHBACK_KEY in dict(refused.value.trailing_metadata() or ())
+    finally:
+        leave.set()
+        await holder
+        await agent.close()
+    assert (await agent.connect()).machine_id == agent.agent_id
+    await agent.close()
+
+
+async def test_a_reconnect_with_the_same_catalog_writes_no_catalog(
+    server: CtxbenchServer, http: httpx.AsyncClient, make_agent: MakeAgent
+) -> None:
+    writes: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "machine_kernels" in statement and statement.lstrip().split()[0].upper() in ("INSERT", "DELETE"):
+            writes.append(statement.split()[0].upper())
+
+    event.listen(server.agent_engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        agent = make_agent(name="steady-host")
+        await agent.connect()
+        await agent.close()
+        assert writes, "the first Hello stores the catalog"
+        writes.clear()
+        await agent.connect()
+        await agent.close()
+        assert writes == []  # the same catalog: nothing rewritten
+
+        # A changed catalog (an upgraded agent) is stored.
+        agent.kernels = agent.kernels[:1]
+        await agent.connect()
+        await agent.close()
+        assert writes
+    finally:
+        event.remove(server.agent_engine.sync_engine, "before_cursor_execute", seen)
+    machine = (await http.get(f"/api/v1/machines/{agent.agent_id}")).json()
+    assert machine["kernels"] == [agent.kernels[0].id]
