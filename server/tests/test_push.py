@@ -206,19 +206,35 @@ async def test_news_from_other_server_processes(
 @pytest.mark.parametrize(
     "settings_overrides", [{"max_sse_per_client": 100, "max_sse_total": 100, "db_pool_size": 2}]
 )
+@contextlib.asynccontextmanager
+async def run_events(client: httpx.AsyncClient, run_id: str, **headers: str) -> AsyncIterator[None]:
+    async with client.stream("GET", f"/api/v1/runs/{run_id}/events", headers=headers) as resp:
+        assert resp.status_code == 200, (await resp.aread()).decode()
+        yield
+
+
 async def test_open_streams_hold_no_database_connection(
-    http: httpx.AsyncClient, anon: httpx.AsyncClient, server: CtxbenchServer
+    make_agent: MakeAgent, http: httpx.AsyncClient, anon: httpx.AsyncClient, server: CtxbenchServer
 ) -> None:
+    """50 event streams (issue 25: 15 used to take every pooled connection for their whole life), push
+    and run streams, half with a read token, half with a session cookie made from it."""
+    (a,) = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": a.agent_id, "items": [PIPE]})
     token = (await http.post("/api/v1/tokens", json={"name": "reader", "scope": "read"})).json()["token"]
     bearer = {"authorization": f"Bearer {token}"}
     r = await anon.post("/api/v1/session", json={"token": token})
     assert r.status_code == 200, r.text
     cookie = {"cookie": f"ctxbench_session={r.cookies['ctxbench_session']}"}
+    pool = server.engine.pool
     async with contextlib.AsyncExitStack() as stack:
-        for headers in [bearer] * 10 + [cookie] * 10:
-            await stack.enter_async_context(push(anon, **headers))  # the 200 and its headers: streaming
-        await eventually(lambda: opened(server, 20))
-        # with 20 streams open, plain requests still get a connection at once (the pool timeout is 30 s)
+        for i, headers in enumerate([bearer, cookie] * 25):
+            # each returns once the 200 and its headers came: the stream is open
+            stream = push(anon, **headers) if i < 26 else run_events(anon, run["id"], **headers)
+            await stack.enter_async_context(stream)
+        await eventually(lambda: opened(server, 26))
+        # no stream keeps a connection of the pool (of 5, 10 more under load) for its life
+        assert pool.checkedout() <= 2, pool.status()  # type: ignore[attr-defined]
+        # so plain requests still get a connection at once (the pool timeout is 30 s)
         for headers in (bearer, cookie):
             r = await asyncio.wait_for(anon.get("/api/v1/machines", headers=headers), 10)
             assert r.status_code == 200, r.text
