@@ -14,7 +14,7 @@ AGENT_LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
-        test-multiserver test-dist dist bench clean
+        test-multiserver test-storm test-dist dist bench clean
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -126,7 +126,7 @@ lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installe
 	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
 test: deps-test build gen-check lint test-server test-server-pg test-agent test-kernels test-frontend test-e2e \
-      test-fuzz test-faults test-faults-pg test-multiserver test-dist
+      test-fuzz test-faults test-faults-pg test-multiserver test-storm test-dist
 	@echo "make test: all suites passed"
 
 test-server: venv
@@ -165,6 +165,12 @@ test-faults-pg: venv agent kernels
 # Two server processes on one private PostgreSQL, a real agent on each (LISTEN/NOTIFY between them).
 test-multiserver: venv agent kernels
 	scripts/with-postgres.sh $(PY) -m pytest -q tests/multiserver
+
+# 200 real agents at once against one real server under half a CPU (a cgroup quota: needs root), then
+# a restart under them: all online within a minute each time, no traceback. SQLite, then PostgreSQL.
+test-storm: venv agent kernels
+	$(PY) -m pytest -q tests/storm
+	scripts/with-postgres.sh $(PY) -m pytest -q tests/storm
 
 # The bundles unpacked into temp dirs: ldd, --version, every kernel's --list, a few short runs (arm64
 # under qemu-user-static), the agent from the bundle online with every kernel; then the one-line install
