@@ -70,8 +70,12 @@ async def test_admission_queues_then_books_each_refused_connect_a_turn_of_its_ow
     # Jitter is ±10 %, and no wait is longer than MAX_RETRY_S.
     admission._rand = lambda: 0.0
     assert admission.book() == pytest.approx((16.0 + 2.0 - 4.0) * 0.9)
+    # Past the horizon: spread over its second half, and not booked (the next turn is where it was).
     admission._pace_s = 1000.0
-    assert admission.book() == MAX_RETRY_S
+    assert admission.book() == MAX_RETRY_S / 2
+    admission._rand = lambda: 0.999
+    assert MAX_RETRY_S / 2 < admission.book() < MAX_RETRY_S
+    assert admission._booked == pytest.approx(clock.now + 14.0)
 
 
 async def test_admission_admits_in_turn_when_the_queue_has_room() -> None:

@@ -11,6 +11,8 @@ to come back: gRPC's `grpc-retry-pushback-ms` trailer (gRFC A6), which the agent
 connect is booked a turn of its own after the queue ahead and after every connect refused before it, at
 the recent pace (one connect per `pace / concurrent` seconds), with ±10 % jitter: the refused agents
 come back one after the other at the rate the server records them, not together and not after a gap.
+A turn past MAX_RETRY_S is not booked: that connect comes back at a random time in the horizon's second
+half and gets a turn then.
 """
 
 from __future__ import annotations
@@ -63,9 +65,14 @@ class Admission:
         before it, one `pace / concurrent` apart, ±10 %, within [MIN_RETRY_S, MAX_RETRY_S]."""
         now = self._clock()
         gap = self._pace_s / self.concurrent
-        self._booked = max(self._booked, now + (self._waiting + self._inside) * gap) + gap
+        turn = max(self._booked, now + (self._waiting + self._inside) * gap) + gap
+        if turn - now > MAX_RETRY_S:
+            # Past the horizon: not booked (they would all get MAX_RETRY_S and come back together), but
+            # spread over its second half; they are booked turns when they come back.
+            return MAX_RETRY_S * (0.5 + 0.5 * self._rand())
+        self._booked = turn
         jitter = 1.0 + _JITTER * (2.0 * self._rand() - 1.0)
-        return min(MAX_RETRY_S, max(MIN_RETRY_S, (self._booked - now) * jitter))
+        return min(MAX_RETRY_S, max(MIN_RETRY_S, (turn - now) * jitter))
 
     @asynccontextmanager
     async def admit(self) -> AsyncIterator[None]:
