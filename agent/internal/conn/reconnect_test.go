@@ -36,6 +36,20 @@ func (r *retries) Handle(_ context.Context, rec slog.Record) error {
 	return nil
 }
 
+// await returns once n waits are logged, or after timeout.
+func (r *retries) await(n int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		got := len(r.waits)
+		r.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // A server that accepts TCP connections and closes them at once (no HTTP/2): every attempt fails. With
 // one backoff, each attempt is exactly one connection, made only after the logged wait; grpc-go's own
 // channel backoff stacked under it would dial on its own schedule in the background and fail attempts
@@ -111,16 +125,7 @@ func TestBackoffResetsAfterAHealthyStream(t *testing.T) {
 	rec := &retries{}
 	stop := runClient(t, Options{Server: addr, Log: slog.New(rec),
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 5 * time.Second, StableAfter: 200 * time.Millisecond})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rec.mu.Lock()
-		n := len(rec.waits)
-		rec.mu.Unlock()
-		if n >= 6 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	rec.await(6, 10*time.Second)
 	stop()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -166,16 +171,7 @@ func TestPushbackSetsTheWait(t *testing.T) {
 		rec := &retries{}
 		stop := runClient(t, Options{Server: addr, Log: slog.New(rec),
 			MinBackoff: 20 * time.Millisecond, MaxBackoff: 2 * time.Second})
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rec.mu.Lock()
-			n := len(rec.waits)
-			rec.mu.Unlock()
-			if n >= 1 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		rec.await(1, 5*time.Second)
 		stop()
 		rec.mu.Lock()
 		if len(rec.waits) == 0 {
