@@ -25,6 +25,10 @@ significance   compare's significance rule on seeded synthetic data: simulated A
 load           simulated agents speaking the real protocol against the real server: 200 connecting at
                once, 1000 idle streams (RSS, CPU), ingest (results/s, ack p50/p99), a batch to 100
                machines (server/benchmarks/load.py; docs/performance.md).
+storm          real agents (build/bin/ctxbench-agent) against one real server: 200 and 1000 starting at
+               once, then a server restart under them (time to all online, log lines that should not be
+               there, a batch POST to 100, the idle server's RSS and CPU), on SQLite and PostgreSQL
+               (server/benchmarks/agent_storm.py, tests/storm/storm.py; docs/performance.md).
 orchestration  the real server and agent: trigger latency (POST → the agent starts the kernel), result
                latency (kernel ends → the result arrives on the events stream), an idle agent's CPU and
                RSS over 60 s, and a kernel through the agent vs the same kernel run by hand; the table
@@ -58,6 +62,7 @@ SECTIONS = (
     "compare",
     "significance",
     "load",
+    "storm",
 )
 
 
@@ -128,6 +133,55 @@ def load(report: Out) -> int:
     return out.returncode or pg.returncode
 
 
+def storm(report: Out) -> int:
+    """server/benchmarks/agent_storm.py: real agents, a real server, a restart under them."""
+    py = str(ROOT / ".venv" / "bin" / "python")
+    script = str(ROOT / "server" / "benchmarks" / "agent_storm.py")
+    rows = [
+        measured(),
+        "Command: `make bench` (`scripts/bench.py storm`: `server/benchmarks/agent_storm.py --agents N`,"
+        " on SQLite and under `scripts/with-postgres.sh`). Real agent processes on this host, each with its"
+        " own state dir, the shared agent token over TLS and a one-executable catalog (31 kernels); the"
+        " server on the whole host. Target (issue 25): all online within 60 s of each start, 0 bad log"
+        " lines (tracebacks, pool or write-gate timeouts), a batch to 100 machines posted in ≤ 1 s.",
+        "",
+        "| agents | database | first start: all online | restart: all online | deferred | bad lines |"
+        " GET /machines | batch to 100 | idle server CPU | server RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    status = 0
+    for agents in (200, 1000):
+        for wrap in ([], [str(ROOT / "scripts" / "with-postgres.sh")]):
+            out = subprocess.run(
+                [*wrap, py, script, "--agents", str(agents), "--limit", "600"],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
+            print(out.stdout, out.stderr, sep="\n")
+            status |= out.returncode
+            line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
+            if line is None:
+                continue
+            g = json.loads(line)
+            first, again = g["first_start"], g["restart"]
+            cells = [
+                agents,
+                g["database"],
+                f"{first['all_online_s']} s ({first['online']})",
+                f"{again['all_online_s']} s ({again['online']})",
+                f"{first['deferred']} + {again['deferred']}",
+                first["bad"] + again["bad"],
+                f"{max(first['machines_list_s'], again['machines_list_s'])} s",
+                f"{again['batch']['post_s']} s ({again['batch']['status']})",
+                f"{g.get('idle_server_cpu_pct')} %",
+                f"{g['server_rss_mb']} MB",
+            ]
+            rows.append("| " + " | ".join(str(c) for c in cells) + " |")
+    report.emit("performance.md", "storm", rows, ok=status == 0)
+    return status
+
+
 def significance(report: Out) -> int:
     return _server_bench(
         report,
@@ -171,6 +225,8 @@ def main() -> int:
         status |= significance(report)
     if "load" in a.sections:
         status |= load(report)
+    if "storm" in a.sections:
+        status |= storm(report)
     if "launches" in a.sections:
         from bench_launches import launches
 
