@@ -15,12 +15,32 @@ import argparse
 import json
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from procstat import proc_stats
 from tests.e2e.stack import KERNELS_DIR, TEST_DATABASE_URL
 from tests.storm import storm
+
+
+def idle_server(seconds: float) -> Callable[[int], dict[str, Any]]:
+    """The settled server's CPU over `seconds` and its RSS, statistics workers included (procstat)."""
+
+    def measure(pid: int) -> dict[str, Any]:
+        cpu0, _ = proc_stats(pid)
+        time.sleep(seconds)
+        cpu1, rss = proc_stats(pid)
+        return {
+            "idle_server_cpu_pct": round(100 * (cpu1 - cpu0) / seconds, 1),
+            "server_rss_mb": round(rss / 2**20),
+        }
+
+    return measure
 
 
 def main() -> None:
@@ -39,7 +59,7 @@ def main() -> None:
             limit_s=a.limit,
             batch=a.batch,
             server_cpu=a.server_cpu,
-            idle_s=a.idle,
+            measure=idle_server(a.idle),
             kernels=KERNELS_DIR if a.all_kernels else None,
         )
     got["database"] = "postgresql" if TEST_DATABASE_URL else "sqlite"

@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,13 +164,13 @@ def run(
     limit_s: float = 60.0,
     batch: int = 100,
     server_cpu: float = 0,
-    idle_s: float = 0,
     kernels: Path | None = None,
+    measure: Callable[[int], dict[str, Any]] | None = None,
     **settings: str,
 ) -> dict[str, Any]:
-    """Start, all online, restart, all online, one batch, then `idle_s` seconds of the idle server's CPU:
-    the figures of each step. `server_cpu` > 0: the server runs under a CPU quota of that share of one
-    CPU."""
+    """Start, all online, restart, all online, one batch: the figures of each step, plus what `measure`
+    returns, called with the server's pid while the fleet is still connected. `server_cpu` > 0: the
+    server runs under a CPU quota of that share of one CPU during the storms."""
     storm = Storm(root, agents, kernels=kernels, server_cpu=server_cpu, **settings)
     out: dict[str, Any] = {"agents": agents, "server_cpu": server_cpu or None}
     try:
@@ -183,26 +184,9 @@ def run(
             # The quota made the storm; the batch is timed on the server as deployed, the fleet settled.
             storm.quota.release(storm.server.proc.pid)
         out["restart"]["batch"] = storm.batch(batch)
-        if idle_s > 0:
-            pid = storm.server.proc.pid
-            cpu0 = _cpu_s(pid)
-            time.sleep(idle_s)
-            out["idle_server_cpu_pct"] = round(100 * (_cpu_s(pid) - cpu0) / idle_s, 1)
-        out["server_rss_mb"] = round(_rss_kb(storm.server.proc.pid) / 1024)
+        if measure is not None:
+            out |= measure(storm.server.proc.pid)
     finally:
         storm.stop()
     out["load_average"] = [round(x, 1) for x in os.getloadavg()]
     return out
-
-
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process (/proc/PID/stat fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0

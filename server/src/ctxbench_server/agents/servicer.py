@@ -58,10 +58,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
         hello_timeout_s: float = 10.0,
         *,
         stored: StoredEvents,
-        admission: Admission | None = None,
+        admission: Admission,
     ) -> None:
         # Enrollments and Hellos are written a few at a time; the rest are told when to come back.
-        self.admission = admission or Admission(concurrent=4, queue=32)  # Settings' defaults
+        self.admission = admission
         self.stored = stored  # told what ingest stored (compare's latest pointers, SSE)
         self.max_streams = max_streams
         self.hello_timeout_s = hello_timeout_s
