@@ -44,6 +44,10 @@ class Machine(Base):
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     facts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # key=value labels (machines/labels.py). `labels`: set by an admin (PATCH), never touched by a Hello;
+    # `agent_labels`: the agent's --label flags as of its last Hello. An admin's label wins on the same key.
+    labels: Mapped[dict[str, str]] = mapped_column(JSON, default=dict, server_default="{}")
+    agent_labels: Mapped[dict[str, str]] = mapped_column(JSON, default=dict, server_default="{}")
 
     kernels: Mapped[list[MachineKernel]] = relationship(
         back_populates="machine", lazy="raise", cascade="all, delete-orphan"
