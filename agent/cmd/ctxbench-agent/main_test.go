@@ -34,6 +34,7 @@ func TestConfigErrorsExit2WithOneLine(t *testing.T) {
 		{},
 		{"--server", "h:1", "--token", "t", "--kernels", "/nonexistent", "--spool", t.TempDir()},
 		{"--no-such-flag"},
+		{"--server", "h:1", "--token", "t", "--kernels", t.TempDir(), "--spool", t.TempDir(), "--label", "env=prod", "--label", "bad label=x"},
 	} {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}

@@ -62,7 +62,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("ctxbench agent starting", "version", o.Version, "agent_id", id, "name", name,
 		"server", cfg.Server, "kernels_dir", cfg.Kernels, "state_dir", cfg.Spool, "scratch", scratch,
-		"enrolled", credential != "", "tls", !cfg.Insecure)
+		"enrolled", credential != "", "tls", !cfg.Insecure, "labels", config.LabelArgs(cfg.Labels))
 
 	cat, err := loadCatalog(ctx, cfg.Kernels, log)
 	if cat == nil {
@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) error {
 		Server: cfg.Server, EnrollToken: cfg.Token, JoinToken: cfg.JoinToken, Credential: credential,
 		SaveCredential: sp.SaveCredential, Hostname: hostname,
 		TLS:     conn.TLSOptions{CAFile: cfg.CAFile, CAFingerprint: cfg.CAFingerprint, Insecure: cfg.Insecure},
-		AgentID: id, AgentVersion: o.Version, Name: name,
+		AgentID: id, AgentVersion: o.Version, Name: name, Labels: cfg.Labels,
 		Kernels: cat.Kernels(), Facts: facts.Gather, Spool: sp, Outbox: out, Handler: r, Log: log,
 		MinBackoff: o.MinBackoff, MaxBackoff: o.MaxBackoff,
 	})

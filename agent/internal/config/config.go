@@ -33,6 +33,8 @@ type Config struct {
 	CAFingerprint string   // "sha256:<hex>" of the CA certificate's DER (pinning)
 	Insecure      bool     // plaintext gRPC (the server must run with grpc_tls=false)
 	ScratchDirs   []string // where kernels may put files (`dir` parameters); default <state dir>/scratch
+	// Labels are the host's key=value labels (--label, CTXBENCH_AGENT_LABELS), sent in every Hello.
+	Labels map[string]string
 }
 
 // UsageError is a configuration the agent cannot start with. main exits 2 on it.
@@ -68,11 +70,13 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	insecure := fs.Bool("insecure", envBool(getenv("CTXBENCH_AGENT_INSECURE")), "plaintext gRPC, only with a server that has grpc_tls=false (env CTXBENCH_AGENT_INSECURE=true)")
 	scratch := fs.String("scratch-dir", getenv("CTXBENCH_AGENT_SCRATCH_DIRS"), "comma list of directories kernels may write scratch files in, default <state dir>/scratch (env CTXBENCH_AGENT_SCRATCH_DIRS)")
 	fs.StringVar(&c.Name, "name", getenv("CTXBENCH_AGENT_NAME"), "machine name shown in the explorer, default the hostname (env CTXBENCH_AGENT_NAME)")
+	var labels labelFlag
+	fs.Var(&labels, "label", "a key=value label of this host, repeatable; added to CTXBENCH_AGENT_LABELS (comma-separated), a flag wins on the same key")
 	logLevel := fs.String("log-level", envOr(getenv, "CTXBENCH_AGENT_LOG_LEVEL", "info"), "debug, info, warn or error (env CTXBENCH_AGENT_LOG_LEVEL)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(usage, "usage: ctxbench-agent --server HOST:PORT (--join-token-file PATH | --token-file PATH) [--ca-fingerprint sha256:HEX | --ca-file PEM] --kernels DIR --state-dir DIR [--name NAME]")
+			fmt.Fprintln(usage, "usage: ctxbench-agent --server HOST:PORT (--join-token-file PATH | --token-file PATH) [--ca-fingerprint sha256:HEX | --ca-file PEM] --kernels DIR --state-dir DIR [--name NAME] [--label KEY=VALUE]...")
 			fs.SetOutput(usage)
 			fs.PrintDefaults()
 			return c, ErrHelp
@@ -88,16 +92,20 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+	var err error
+	if err = c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
 		return c, usagef("invalid --log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	c.Insecure = *insecure
+	if c.Labels, err = parseLabels(append(splitLabelsEnv(getenv("CTXBENCH_AGENT_LABELS")), labels...)); err != nil {
+		return c, err
+	}
 	for _, d := range strings.Split(*scratch, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			c.ScratchDirs = append(c.ScratchDirs, d)
 		}
 	}
-	if err := c.resolveToken(set, getenv, tokenFlags{*token, *tokenFile, *joinToken, *joinTokenFile}); err != nil {
+	if err = c.resolveToken(set, getenv, tokenFlags{*token, *tokenFile, *joinToken, *joinTokenFile}); err != nil {
 		return c, err
 	}
 	return c, c.validate()

@@ -55,6 +55,7 @@ type Options struct {
 	AgentID        string
 	AgentVersion   string
 	Name           string
+	Labels         map[string]string // the host's labels (config.Labels), sent in every Hello
 	Kernels        []*agentv1.KernelSpec
 	Facts          func() *agentv1.MachineFacts // gathered afresh for every Hello
 	Spool          *spool.Spool
@@ -227,6 +228,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 		PendingResultIds: pending,
 		CurrentRunId:     c.o.Handler.CurrentRunID(),
 		StartRunParts:    true,
+		Labels:           c.o.Labels,
 	}
 	if err := stream.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_Hello{Hello: hello}}); err != nil {
 		return false, streamErr(stream, err)

@@ -640,6 +640,11 @@ type Hello struct {
 	// it gets a run too large for one message a part at a time: one plain StartRun, the rest re-sent as
 	// it goes idle with items of the run still open.
 	StartRunParts bool `protobuf:"varint,8,opt,name=start_run_parts,json=startRunParts,proto3" json:"start_run_parts,omitempty"`
+	// The host's labels (the agent's --label key=value flags, CTXBENCH_AGENT_LABELS): what schedules and
+	// GET /api/v1/machines?selector= select machines by. Keys and values follow the server's label shape
+	// (1-63 of letters, digits, '-', '_', '.', '/', alphanumeric at both ends; a value may be empty); an
+	// admin's label on the same key wins. The server drops invalid ones with a warning.
+	Labels        map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -728,6 +733,13 @@ func (x *Hello) GetStartRunParts() bool {
 		return x.StartRunParts
 	}
 	return false
+}
+
+func (x *Hello) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 // MachineFacts are the host facts that explain benchmark numbers.
@@ -2417,7 +2429,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x12-\n" +
 	"\x12machine_credential\x18\x02 \x01(\tR\x11machineCredential\x12\x18\n" +
-	"\apending\x18\x03 \x01(\bR\apending\"\xc7\x02\n" +
+	"\apending\x18\x03 \x01(\bR\apending\"\xc0\x03\n" +
 	"\x05Hello\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\ragent_version\x18\x02 \x01(\tR\fagentVersion\x12\x12\n" +
@@ -2426,7 +2438,11 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\akernels\x18\x05 \x03(\v2\x1d.ctxbench.agent.v1.KernelSpecR\akernels\x12,\n" +
 	"\x12pending_result_ids\x18\x06 \x03(\tR\x10pendingResultIds\x12$\n" +
 	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\x12&\n" +
-	"\x0fstart_run_parts\x18\b \x01(\bR\rstartRunParts\"\xd4\a\n" +
+	"\x0fstart_run_parts\x18\b \x01(\bR\rstartRunParts\x12<\n" +
+	"\x06labels\x18\t \x03(\v2$.ctxbench.agent.v1.Hello.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd4\a\n" +
 	"\fMachineFacts\x12\x1a\n" +
 	"\bhostname\x18\x01 \x01(\tR\bhostname\x12\x1d\n" +
 	"\n" +
@@ -2644,7 +2660,7 @@ func file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxbench_agent_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(ParamType)(0),                // 0: ctxbench.agent.v1.ParamType
 	(ItemState)(0),                // 1: ctxbench.agent.v1.ItemState
@@ -2670,14 +2686,15 @@ var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(*CancelRun)(nil),             // 21: ctxbench.agent.v1.CancelRun
 	(*Reject)(nil),                // 22: ctxbench.agent.v1.Reject
 	(*ResultAck)(nil),             // 23: ctxbench.agent.v1.ResultAck
-	nil,                           // 24: ctxbench.agent.v1.MachineFacts.CachesEntry
-	nil,                           // 25: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	nil,                           // 26: ctxbench.agent.v1.MachineFacts.ExtraEntry
-	nil,                           // 27: ctxbench.agent.v1.SeedReference.ParamsEntry
-	nil,                           // 28: ctxbench.agent.v1.ResultReport.ParamsEntry
-	nil,                           // 29: ctxbench.agent.v1.ResultReport.CountersEntry
-	nil,                           // 30: ctxbench.agent.v1.RunItem.ParamsEntry
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	nil,                           // 24: ctxbench.agent.v1.Hello.LabelsEntry
+	nil,                           // 25: ctxbench.agent.v1.MachineFacts.CachesEntry
+	nil,                           // 26: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	nil,                           // 27: ctxbench.agent.v1.MachineFacts.ExtraEntry
+	nil,                           // 28: ctxbench.agent.v1.SeedReference.ParamsEntry
+	nil,                           // 29: ctxbench.agent.v1.ResultReport.ParamsEntry
+	nil,                           // 30: ctxbench.agent.v1.ResultReport.CountersEntry
+	nil,                           // 31: ctxbench.agent.v1.RunItem.ParamsEntry
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
 }
 var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	7,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
@@ -2691,34 +2708,35 @@ var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	22, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
 	8,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
 	12, // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
-	24, // 11: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
-	25, // 12: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	26, // 13: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
-	9,  // 14: ctxbench.agent.v1.MachineFacts.preflight:type_name -> ctxbench.agent.v1.PreflightCheck
-	0,  // 15: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
-	27, // 16: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
-	10, // 17: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
-	11, // 18: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
-	1,  // 19: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
-	2,  // 20: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
-	28, // 21: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
-	29, // 22: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
-	14, // 23: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
-	31, // 24: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
-	31, // 25: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
-	16, // 26: ctxbench.agent.v1.ResultReport.launches:type_name -> ctxbench.agent.v1.Launch
-	31, // 27: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
-	30, // 28: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
-	19, // 29: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
-	5,  // 30: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
-	3,  // 31: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
-	6,  // 32: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
-	4,  // 33: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
-	32, // [32:34] is the sub-list for method output_type
-	30, // [30:32] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	24, // 11: ctxbench.agent.v1.Hello.labels:type_name -> ctxbench.agent.v1.Hello.LabelsEntry
+	25, // 12: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
+	26, // 13: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	27, // 14: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
+	9,  // 15: ctxbench.agent.v1.MachineFacts.preflight:type_name -> ctxbench.agent.v1.PreflightCheck
+	0,  // 16: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
+	28, // 17: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
+	10, // 18: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
+	11, // 19: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
+	1,  // 20: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
+	2,  // 21: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
+	29, // 22: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
+	30, // 23: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
+	14, // 24: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
+	32, // 25: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
+	32, // 26: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
+	16, // 27: ctxbench.agent.v1.ResultReport.launches:type_name -> ctxbench.agent.v1.Launch
+	32, // 28: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
+	31, // 29: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
+	19, // 30: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
+	5,  // 31: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
+	3,  // 32: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
+	6,  // 33: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
+	4,  // 34: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
+	33, // [33:35] is the sub-list for method output_type
+	31, // [31:33] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_ctxbench_agent_v1_agent_service_proto_init() }
@@ -2746,7 +2764,7 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxbench_agent_v1_agent_service_proto_rawDesc), len(file_ctxbench_agent_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

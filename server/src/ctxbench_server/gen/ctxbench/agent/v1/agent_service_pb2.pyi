@@ -104,7 +104,14 @@ class EnrollResponse(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., machine_credential: _Optional[str] = ..., pending: _Optional[bool] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id", "start_run_parts")
+    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id", "start_run_parts", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +120,7 @@ class Hello(_message.Message):
     PENDING_RESULT_IDS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     START_RUN_PARTS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     agent_version: str
     name: str
@@ -121,7 +129,8 @@ class Hello(_message.Message):
     pending_result_ids: _containers.RepeatedScalarFieldContainer[str]
     current_run_id: str
     start_run_parts: bool
-    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ..., start_run_parts: _Optional[bool] = ...) -> None: ...
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ..., start_run_parts: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class MachineFacts(_message.Message):
     __slots__ = ("hostname", "os_release", "kernel_release", "kernel_cmdline", "cpu_model", "logical_cpus", "physical_cores", "smt_active", "caches", "memory_bytes", "governor", "boost", "vulnerabilities", "clocksource", "virtualization", "load_average", "arch", "extra", "preflight")
