@@ -67,6 +67,7 @@ class FakeAgent:
         root_ca: bytes | None = None,
         credentials: dict[str, str] | None = None,
         server_name: str = "localhost",
+        labels: dict[str, str] | None = None,
     ) -> None:
         self.target = target
         self.token = token
@@ -76,6 +77,7 @@ class FakeAgent:
         self.agent_id = agent_id or str(uuid.uuid4())
         self.kernels = list(kernels) if kernels is not None else fake_catalog()
         self.name = name
+        self.labels = dict(labels or {})  # its --label flags, sent in every Hello
         self.inbox: asyncio.Queue[pb.ConnectResponse | BaseException] = asyncio.Queue()
         self._out: asyncio.Queue[pb.ConnectRequest | None] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
@@ -182,6 +184,7 @@ class FakeAgent:
                     pending_result_ids=list(pending),
                     current_run_id=current_run_id,
                     start_run_parts=start_run_parts,
+                    labels=self.labels,
                 )
             )
         )

@@ -53,6 +53,7 @@ def agent_hello(hello: pb.Hello) -> AgentHello:
         agent_version=hello.agent_version,
         facts=facts_to_dict(hello.facts),
         kernels=[spec_from_proto(k) for k in hello.kernels],
+        labels=dict(hello.labels),
     )
 
 

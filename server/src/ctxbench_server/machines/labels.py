@@ -147,3 +147,36 @@ def hardware_class(facts: Mapping[str, Any]) -> str:
     if kernel := str(facts.get("kernel_release") or "").strip():
         parts.append(kernel)
     return " · ".join(parts)
+
+
+def agent_labels(raw: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """An agent's labels (its Hello) as stored: the valid ones, the first MAX_LABELS by key, sorted; and
+    why each other one was dropped. An agent checks its flags at start, so a drop means an agent that
+    does not (an older or a foreign one): the Hello is still accepted."""
+    kept: dict[str, str] = {}
+    dropped: list[str] = []
+    for key in sorted(raw):
+        value = raw[key]
+        if (problem := label_problem(key, value)) is not None:
+            dropped.append(problem)
+        elif len(kept) >= MAX_LABELS:
+            dropped.append(f"label {key[:80]!r}: more than {MAX_LABELS} labels")
+        else:
+            kept[key] = value
+    return kept, dropped
+
+
+def merge_patch(
+    current: Mapping[str, str], patch: Mapping[str, str | None] | None, loc: list[str | int]
+) -> dict[str, str]:
+    """`current` after a JSON merge patch (RFC 7396): a string sets the key, null removes it, and a null
+    patch removes every label. A 422 under `loc` names each bad key or value, or too many labels."""
+    if patch is None:
+        return {}
+    merged = dict(current)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return validate_labels(merged, loc)

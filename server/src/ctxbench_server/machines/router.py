@@ -1,12 +1,15 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
 
 from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
+from ctxbench_server.kit.errors import Forbidden
 from ctxbench_server.kit.openapi import errors
-from ctxbench_server.machines import service
+from ctxbench_server.machines import labels, service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
 from ctxbench_server.push.deps import ChangesDep
 
@@ -14,9 +17,20 @@ router = APIRouter(prefix="/machines", tags=["machines"])
 UNKNOWN_MACHINE = "unknown machine"
 
 
-@router.get("", response_model=list[MachineOut])
-async def list_machines(session: SessionDep, hub: HubDep) -> list[MachineOut]:
-    return await service.list_machines(session, await hub.online())
+SELECTOR_HELP = (
+    "only machines whose labels match: comma-separated requirements, all of which must hold: "
+    "`key=value`, `key!=value` (no such key matches too), `key` (has it), `!key` (has it not)"
+)
+
+
+@router.get("", response_model=list[MachineOut], responses=errors({422: "a malformed `selector`"}))
+async def list_machines(
+    session: SessionDep,
+    hub: HubDep,
+    selector: Annotated[str | None, Query(description=SELECTOR_HELP, examples=["env=prod,rack"])] = None,
+) -> list[MachineOut]:
+    chosen = labels.parse_selector(selector, ["query", "selector"]) if selector else None
+    return await service.list_machines(session, await hub.online(), chosen)
 
 
 @router.get("/{machine_id}", response_model=MachineOut, responses=errors({404: UNKNOWN_MACHINE}))
@@ -27,17 +41,33 @@ async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> Mach
 @router.patch(
     "/{machine_id}",
     response_model=MachineOut,
-    responses=errors({404: UNKNOWN_MACHINE, 422: "`name` too long or not one line"}),
+    responses=errors(
+        {
+            403: "`labels` given by a non-admin",
+            404: UNKNOWN_MACHINE,
+            422: "`name` too long or not one line; a bad label key or value, or too many",
+        }
+    ),
 )
 async def rename_machine(
     machine_id: str, body: MachinePatch, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
 ) -> MachineOut:
     """Gives the machine a display name (its id stays); `null` or `""` gives the agent's own name back.
-    The agent's later Hellos keep it."""
+    The agent's later Hellos keep it. `labels` (admin only) is a JSON merge patch of the admin's labels:
+    a string sets a key, null removes it. A field left out is left as it is."""
+    given = body.model_fields_set
+    if "labels" in given and who.scope != "admin":
+        raise Forbidden(f"scope {who.scope}: labels are admin only")
     await service.must_exist(session, machine_id)  # 404 before a lock is made for the id
     async with hub.locks[machine_id]:  # a Hello in flight would otherwise write the agent's name back
-        await service.rename(session, machine_id, body.name, who.name)
-    changes.machine(machine_id, "renamed")
+        if "labels" in given:
+            await service.set_labels(session, machine_id, body.labels, who.name)
+        if "name" in given:
+            await service.rename(session, machine_id, body.name, who.name)
+    if "name" in given:
+        changes.machine(machine_id, "renamed")
+    if "labels" in given:
+        changes.machine(machine_id, "changed")
     return await service.get_machine(session, machine_id, await hub.online())
 
 

@@ -36,13 +36,34 @@ class MachineOut(BaseModel):
     # Empty for agents that predate the preflight.
     preflight: list[PreflightOut]
     kernels: list[str]
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="its agent's labels, overridden key by key by an admin's: what selectors match",
+    )
+    admin_labels: dict[str, str] = Field(default_factory=dict, description="labels an admin set (PATCH)")
+    agent_labels: dict[str, str] = Field(
+        default_factory=dict, description="labels its agent sent (--label), as of its last Hello"
+    )
+    hardware_class: str = Field(
+        default="",
+        description='CPU model, logical CPUs, memory and kernel ("AMD EPYC 7B13 · 2 CPUs · 24 GiB · 6.1.0"): '
+        "machines of one class are peers",
+    )
 
 
 class MachinePatch(BaseModel):
-    """PATCH /machines/{id}: a display name (the id stays); null or "" gives the agent's own name back."""
+    """PATCH /machines/{id}: a display name (the id stays), admin labels, or both; a field left out is
+    left as it is."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: MachineName | None = Field(
-        description='at most 255 characters on one line; null or "": the agent\'s own name again'
+        default=None,
+        description='at most 255 characters on one line; null or "": the agent\'s own name again',
+    )
+    labels: dict[str, str | None] | None = Field(
+        default=None,
+        description="admin only. A JSON merge patch (RFC 7396) of the admin's labels: a string sets the "
+        "key, null removes it; `labels: null` removes them all. Keys and values: 1-63 of letters, digits, "
+        "'-', '_', '.', '/', a letter or digit at both ends (a value may be empty); at most 32 labels",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -15,6 +15,7 @@ from sqlalchemy.orm import selectinload
 from ctxbench_server.kit import aliases
 from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.kit.text import column_length, storable
+from ctxbench_server.machines import labels as labelling
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
 from ctxbench_server.models import (
     Batch,
@@ -71,6 +72,7 @@ class AgentHello:
     agent_version: str
     facts: dict[str, Any]
     kernels: list[dict[str, Any]]  # typed JSON specs (kit.params), in the agent's order
+    labels: dict[str, str] = field(default_factory=dict)  # its --label flags, unchecked
 
 
 async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine:
@@ -102,6 +104,16 @@ async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine
         session.add(machine)
     describe(machine, hello.name, hello.hostname, hello.agent_version)
     machine.facts = hello.facts
+    kept, dropped = labelling.agent_labels(hello.labels)
+    if dropped:
+        log.warning(
+            "machine %s: dropped %d of its agent's labels: %s",
+            hello.agent_id,
+            len(dropped),
+            "; ".join(dropped),
+        )
+    if machine.agent_labels != kept:  # the row is written anyway; this keeps an unchanged column out of it
+        machine.agent_labels = kept
     machine.last_seen = now
 
     await session.flush()
@@ -166,14 +178,22 @@ def _out(m: Machine, online: Container[str]) -> MachineOut:
         facts=m.facts,
         preflight=preflight(m.facts),
         kernels=sorted(k.kernel_id for k in m.kernels),
+        labels=labelling.effective(m.labels or {}, m.agent_labels or {}),
+        admin_labels=dict(sorted((m.labels or {}).items())),
+        agent_labels=dict(sorted((m.agent_labels or {}).items())),
+        hardware_class=labelling.hardware_class(m.facts or {}),
     )
 
 
-async def list_machines(session: AsyncSession, online: Container[str]) -> list[MachineOut]:
+async def list_machines(
+    session: AsyncSession, online: Container[str], selector: labelling.Selector | None = None
+) -> list[MachineOut]:
+    """Every machine, by name; with a selector, those whose effective labels it matches."""
     rows = await session.scalars(
         select(Machine).options(selectinload(Machine.kernels)).order_by(Machine.name)
     )
-    return [_out(m, online) for m in rows]
+    out = (_out(m, online) for m in rows)
+    return [m for m in out if selector is None or selector.matches(m.labels)]
 
 
 async def get_machine(session: AsyncSession, machine_id: str, online: Container[str]) -> MachineOut:
@@ -208,6 +228,21 @@ async def rename(session: AsyncSession, machine_id: str, name: str | None, who: 
     m.name = m.display_name or m.agent_name
     await session.commit()
     audit.info("machine %s renamed from %r to %r by %s", machine_id, old, m.name, who)
+
+
+async def set_labels(
+    session: AsyncSession, machine_id: str, patch: dict[str, str | None] | None, who: str
+) -> None:
+    """Applies a JSON merge patch to the admin's labels (labels.merge_patch; a 422 names a bad one)."""
+    m = await session.get(Machine, machine_id, populate_existing=True)
+    if m is None:
+        raise NotFound(f"machine {machine_id!r} not found")
+    old = dict(m.labels or {})
+    new = labelling.merge_patch(old, patch, ["body", "labels"])
+    if new != old:
+        m.labels = new
+        await session.commit()
+        audit.info("machine %s labels set from %r to %r by %s", machine_id, old, new, who)
 
 
 async def delete_machine(session: AsyncSession, machine_id: str, online: bool, who: str) -> None:
