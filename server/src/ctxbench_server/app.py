@@ -21,6 +21,7 @@ from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.limits.router import router as limits_router
 from ctxbench_server.machines.router import router as machines_router
+from ctxbench_server.metrics.router import router as metrics_router
 from ctxbench_server.push.router import router as push_router
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.router import batches_router
@@ -72,6 +73,7 @@ def create_app(
     app.state.admin_token_digest = auth_service.digest(admin_token)
     exception_handlers.install(app)
     app.include_router(api)
+    app.include_router(metrics_router, dependencies=readers)  # /metrics, where Prometheus looks
     app.include_router(dist_router)  # open: the installer and the bundles hold no secret
     install_login_link(app, lambda: frontend.index_response(settings.frontend_dir))
     frontend.install(app, settings.frontend_dir)
