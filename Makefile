@@ -12,7 +12,7 @@ export GOFLAGS := -mod=mod
 VERSION := $(shell cat VERSION)+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 AGENT_LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
+.PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent cli kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
         test-multiserver test-storm test-dist dist bench clean
 
@@ -58,10 +58,14 @@ proto/node_modules/.installed: proto/package.json proto/package-lock.json
 	@touch $@
 
 # ---------------------------------------------------------------- build
-build: deps venv agent kernels frontend
+build: deps venv agent cli kernels frontend
 
 agent:
 	cd agent && go build -trimpath -ldflags "$(AGENT_LDFLAGS)" -o $(BUILD)/bin/ctxbench-agent ./cmd/ctxbench-agent
+
+# The command line (docs/cli.md): a REST client, in the agent's module for its toolchain, not its code.
+cli:
+	cd agent && go build -trimpath -ldflags "$(AGENT_LDFLAGS)" -o $(BUILD)/bin/ctxbench ./cmd/ctxbench
 
 kernels: kernels-cpp kernels-go kernels-py
 
@@ -148,7 +152,7 @@ test-kernels: venv kernels
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test
 
-test-e2e: venv agent kernels frontend
+test-e2e: venv agent cli kernels frontend
 	$(PY) -m pytest -q tests/e2e
 	cd frontend && npm run e2e
 
