@@ -26,6 +26,7 @@ from ctxbench_server.push.router import router as push_router
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
+from ctxbench_server.schedules.router import router as schedules_router
 from ctxbench_server.shares.router import router as shares_router
 
 api = APIRouter(prefix="/api/v1")
@@ -44,6 +45,7 @@ api.include_router(machines_router, dependencies=readers)
 api.include_router(kernels_router, dependencies=readers)
 api.include_router(runs_router, dependencies=readers)
 api.include_router(batches_router, dependencies=readers)
+api.include_router(schedules_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
 api.include_router(history_router, dependencies=readers)
 api.include_router(limits_router, dependencies=readers)

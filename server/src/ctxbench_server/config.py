@@ -18,6 +18,7 @@ PLACEHOLDER_TOKENS = frozenset(
     {"changeme", "change-me", "change_me", "secret", "token", "password", "admin", "test", "dev", "xxx"}
 )
 MIN_TOKEN_LENGTH = 16
+MIN_SCHEDULE_INTERVAL_S = 60
 
 
 def is_placeholder_token(token: str) -> bool:
@@ -97,6 +98,12 @@ class Settings(BaseSettings):
     # its address; more get 429) and in all (more get 503). A batch page follows each of its runs.
     max_sse_per_client: int = Field(default=200, ge=1, le=100_000)
     max_sse_total: int = Field(default=2000, ge=1, le=1_000_000)
+    # Schedules (docs/operations.md "Schedules"): how often each server process looks for due ones, how
+    # many may exist, and the shortest interval_s a schedule may have (under 60 s only with env=dev: the
+    # multi-server test fires every few seconds).
+    schedule_tick_s: float = Field(default=5.0, gt=0, le=300)
+    max_schedules: int = Field(default=200, ge=0, le=100_000)
+    schedule_min_interval_s: int = Field(default=60, ge=1, le=86400)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
@@ -133,6 +140,11 @@ class Settings(BaseSettings):
                 f"CTXBENCH_CONNECT_CONCURRENCY ({self.connect_concurrency}) must stay under the agents' pool "
                 f"(CTXBENCH_AGENT_DB_POOL_SIZE {self.agent_db_pool_size}, 3x under load): heartbeats, "
                 "reports and dispatch need connections too"
+            )
+        if self.schedule_min_interval_s < MIN_SCHEDULE_INTERVAL_S and self.env != "dev":
+            raise ValueError(
+                f"CTXBENCH_SCHEDULE_MIN_INTERVAL_S under {MIN_SCHEDULE_INTERVAL_S} only with "
+                "CTXBENCH_ENV=dev (tests): a schedule that fires this often leaves a machine no idle time"
             )
         if self.public_url is not None:
             url = urlsplit(self.public_url)

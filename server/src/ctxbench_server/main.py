@@ -31,6 +31,7 @@ from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.push.budget import StreamBudget
 from ctxbench_server.push.changes import Changes
 from ctxbench_server.runs.events import RunEvents
+from ctxbench_server.schedules.firing import Scheduler
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
@@ -139,6 +140,9 @@ class CtxbenchServer:
         self._lost_task = asyncio.create_task(self.dispatcher.watch_lost(s.agent_lost_grace_s))
         self._seen_task = asyncio.create_task(self.agent_service.liveness.keep_last_seen())
         self._silent_task = asyncio.create_task(self.agent_service.liveness.watch(self.hub.connections))
+        # Every process ticks; the database decides which one fires a slot (schedules/firing.py).
+        self.scheduler = Scheduler(self.sessionmaker, s, self.dispatcher, self.changes)
+        self._schedules_task = asyncio.create_task(self.scheduler.run())
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -236,7 +240,7 @@ class CtxbenchServer:
         announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
 
     async def stop(self) -> None:
-        for name in ("_lost_task", "_seen_task", "_silent_task"):
+        for name in ("_schedules_task", "_lost_task", "_seen_task", "_silent_task"):
             task = getattr(self, name, None)
             if task is not None:
                 task.cancel()

@@ -8,6 +8,7 @@ from ctxbench_server.models.latest import LatestResult
 from ctxbench_server.models.machine import Machine, MachineKernel, MachineStatus
 from ctxbench_server.models.result import Result
 from ctxbench_server.models.run import FINISHED_RUN, Batch, ItemState, Run, RunItem, RunStatus
+from ctxbench_server.models.schedule import Schedule, ScheduleFiring
 from ctxbench_server.models.share import Share
 
 __all__ = [
@@ -28,5 +29,7 @@ __all__ = [
     "Run",
     "RunItem",
     "RunStatus",
+    "Schedule",
+    "ScheduleFiring",
     "Share",
 ]

@@ -79,6 +79,9 @@ class Run(Base):
     # A person's title and free-text note (PATCH /runs/{id}; migration 0007); None: none given.
     name: Mapped[str | None] = mapped_column(String(200), default=None)
     note: Mapped[str | None] = mapped_column(String(4000), default=None)
+    # The schedule that made it (migration 0012); None: posted by hand. No foreign key: a deleted
+    # schedule's runs keep its id (and ADD COLUMN cannot add one on SQLite).
+    schedule_id: Mapped[str | None] = mapped_column(String(36), default=None, index=True)
     # Its batch's title (batches.name), read with the run in the same statement: every answer carries it.
     batch_name: Mapped[str | None] = column_property(
         select(Batch.name).where(Batch.id == batch_id).correlate_except(Batch).scalar_subquery()

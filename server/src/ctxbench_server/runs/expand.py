@@ -11,7 +11,7 @@ from ctxbench_server.config import Settings
 from ctxbench_server.kit.contract import KERNEL_DEFAULT_MIN_TIME_S
 from ctxbench_server.kit.errors import ValidationFailed, field_error
 from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
-from ctxbench_server.runs.schemas import MAX_ITEMS, PROFILES, RunCreate, RunItemIn
+from ctxbench_server.runs.schemas import MAX_ITEMS, PROFILES, RunItemIn, RunSpec
 
 # Kernels' own defaults when a run leaves these unset (used only to size the item timeout).
 ASSUMED_REPETITIONS = 10
@@ -107,7 +107,7 @@ def _axes(
 
 
 def expand(
-    body: RunCreate,
+    body: RunSpec,
     machine_id: str,
     machine_catalog: dict[str, dict[str, Any]],
     errors: Errors | None = None,
@@ -223,7 +223,7 @@ def _unknown_param(loc: list[str | int], kernel: str, by_name: dict[str, Any]) -
 
 
 def expand_all(
-    body: RunCreate, machine_ids: list[str], catalogs: dict[str, dict[str, dict[str, Any]]], errors: Errors
+    body: RunSpec, machine_ids: list[str], catalogs: dict[str, dict[str, dict[str, Any]]], errors: Errors
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """expand() per machine; machines whose catalogs hold the same specs of the body's kernels share one
     expansion (a batch to 100 like machines expands once). Stops at MAX_ERRORS errors."""

@@ -98,13 +98,11 @@ class RunItemIn(BaseModel):
         return v
 
 
-class RunCreate(BaseModel):
+class RunSpec(BaseModel):
+    """What a run measures and how: a POST /runs body without its machines (a schedule's `run`)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    machine_id: str | None = Field(default=None, min_length=1, max_length=64)
-    machine_ids: list[str] | None = Field(
-        default=None, min_length=1, max_length=MAX_BATCH, description="one run per machine, one batch"
-    )
     items: list[RunItemIn] = Field(min_length=1, max_length=MAX_ITEMS)
     profile: Profile = "default"
     repetitions: int | None = Field(default=None, ge=1, le=1000, description="overrides the profile")
@@ -129,6 +127,13 @@ class RunCreate(BaseModel):
         description="deprecated and ignored: agents re-measure disturbed launches instead of CV reruns",
     )
     max_reruns: int | None = Field(default=None, ge=0, le=20, description="deprecated and ignored")
+
+
+class RunCreate(RunSpec):
+    machine_id: str | None = Field(default=None, min_length=1, max_length=64)
+    machine_ids: list[str] | None = Field(
+        default=None, min_length=1, max_length=MAX_BATCH, description="one run per machine, one batch"
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> RunCreate:
@@ -191,6 +196,9 @@ class RunColumns(BaseModel):
     max_reruns: int | None
     launches: int | None
     facts: dict[str, Any] | None
+    schedule_id: str | None = Field(
+        default=None, description="the schedule that made it (GET /schedules/{id}); null: posted by hand"
+    )
 
 
 class RunOut(RunColumns):

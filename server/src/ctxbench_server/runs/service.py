@@ -30,6 +30,7 @@ from ctxbench_server.runs.schemas import (
     RunCreate,
     RunItemOut,
     RunOut,
+    RunSpec,
 )
 
 
@@ -77,12 +78,19 @@ async def target_machines(session: AsyncSession, body: RunCreate) -> list[str]:
     return machine_ids
 
 
-async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> Created:
-    """One run per machine, all in one batch, validated against every catalog first: all or nothing.
-    Stored with bulk inserts (one statement per table, not one per row); the rows are returned so that
-    starting the runs and the response need not read them back.
-    """
-    machine_ids = await target_machines(session, body)
+class Checked(NamedTuple):
+    catalogs: dict[str, dict[str, dict[str, Any]]]  # machine id -> kernel id -> spec, as checked
+    expanded: dict[str, list[tuple[str, dict[str, Any]]]]  # machine id -> (kernel, params) per item
+    repetitions: int
+    min_time_s: float | None
+    sample_time_s: float
+
+
+async def check_spec(
+    session: AsyncSession, body: RunSpec, machine_ids: list[str], settings: Settings
+) -> Checked:
+    """The spec against these machines' catalogs and the budgets, expanded; ValidationFailed naming each
+    field (`loc` under ["body"]) otherwise. Stores nothing (a schedule checks its spec with it too)."""
     catalogs = await machine_catalogs(session, machine_ids)
     item_errors = Errors()
     # Off the event loop: a body within its budgets can still hold ~100k values to check.
@@ -95,6 +103,30 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
     sample_time_s = body.sample_time_s if body.sample_time_s is not None else profile.sample_time_s
     check_sample_time(sample_time_s, min_time_s)
     check_budgets(expanded, repetitions, min_time_s, settings)
+    return Checked(catalogs, expanded, repetitions, min_time_s, sample_time_s)
+
+
+async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> Created:
+    """One run per machine, all in one batch, validated against every catalog first: all or nothing.
+    Stored with bulk inserts (one statement per table, not one per row); the rows are returned so that
+    starting the runs and the response need not read them back.
+    """
+    created = await add_runs(session, body, settings)
+    await session.commit()
+    return created
+
+
+async def add_runs(
+    session: AsyncSession, body: RunCreate, settings: Settings, *, schedule_id: str | None = None
+) -> Created:
+    """create_runs in the caller's transaction, not committed: a schedule's firing stores its claim, its
+    record and its runs in one (schedules.firing). Everything is validated before the first insert, so a
+    ValidationFailed or Conflict leaves the transaction as it was. `schedule_id`: the schedule firing."""
+    machine_ids = await target_machines(session, body)
+    checked = await check_spec(session, body, machine_ids, settings)
+    catalogs, expanded = checked.catalogs, checked.expanded
+    repetitions, min_time_s, sample_time_s = checked.repetitions, checked.min_time_s, checked.sample_time_s
+    profile = PROFILES[body.profile]
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
     single = body.machine_ids is None
     batch_id = new_id()
@@ -125,6 +157,7 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
                 "launches": launches,
                 "created_at": now,
                 "queued_at": now,
+                "schedule_id": schedule_id,
             }
         )
         ids = new_ids(len(expanded[mid]))
@@ -148,7 +181,6 @@ async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings
     await bulk.insert_many(
         session, cast(Table, RunItem.__table__), [row for rows in items.values() for row in rows]
     )
-    await session.commit()
     return Created(batch_id, run_ids, items, catalogs, spec)
 
 
