@@ -14,6 +14,9 @@ aa             three agents on this host: an A/A pair (host as it is, and beside
 samples        long against short samples (issue 24) beside a build, kernel executables by hand: each
                point's run-to-run spread with either, and the estimators a block could use
                (scripts/bench_samples.py, docs/fidelity.md).
+power          two agents under seccomp filters (1 against 3, scripts/tools/seccomp_slow.c): a real
+               slowdown of every syscall; is syscall.getppid flagged, within 5 % of perf bench's own
+               ratio, and no row without a syscall flagged (scripts/bench_power.py, docs/fidelity.md).
 noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
                per-kernel default noise floors (scripts/bench_aa.py, docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
@@ -59,6 +62,7 @@ SECTIONS = (
     "aa",
     "samples",
     "noise",
+    "power",
     "compare",
     "significance",
     "load",
@@ -247,6 +251,10 @@ def main() -> int:
         from bench_aa import noise
 
         status |= noise(report)
+    if "power" in a.sections:
+        from bench_power import power
+
+        status |= power(report)
     return status
 
 

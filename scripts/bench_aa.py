@@ -193,12 +193,15 @@ def _fmt(v: float | None) -> str:
 
 
 @contextlib.contextmanager
-def pair(server: Server, tmp: Path, tag: str, wrap_b: list[str] | None = None) -> Iterator[tuple[str, str]]:
+def pair(
+    server: Server, tmp: Path, tag: str, wrap_b: list[str] | None = None, wrap_a: list[str] | None = None
+) -> Iterator[tuple[str, str]]:
     """Two fresh agents (machines) for one comparison, so no machine carries runs of another scenario
-    (compare learns a machine's noise from its own repeated runs)."""
+    (compare learns a machine's noise from its own repeated runs); `wrap_a`/`wrap_b` prefix an agent's
+    command (a cgroup, a seccomp filter), which its kernels inherit."""
     names = [f"{tag}-a", f"{tag}-b"]
     agents = [
-        Agent(server, tmp / f"spool-{names[0]}", name=names[0]),
+        Agent(server, tmp / f"spool-{names[0]}", name=names[0], wrap=wrap_a),
         Agent(server, tmp / f"spool-{names[1]}", name=names[1], wrap=wrap_b),
     ]
     try:
