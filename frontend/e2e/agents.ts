@@ -12,14 +12,15 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
  * Starts a real agent named `name` on a fresh spool of its own (so its own machine id), and waits until
- * its machine is online (and is not `other`); the agent is stopped again when it never comes.
+ * its machine is online (and is not `other`); the agent is stopped again when it never comes. `extra`:
+ * more flags (`--label k=v`).
  */
-export async function startAgent(request: APIRequestContext, name: string, other = ''): Promise<{ id: string; agent: ChildProcess }> {
+export async function startAgent(request: APIRequestContext, name: string, other = '', extra: string[] = []): Promise<{ id: string; agent: ChildProcess }> {
   const spool = resolve(E2E_DIR, `spool-${name}`);
   rmSync(spool, { recursive: true, force: true });
   const agent = spawn(
     resolve(ROOT, 'build/bin/ctxbench-agent'),
-    ['--server', GRPC_TARGET, '--token-file', resolve(E2E_DIR, 'data/agent-token'), '--ca-file', resolve(E2E_DIR, 'data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool],
+    ['--server', GRPC_TARGET, '--token-file', resolve(E2E_DIR, 'data/agent-token'), '--ca-file', resolve(E2E_DIR, 'data/tls/ca.pem'), '--kernels', resolve(ROOT, 'build/kernels'), '--spool', spool, ...extra],
     { env: { ...process.env, CTXBENCH_AGENT_NAME: name }, stdio: 'ignore' },
   );
   let id = '';

@@ -4,6 +4,8 @@ import { OnlineBadge } from '@/components/StatusBadge';
 import { DateTime, RelativeTime } from '@/components/Time';
 import { useCanWrite, useSession } from '@/features/auth/api/session';
 import { useDeleteMachine, useMachine } from '@/features/machines/api/machine';
+import { EditLabels } from '@/features/machines/components/EditLabels';
+import { LabelChips } from '@/features/machines/components/LabelChips';
 import { RenameMachine } from '@/features/machines/components/RenameMachine';
 import { groupFacts } from '@/features/machines/utils/fact-groups';
 import { useRuns } from '@/features/runs/api/runs';
@@ -98,6 +100,7 @@ export function MachinePage() {
             History
           </Link>
           {canWrite && <RenameMachine key={m.name} machine={m} />}
+          {isAdmin && <EditLabels key={JSON.stringify(m.admin_labels)} machine={m} />}
         </span>
       </div>
       <p className="lead">
@@ -105,6 +108,14 @@ export function MachinePage() {
         {m.hostname} · <code className="small">{m.id}</code> · last seen <RelativeTime value={m.last_seen} /> · first seen{' '}
         <DateTime value={m.first_seen} /> · {m.kernels.length} kernels{m.agent_version ? ` · agent ${m.agent_version}` : ''}
       </p>
+      <div className="machine-labels" data-testid="machine-labels">
+        {m.hardware_class && (
+          <span className="small" title="machines of one hardware class (CPU model, CPUs, memory, kernel) are peers" data-testid="hardware-class">
+            {m.hardware_class}
+          </span>
+        )}
+        <LabelChips machine={m} />
+      </div>
       <h2>Facts</h2>
       <FactGroups facts={m.facts} />
       <h2>Runs</h2>

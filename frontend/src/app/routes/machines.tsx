@@ -1,23 +1,45 @@
-import { ErrorMessage, Loading } from '@/components/Feedback';
+import { Link, useSearchParams } from 'react-router';
+import { EmptyState, ErrorMessage, Loading } from '@/components/Feedback';
 import { useRecentRuns } from '@/features/machines/api/machine';
 import { useMachines } from '@/features/machines/api/machines';
 import { GettingStarted } from '@/features/machines/components/GettingStarted';
+import { MachinesFilter } from '@/features/machines/components/MachinesFilter';
 import { MachinesTable } from '@/features/machines/components/MachinesTable';
 import { NoMachines } from '@/features/machines/components/NoMachines';
+import { decodeMachinesView, encodeMachinesView, labelKeys } from '@/features/machines/utils/labels';
 import { useDocumentTitle } from './title';
+import { paths } from '../paths';
 
 export function MachinesPage() {
   useDocumentTitle('Machines');
-  const machines = useMachines({ poll: true });
+  const [searchParams, setSearchParams] = useSearchParams();
+  const view = decodeMachinesView(searchParams);
+  const machines = useMachines({ poll: true, selector: view.selector });
   const runs = useRecentRuns();
+  const filtered = view.selector !== '';
   return (
     <>
       <h1>Machines</h1>
       <p className="lead">The hosts whose agents have connected, with the facts that move OS-primitive costs.</p>
+      {(filtered || (machines.data?.length ?? 0) > 0) && (
+        <MachinesFilter key={view.selector} view={view} labelKeys={labelKeys(machines.data ?? [])} onChange={(v) => setSearchParams(encodeMachinesView(v))} />
+      )}
       {machines.isPending && <Loading what="machines" />}
-      {machines.isError && <ErrorMessage title="Could not load machines:" error={machines.error} />}
-      {machines.data && machines.data.length > 0 && runs.data?.length === 0 && <GettingStarted machines={machines.data} />}
-      {machines.data && (machines.data.length === 0 ? <NoMachines /> : <MachinesTable machines={machines.data} runs={runs.data} />)}
+      {machines.isError && <ErrorMessage title={filtered ? 'Could not filter machines:' : 'Could not load machines:'} error={machines.error} />}
+      {machines.data && !filtered && machines.data.length > 0 && runs.data?.length === 0 && <GettingStarted machines={machines.data} />}
+      {machines.data &&
+        !machines.isError &&
+        (machines.data.length > 0 ? (
+          <MachinesTable machines={machines.data} runs={runs.data} group={view.group} />
+        ) : filtered ? (
+          <EmptyState title="No machine matches">
+            <p>
+              No machine has labels matching <code>{view.selector}</code>. <Link to={paths.machines}>Show all machines</Link>.
+            </p>
+          </EmptyState>
+        ) : (
+          <NoMachines />
+        ))}
     </>
   );
 }

@@ -61,6 +61,86 @@ export const BUDGETS = {
       "minLength": 1
     }
   },
+  "RunSpec": {
+    "items": {
+      "maxItems": 1000,
+      "minItems": 1
+    },
+    "launches": {
+      "maximum": 20.0,
+      "minimum": 1.0
+    },
+    "max_reruns": {
+      "maximum": 20.0,
+      "minimum": 0.0
+    },
+    "min_time_s": {
+      "maximum": 60.0,
+      "minimum": 0.001
+    },
+    "repetitions": {
+      "maximum": 1000.0,
+      "minimum": 1.0
+    },
+    "rerun_cv": {
+      "maximum": 10.0,
+      "minimum": 0.0
+    },
+    "sample_time_s": {
+      "maximum": 1.0,
+      "minimum": 0.0
+    }
+  },
+  "ScheduleCreate": {
+    "cron": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "interval_s": {
+      "maximum": 31622400.0,
+      "minimum": 1.0
+    },
+    "jitter_s": {
+      "maximum": 604800.0,
+      "minimum": 0.0
+    },
+    "machine_ids": {
+      "maxItems": 100,
+      "minItems": 1
+    },
+    "name": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "selector": {
+      "maxLength": 1024
+    }
+  },
+  "SchedulePatch": {
+    "cron": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "interval_s": {
+      "maximum": 31622400.0,
+      "minimum": 1.0
+    },
+    "jitter_s": {
+      "maximum": 604800.0,
+      "minimum": 0.0
+    },
+    "machine_ids": {
+      "maxItems": 100,
+      "minItems": 1
+    },
+    "name": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "selector": {
+      "maxLength": 1024
+    }
+  },
   "SessionCreate": {
     "login_code": {
       "maxLength": 1000,

@@ -297,7 +297,8 @@ export interface paths {
         /**
          * Rename Machine
          * @description Gives the machine a display name (its id stays); `null` or `""` gives the agent's own name back.
-         *     The agent's later Hellos keep it.
+         *     The agent's later Hellos keep it. `labels` (admin only) is a JSON merge patch of the admin's labels:
+         *     a string sets a key, null removes it. A field left out is left as it is.
          */
         patch: operations["rename_machine_api_v1_machines__machine_id__patch"];
         trace?: never;
@@ -460,6 +461,99 @@ export interface paths {
          * @description Queues a finished run's unfinished items (failed, cancelled, never run) again, attempt + 1.
          */
         post: operations["retry_run_api_v1_runs__run_id__retry_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Schedules
+         * @description Every schedule by name, with its next firing and its newest one.
+         */
+        get: operations["list_schedules_api_v1_schedules_get"];
+        put?: never;
+        /**
+         * Create Schedule
+         * @description A run spec fired on a machine selection every `interval_s` or on a `cron` line (UTC). The spec is
+         *     checked now against every machine selected now, as POST /runs checks it.
+         */
+        post: operations["create_schedule_api_v1_schedules_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Schedule
+         * @description The schedule, its next firing and its newest firings (the runs each made, the machines skipped).
+         */
+        get: operations["get_schedule_api_v1_schedules__schedule_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Schedule
+         * @description The schedule and its firings; the runs it made stay.
+         */
+        delete: operations["delete_schedule_api_v1_schedules__schedule_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Patch Schedule
+         * @description The fields given change; a new timing counts its next slot from now.
+         */
+        patch: operations["patch_schedule_api_v1_schedules__schedule_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause Schedule
+         * @description No firing until resumed (a firing already stored stays).
+         */
+        post: operations["pause_schedule_api_v1_schedules__schedule_id__pause_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume Schedule
+         * @description Fires again from the next slot after now: the slots missed while paused do not fire.
+         */
+        post: operations["resume_schedule_api_v1_schedules__schedule_id__resume_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -661,6 +755,28 @@ export interface paths {
          * @description The agent installer (POSIX sh), with this server's public URL as its download base.
          */
         get: operations["install_script_install_agent_sh_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics
+         * @description Agents online, machines and runs by status, and the median of each machine's newest result per
+         *     kernel and parameter point (at most 10 000 points; `ctxbench_result_points_dropped` counts the rest),
+         *     in the OpenMetrics text format. Scrape it with `authorization: Bearer <read token>`.
+         */
+        get: operations["metrics_metrics_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -920,6 +1036,31 @@ export interface components {
             values: {
                 [key: string]: unknown;
             };
+        };
+        /** FiringOut */
+        FiringOut: {
+            /**
+             * Due At
+             * Format: date-time
+             * @description the slot it fired for (before its jitter)
+             */
+            due_at: string;
+            /**
+             * Error
+             * @description why it made no run at all; null otherwise
+             */
+            error: string | null;
+            /**
+             * Fired At
+             * Format: date-time
+             */
+            fired_at: string;
+            /** Id */
+            id: string;
+            /** Run Ids */
+            run_ids: string[];
+            /** Skipped */
+            skipped: components["schemas"]["SkippedOut"][];
         };
         /** FleetStep */
         FleetStep: {
@@ -1296,6 +1437,20 @@ export interface components {
         /** MachineOut */
         MachineOut: {
             /**
+             * Admin Labels
+             * @description labels an admin set (PATCH)
+             */
+            admin_labels: {
+                [key: string]: string;
+            };
+            /**
+             * Agent Labels
+             * @description labels its agent sent (--label), as of its last Hello
+             */
+            agent_labels: {
+                [key: string]: string;
+            };
+            /**
              * Agent Name
              * @description what its agent calls it (--name, else the hostname)
              * @default
@@ -1317,12 +1472,24 @@ export interface components {
              * Format: date-time
              */
             first_seen: string;
+            /**
+             * Hardware Class
+             * @description CPU model, logical CPUs, memory and kernel ("AMD EPYC 7B13 · 2 CPUs · 24 GiB · 6.1.0"): machines of one class are peers
+             */
+            hardware_class: string;
             /** Hostname */
             hostname: string;
             /** Id */
             id: string;
             /** Kernels */
             kernels: string[];
+            /**
+             * Labels
+             * @description its agent's labels, overridden key by key by an admin's: what selectors match
+             */
+            labels: {
+                [key: string]: string;
+            };
             /**
              * Last Seen
              * Format: date-time
@@ -1339,14 +1506,22 @@ export interface components {
         };
         /**
          * MachinePatch
-         * @description PATCH /machines/{id}: a display name (the id stays); null or "" gives the agent's own name back.
+         * @description PATCH /machines/{id}: a display name (the id stays), admin labels, or both; a field left out is
+         *     left as it is.
          */
         MachinePatch: {
+            /**
+             * Labels
+             * @description admin only. A JSON merge patch (RFC 7396) of the admin's labels: a string sets the key, null removes it; `labels: null` removes them all. Keys and values: 1-63 of letters, digits, '-', '_', '.', '/', a letter or digit at both ends (a value may be empty); at most 32 labels
+             */
+            labels?: {
+                [key: string]: string | null;
+            } | null;
             /**
              * Name
              * @description at most 255 characters on one line; null or "": the agent's own name again
              */
-            name: string | null;
+            name?: string | null;
         };
         /** MachineRef */
         MachineRef: {
@@ -1763,15 +1938,244 @@ export interface components {
              * @description timed work in one short sample, seconds; null: one long sample per repetition
              */
             sample_time_s?: number | null;
+            /**
+             * Schedule Id
+             * @description the schedule that made it (GET /schedules/{id}); null: posted by hand
+             */
+            schedule_id?: string | null;
             /** Started At */
             started_at: string | null;
             status: components["schemas"]["RunStatus"];
+        };
+        /**
+         * RunSpec
+         * @description What a run measures and how: a POST /runs body without its machines (a schedule's `run`).
+         */
+        RunSpec: {
+            /** Items */
+            items: components["schemas"]["RunItemIn"][];
+            /**
+             * Launches
+             * @description kernel processes per item, interleaved round-robin; overrides the profile
+             */
+            launches?: number | null;
+            /**
+             * Max Reruns
+             * @description deprecated and ignored
+             */
+            max_reruns?: number | null;
+            /**
+             * Min Time S
+             * @description overrides the profile
+             */
+            min_time_s?: number | null;
+            /**
+             * Profile
+             * @default default
+             * @enum {string}
+             */
+            profile: "quick" | "default" | "thorough";
+            /**
+             * Repetitions
+             * @description overrides the profile
+             */
+            repetitions?: number | null;
+            /**
+             * Rerun Cv
+             * @description deprecated and ignored: agents re-measure disturbed launches instead of CV reruns
+             */
+            rerun_cv?: number | null;
+            /**
+             * Sample Time S
+             * @description timed work in one short sample, seconds (kernel --sample-time), at most min_time_s; 0: one long sample per repetition (the measure before short samples); overrides the profile
+             */
+            sample_time_s?: number | null;
         };
         /**
          * RunStatus
          * @enum {string}
          */
         RunStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        /** ScheduleCreate */
+        ScheduleCreate: {
+            /**
+             * Cron
+             * @description fire on a 5-field cron line (minute hour day-of-month month day-of-week), in UTC
+             */
+            cron?: string | null;
+            /**
+             * Interval S
+             * @description fire every this many seconds (slots at multiples of it since the Unix epoch); at least 60 (CTXBENCH_SCHEDULE_MIN_INTERVAL_S)
+             */
+            interval_s?: number | null;
+            /**
+             * Jitter S
+             * @description each slot fires 0 … jitter_s seconds late, the same delay on every server (a hash of the schedule and the slot); at most the interval (a cron line: its shortest gap)
+             */
+            jitter_s?: number | null;
+            /**
+             * Machine Ids
+             * @description these machines (each must be known; pending or revoked ones are skipped when it fires)
+             */
+            machine_ids?: string[] | null;
+            /**
+             * Name
+             * @description one line, at most 200 characters
+             */
+            name: string;
+            /**
+             * Paused
+             * @default false
+             */
+            paused: boolean;
+            /** @description what each firing runs: a POST /runs body without its machines */
+            run: components["schemas"]["RunSpec"];
+            /**
+             * Selector
+             * @description a label selector (`env=prod,!gpu`), resolved at each firing over the active machines; "" selects every active machine
+             */
+            selector?: string | null;
+        };
+        /** ScheduleDetail */
+        ScheduleDetail: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Cron */
+            cron: string | null;
+            /**
+             * Firings
+             * @description the newest 20 firings, newest first
+             */
+            firings: components["schemas"]["FiringOut"][];
+            /** Id */
+            id: string;
+            /** Interval S */
+            interval_s: number | null;
+            /** Jitter S */
+            jitter_s: number;
+            last_firing: components["schemas"]["FiringOut"] | null;
+            /** Machine Ids */
+            machine_ids: string[] | null;
+            /** Name */
+            name: string;
+            /**
+             * Next Due At
+             * @description its next slot; null: paused
+             */
+            next_due_at: string | null;
+            /**
+             * Next Fire At
+             * @description when its next slot fires (jitter included); null: paused
+             */
+            next_fire_at: string | null;
+            /** Paused */
+            paused: boolean;
+            /**
+             * Run
+             * @description the run body as posted (RunSpec)
+             */
+            run: {
+                [key: string]: unknown;
+            };
+            /** Selector */
+            selector: string | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** ScheduleOut */
+        ScheduleOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Cron */
+            cron: string | null;
+            /** Id */
+            id: string;
+            /** Interval S */
+            interval_s: number | null;
+            /** Jitter S */
+            jitter_s: number;
+            last_firing: components["schemas"]["FiringOut"] | null;
+            /** Machine Ids */
+            machine_ids: string[] | null;
+            /** Name */
+            name: string;
+            /**
+             * Next Due At
+             * @description its next slot; null: paused
+             */
+            next_due_at: string | null;
+            /**
+             * Next Fire At
+             * @description when its next slot fires (jitter included); null: paused
+             */
+            next_fire_at: string | null;
+            /** Paused */
+            paused: boolean;
+            /**
+             * Run
+             * @description the run body as posted (RunSpec)
+             */
+            run: {
+                [key: string]: unknown;
+            };
+            /** Selector */
+            selector: string | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * SchedulePatch
+         * @description The fields given change, the others stay. machine_ids replaces a selector and the other way
+         *     round; interval_s replaces a cron line and the other way round.
+         */
+        SchedulePatch: {
+            /**
+             * Cron
+             * @description fire on a 5-field cron line (minute hour day-of-month month day-of-week), in UTC
+             */
+            cron?: string | null;
+            /**
+             * Interval S
+             * @description fire every this many seconds (slots at multiples of it since the Unix epoch); at least 60 (CTXBENCH_SCHEDULE_MIN_INTERVAL_S)
+             */
+            interval_s?: number | null;
+            /**
+             * Jitter S
+             * @description each slot fires 0 … jitter_s seconds late, the same delay on every server (a hash of the schedule and the slot); at most the interval (a cron line: its shortest gap)
+             */
+            jitter_s?: number | null;
+            /**
+             * Machine Ids
+             * @description these machines (each must be known; pending or revoked ones are skipped when it fires)
+             */
+            machine_ids?: string[] | null;
+            /** Name */
+            name?: string | null;
+            /** Paused */
+            paused?: boolean | null;
+            run?: components["schemas"]["RunSpec"] | null;
+            /**
+             * Selector
+             * @description a label selector (`env=prod,!gpu`), resolved at each firing over the active machines; "" selects every active machine
+             */
+            selector?: string | null;
+        };
         /** SeedReferenceOut */
         SeedReferenceOut: {
             /** Machine */
@@ -1958,6 +2362,16 @@ export interface components {
             rule: "ci_excludes_noise" | "ci_includes_1" | "within_noise" | "too_few_launches";
             /** Significant */
             significant: boolean;
+        };
+        /** SkippedOut */
+        SkippedOut: {
+            /** Machine Id */
+            machine_id: string;
+            /**
+             * Reason
+             * @description "busy" (a run of this schedule still queued or running), or why not
+             */
+            reason: string;
         };
         /** Step */
         Step: {
@@ -2649,7 +3063,10 @@ export interface operations {
     };
     list_machines_api_v1_machines_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description only machines whose labels match: comma-separated requirements, all of which must hold: `key=value`, `key!=value` (no such key matches too), `key` (has it), `!key` (has it not) */
+                selector?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2664,6 +3081,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["MachineOut"][];
                 };
+            };
+            /** @description a malformed `selector` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2779,6 +3203,13 @@ export interface operations {
                     "application/json": components["schemas"]["MachineOut"];
                 };
             };
+            /** @description `labels` given by a non-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description unknown machine */
             404: {
                 headers: {
@@ -2786,7 +3217,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `name` too long or not one line */
+            /** @description `name` too long or not one line; a bad label key or value, or too many */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,6 +3682,254 @@ export interface operations {
             };
         };
     };
+    list_schedules_api_v1_schedules_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"][];
+                };
+            };
+        };
+    };
+    create_schedule_api_v1_schedules_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description CTXBENCH_MAX_SCHEDULES reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a field does not validate: a bad cron line, an interval under the minimum, a jitter over it, an unknown machine, or a run spec a selected machine refuses (loc under body.run) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get_schedule_api_v1_schedules__schedule_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description unknown schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_schedule_api_v1_schedules__schedule_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unknown schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    patch_schedule_api_v1_schedules__schedule_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description unknown schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a field does not validate: a bad cron line, an interval under the minimum, a jitter over it, an unknown machine, or a run spec a selected machine refuses (loc under body.run) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    pause_schedule_api_v1_schedules__schedule_id__pause_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description unknown schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    resume_schedule_api_v1_schedules__schedule_id__resume_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description unknown schedule */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_session_api_v1_session_get: {
         parameters: {
             query?: never;
@@ -3641,6 +4320,33 @@ export interface operations {
             };
             /** @description not built */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    metrics_metrics_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenMetrics text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8": string;
+                };
+            };
+            /** @description no credential (unless CTXBENCH_PUBLIC_READ=true) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

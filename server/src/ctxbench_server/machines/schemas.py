@@ -37,15 +37,11 @@ class MachineOut(BaseModel):
     preflight: list[PreflightOut]
     kernels: list[str]
     labels: dict[str, str] = Field(
-        default_factory=dict,
         description="its agent's labels, overridden key by key by an admin's: what selectors match",
     )
-    admin_labels: dict[str, str] = Field(default_factory=dict, description="labels an admin set (PATCH)")
-    agent_labels: dict[str, str] = Field(
-        default_factory=dict, description="labels its agent sent (--label), as of its last Hello"
-    )
+    admin_labels: dict[str, str] = Field(description="labels an admin set (PATCH)")
+    agent_labels: dict[str, str] = Field(description="labels its agent sent (--label), as of its last Hello")
     hardware_class: str = Field(
-        default="",
         description='CPU model, logical CPUs, memory and kernel ("AMD EPYC 7B13 · 2 CPUs · 24 GiB · 6.1.0"): '
         "machines of one class are peers",
     )

@@ -34,6 +34,19 @@ export function useRenameMachine(id: string) {
   });
 }
 
+/** Changes the admin's labels of a machine with a JSON merge patch (a string sets a key, null removes it;
+ * admins only). */
+export function useSetLabels(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (labels: Record<string, string | null>) => apiPatch<Machine>(`/machines/${encodeURIComponent(id)}`, { labels }),
+    onSuccess: (m) => {
+      client.setQueryData(['machines', id], m);
+      void client.invalidateQueries({ queryKey: ['machines'] });
+    },
+  });
+}
+
 /** Deletes a machine with all its runs and results (admin; 409 while it is online or busy). */
 export function useDeleteMachine(id: string) {
   return useDeleteMutation(`/machines/${encodeURIComponent(id)}`, ['machines', id], [['machines'], ['runs']]);

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { OnlineBadge, StatusBadge } from '@/components/StatusBadge';
 import { DataTable } from '@/components/TableHead';
@@ -8,6 +8,8 @@ import { useNow } from '@/components/use-now';
 import type { Machine, Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath, runPath } from '@/lib/query-state';
+import { groupMachines } from '../utils/labels';
+import { LabelChips } from './LabelChips';
 import { MachineFacts } from './MachineFacts';
 import { paths } from '@/app/paths';
 
@@ -18,7 +20,8 @@ function lastRuns(runs: Run[] | undefined): Map<string, Run> {
   return out;
 }
 
-/** A machine: its pick box, name, state, last contact and run, facts, kernels and a new-run link. */
+/** A machine: its pick box, name, state, last contact and run, hardware class and labels, facts, kernels
+ * and a new-run link. */
 function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boolean; onPick: (on: boolean) => void }) {
   const { machine: m, run, now, picked, onPick } = props;
   return (
@@ -47,6 +50,14 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
           <span className="muted">none</span>
         )}
       </td>
+      <td data-testid="machine-labels">
+        {m.hardware_class && (
+          <div className="small" data-testid="hardware-class">
+            {m.hardware_class}
+          </div>
+        )}
+        <LabelChips machine={m} />
+      </td>
       <td>
         <MachineFacts facts={m.facts} />
       </td>
@@ -60,7 +71,11 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
   );
 }
 
-export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: Run[] }) {
+const COLUMNS = [unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Class and labels', 'Facts', num('Kernels'), unseen('Actions')];
+
+/** The machines, with a group heading row before each group when `group` is set ('class', 'label:<key>';
+ * see utils/labels.ts). Ticking two or more compares them, across groups. */
+export function MachinesTable({ machines, runs, group = '' }: { machines: Machine[]; runs?: Run[]; group?: string }) {
   const now = useNow();
   const navigate = useNavigate();
   const [picked, setPicked] = useState<string[]>([]);
@@ -81,9 +96,20 @@ export function MachinesTable({ machines, runs }: { machines: Machine[]; runs?: 
         </button>
         <span className="muted small">{chosen.length < 2 ? 'Tick two or more machines to compare them.' : ''}</span>
       </div>
-      <DataTable columns={[unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Facts', num('Kernels'), unseen('Actions')]}>
-        {machines.map((m) => (
-          <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
+      <DataTable columns={COLUMNS}>
+        {groupMachines(machines, group).map((g) => (
+          <Fragment key={g.key}>
+            {g.title && (
+              <tr className="group-row" data-testid="machine-group">
+                <th colSpan={COLUMNS.length} scope="colgroup">
+                  {g.title} <span className="muted small">· {g.machines.length === 1 ? '1 machine' : `${g.machines.length} machines`}</span>
+                </th>
+              </tr>
+            )}
+            {g.machines.map((m) => (
+              <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
+            ))}
+          </Fragment>
         ))}
       </DataTable>
     </>
