@@ -18,6 +18,8 @@
 #   --ca-fingerprint sha256:  pin the server's CA (the join token response carries it)
 #   --insecure                plaintext gRPC (only behind a TLS-terminating proxy)
 #   --name NAME               machine name shown in the explorer (default: the hostname)
+#   --label KEY=VALUE         a label of this host (env=prod), repeatable, or --labels k=v,k2=v2; given,
+#                             they replace an earlier install's (kept on upgrade otherwise; --labels "" clears)
 #   --url URL                 where to download bundles from (default: the server that served this script)
 #   --version VERSION         install that bundle version (default: the one the server offers)
 #   --prefix DIR              install dir (default /opt/ctxbench)
@@ -41,6 +43,8 @@ join_token_file=""
 ca_fingerprint=""
 insecure=""
 name=""
+labels=""
+labels_given=0
 version=""
 no_service=0
 action=install
@@ -72,6 +76,8 @@ while [ $# -gt 0 ]; do
 	--ca-fingerprint) need_arg "$@"; ca_fingerprint=$2; shift ;;
 	--insecure) insecure=true ;;
 	--name) need_arg "$@"; name=$2; shift ;;
+	--label) need_arg "$@"; labels=${labels:+$labels,}$2; labels_given=1; shift ;;
+	--labels) need_arg "$@"; labels=$2; labels_given=1; shift ;;
 	--url) need_arg "$@"; url=$2; shift ;;
 	--version) need_arg "$@"; version=$2; shift ;;
 	--prefix) need_arg "$@"; prefix=$2; shift ;;
@@ -127,6 +133,7 @@ env_value() { [ -f "$env_file" ] && sed -n "s/^$1=//p" "$env_file" | tail -n 1; 
 [ -n "$ca_fingerprint" ] || ca_fingerprint=$(env_value CTXBENCH_AGENT_CA_FINGERPRINT || true)
 [ -n "$insecure" ] || insecure=$(env_value CTXBENCH_AGENT_INSECURE || true)
 [ -n "$name" ] || name=$(env_value CTXBENCH_AGENT_NAME || true)
+[ "$labels_given" -eq 1 ] || labels=$(env_value CTXBENCH_AGENT_LABELS || true)
 [ -n "$server" ] || die "--server HOST:PORT is required (the gRPC address the install command names)"
 [ -n "$url" ] || url=$DEFAULT_URL
 case "$url" in
@@ -135,6 +142,17 @@ http://* | https://*) url=${url%/} ;;
 esac
 if [ -n "$name" ]; then
 	printf '%s' "$name" | grep -Eq '^[A-Za-z0-9._-]+$' || die "--name: letters, digits, . _ - only"
+fi
+if [ -n "$labels" ]; then
+	# The agent checks lengths at start; the shape here keeps agent.env free of quoting (no spaces,
+	# quotes or shell characters).
+	# grep reads lines: the case refuses a newline (and every other character) first.
+	lbl='[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?'
+	label_rule="--label: key=value, each of letters, digits, . _ / - (beginning and ending with a letter or digit)"
+	case $labels in
+	*[!A-Za-z0-9._/=,-]*) die "$label_rule" ;;
+	esac
+	printf '%s' "$labels" | grep -Eq "^$lbl=($lbl)?(,$lbl=($lbl)?)*\$" || die "$label_rule"
 fi
 if [ -n "$ca_fingerprint" ]; then
 	printf '%s' "$ca_fingerprint" | grep -Eq '^sha256:[0-9a-fA-F]{64}$' ||
@@ -240,6 +258,7 @@ fi
 		[ -z "$ca_fingerprint" ] || echo "CTXBENCH_AGENT_CA_FINGERPRINT=$ca_fingerprint"
 		[ "$insecure" != true ] || echo "CTXBENCH_AGENT_INSECURE=true"
 		[ -z "$name" ] || echo "CTXBENCH_AGENT_NAME=$name"
+		[ -z "$labels" ] || echo "CTXBENCH_AGENT_LABELS=$labels"
 		echo "CTXBENCH_AGENT_STATE_DIR=$state_dir"
 		echo "CTXBENCH_AGENT_KERNELS=$prefix/kernels"
 	} >"$env_file.tmp"
