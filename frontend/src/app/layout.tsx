@@ -86,6 +86,9 @@ function Header() {
           <NavLink to={paths.newRun} className={cls}>
             New run
           </NavLink>
+          <NavLink to={paths.schedules} className={cls}>
+            Schedules
+          </NavLink>
           <NavLink to={paths.hosts} className={cls}>
             Add hosts
           </NavLink>

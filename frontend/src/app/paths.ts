@@ -21,6 +21,7 @@ export const routes = {
   newRun: 'runs/new',
   run: 'runs/:id',
   batch: 'batches/:batchId',
+  schedules: 'schedules',
 } as const;
 
 /** The address of each page. */
@@ -40,6 +41,7 @@ export const paths = {
   newRun: '/runs/new',
   run: (id: string) => `/runs/${seg(id)}`,
   batch: (batchId: string) => `/batches/${seg(batchId)}`,
+  schedules: '/schedules',
 } as const;
 
 /** A page's address with a query string, when it has one. */

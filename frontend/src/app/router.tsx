@@ -27,6 +27,7 @@ const ComparePage = lazy(() => import('./routes/compare'));
 const SharePage = lazy(() => import('./routes/share'));
 const SignInPage = lazy(() => import('./routes/signin'));
 const TokensPage = lazy(() => import('./routes/tokens'));
+const SchedulesPage = lazy(() => import('./routes/schedules'));
 
 /**
  * The compare page's data is asked for as soon as its address is known, while its code (and the
@@ -65,6 +66,7 @@ const router = createBrowserRouter([
       { path: routes.newRun, element: <NewRunPage /> },
       { path: routes.run, element: <RunPage /> },
       { path: routes.batch, element: <BatchPage /> },
+      { path: routes.schedules, element: <SchedulesPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

@@ -1,0 +1,67 @@
+import { ErrorMessage } from '@/components/Feedback';
+import { DataTable } from '@/components/TableHead';
+import { unseen } from '@/components/table-columns';
+import { DateTime } from '@/components/Time';
+import { useNow } from '@/components/use-now';
+import { useSetPaused, type Schedule } from '../api/schedules';
+import { countdown, describeFiring, describeTiming } from '../utils/describe';
+
+function PauseButton({ schedule }: { schedule: Schedule }) {
+  const set = useSetPaused();
+  const label = schedule.paused ? 'Resume' : 'Pause';
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-small"
+        data-testid="schedule-toggle"
+        disabled={set.isPending}
+        onClick={() => set.mutate({ id: schedule.id, paused: !schedule.paused })}
+      >
+        {set.isPending ? `${label}…` : label}
+      </button>
+      {set.isError && <ErrorMessage title={`Could not ${label.toLowerCase()}:`} error={set.error} />}
+    </>
+  );
+}
+
+/** Which machines a schedule runs on, in a few words. */
+function selection(s: Schedule): string {
+  if (s.selector !== null) return s.selector ? `labels ${s.selector}` : 'every active machine';
+  const n = s.machine_ids?.length ?? 0;
+  return n === 1 ? (s.machine_ids?.[0] ?? '') : `${n} machines`;
+}
+
+export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
+  const now = useNow(1000);
+  if (schedules.length === 0) return <p className="muted">No schedules yet: create one below.</p>;
+  return (
+    <DataTable columns={['Name', 'Runs', 'On', 'When', 'Next firing', 'Last firing', unseen('Actions')]}>
+      {schedules.map((s) => (
+        <tr key={s.id} data-testid="schedule-row" data-schedule-id={s.id}>
+          <td className="strong">{s.name}</td>
+          <td>{s.run.items.map((it) => it.kernel).join(', ')}</td>
+          <td>{selection(s)}</td>
+          <td>{describeTiming(s)}</td>
+          <td data-testid="schedule-next">
+            {s.next_fire_at ? <span title={new Date(s.next_fire_at).toISOString()}>{countdown(s.next_fire_at, now)}</span> : <span className="muted">paused</span>}
+          </td>
+          <td data-testid="schedule-last">
+            {describeFiring(s.last_firing)}
+            {s.last_firing && (
+              <>
+                {' '}
+                <span className="muted">
+                  (<DateTime value={s.last_firing.fired_at} />)
+                </span>
+              </>
+            )}
+          </td>
+          <td>
+            <PauseButton schedule={s} />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
+  );
+}

@@ -1,0 +1,122 @@
+// Schedules in words: the timing ("every 15 min", "at 03:00 UTC on Mon–Fri"), the time to the next
+// firing ("in 4 min 10 s"), a firing's outcome, and the create form's fields as a POST body. Pure.
+import type { Firing, ScheduleCreate, Timing } from '../api/schedules';
+import type { RunSettings } from '@/lib/api-types';
+
+const UNITS: [number, string][] = [
+  [86_400, 'd'],
+  [3600, 'h'],
+  [60, 'min'],
+  [1, 's'],
+];
+
+/** 90 -> "1 min 30 s", 7200 -> "2 h", 0 -> "0 s": the two largest units, no zero parts. */
+export function describeSeconds(total: number): string {
+  let left = Math.max(0, Math.round(total));
+  if (left === 0) return '0 s';
+  const parts: string[] = [];
+  for (const [size, unit] of UNITS) {
+    if (left >= size) {
+      parts.push(`${Math.floor(left / size)} ${unit}`);
+      left %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const pad = (n: number) => String(n).padStart(2, '0');
+const isNum = (s: string) => /^\d+$/.test(s);
+
+function describeDays(dow: string): string | null {
+  if (dow === '*') return null;
+  const range = /^(\d)-(\d)$/.exec(dow);
+  if (range) return `${DAYS[Number(range[1]) % 7]}–${DAYS[Number(range[2]) % 7]}`;
+  if (/^\d(,\d)*$/.test(dow)) return dow.split(',').map((d) => DAYS[Number(d) % 7]).join(', ');
+  return null;
+}
+
+/** A 5-field cron line in words where it is a common shape; else the line itself ("cron …"). */
+export function describeCron(cron: string): string {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length !== 5) return `cron ${cron}`;
+  const [min = '', hour = '', dom = '', mon = '', dow = ''] = fields;
+  const step = /^\*\/(\d+)$/.exec(min);
+  if (step && hour === '*' && dom === '*' && mon === '*' && dow === '*') return `every ${step[1]} min`;
+  if (min === '*' && hour === '*' && dom === '*' && mon === '*' && dow === '*') return 'every minute';
+  if (isNum(min) && hour === '*' && dom === '*' && mon === '*' && dow === '*') return `hourly at :${pad(Number(min))}`;
+  if (isNum(min) && isNum(hour) && dom === '*' && mon === '*') {
+    const at = `at ${pad(Number(hour))}:${pad(Number(min))} UTC`;
+    if (dow === '*') return `daily ${at}`;
+    const days = describeDays(dow);
+    if (days) return `${at} on ${days}`;
+  }
+  return `cron ${fields.join(' ')}`;
+}
+
+/** The timing in words, with its jitter when it has one. */
+export function describeTiming(t: Timing): string {
+  const base = t.interval_s != null ? `every ${describeSeconds(t.interval_s)}` : describeCron(t.cron ?? '');
+  return t.jitter_s > 0 ? `${base} (+ up to ${describeSeconds(t.jitter_s)} jitter)` : base;
+}
+
+/** Time to the next firing: "in 4 min 10 s", "due now" once passed (the next tick fires it), "paused". */
+export function countdown(nextFireAt: string | null, now: Date): string {
+  if (nextFireAt === null) return 'paused';
+  const at = Date.parse(nextFireAt);
+  if (Number.isNaN(at)) return '—';
+  const s = (at - now.getTime()) / 1000;
+  return s <= 0 ? 'due now' : `in ${describeSeconds(Math.ceil(s))}`;
+}
+
+/** A firing's outcome in a few words: "2 runs", "1 run, 1 skipped (busy)", "no run: why". */
+export function describeFiring(f: Firing | null): string {
+  if (f === null) return 'not yet';
+  const runs = f.run_ids.length;
+  if (runs === 0) return `no run: ${f.error ?? 'every machine skipped'}`;
+  const made = `${runs} run${runs === 1 ? '' : 's'}`;
+  if (f.skipped.length === 0) return made;
+  const reasons = [...new Set(f.skipped.map((s) => (s.reason === 'busy' ? 'busy' : 'refused')))].join(', ');
+  return `${made}, ${f.skipped.length} skipped (${reasons})`;
+}
+
+/** The create form as typed. */
+export interface ScheduleForm {
+  name: string;
+  kernels: string[];
+  profile: NonNullable<RunSettings['profile']>;
+  select: 'machines' | 'selector';
+  machineIds: string[];
+  selector: string;
+  timing: 'interval' | 'cron';
+  intervalMin: string;
+  cron: string;
+  jitterS: string;
+}
+
+/** The form as a POST /schedules body, or the first thing missing (the server checks the rest, and its
+ * 422 names the field). */
+export function scheduleBody(f: ScheduleForm): ScheduleCreate | { problem: string } {
+  if (!f.name.trim()) return { problem: 'Give it a name.' };
+  if (f.kernels.length === 0) return { problem: 'Pick at least one kernel.' };
+  if (f.select === 'machines' && f.machineIds.length === 0) return { problem: 'Pick at least one machine, or select by labels.' };
+  const jitter = f.jitterS.trim() === '' ? 0 : Number(f.jitterS);
+  if (!Number.isInteger(jitter) || jitter < 0) return { problem: 'Jitter is a whole number of seconds.' };
+  const body: ScheduleCreate = {
+    name: f.name.trim(),
+    run: { items: f.kernels.map((kernel) => ({ kernel, params: {} })), profile: f.profile },
+    jitter_s: jitter,
+  };
+  if (f.select === 'machines') body.machine_ids = f.machineIds;
+  else body.selector = f.selector.trim();
+  if (f.timing === 'interval') {
+    const minutes = Number(f.intervalMin);
+    if (!(minutes > 0)) return { problem: 'The interval is a number of minutes.' };
+    body.interval_s = Math.round(minutes * 60);
+  } else {
+    if (!f.cron.trim()) return { problem: 'Give a cron line (5 fields, UTC).' };
+    body.cron = f.cron.trim();
+  }
+  return body;
+}
