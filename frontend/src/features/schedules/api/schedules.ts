@@ -2,63 +2,24 @@ import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/r
 import { apiDelete, apiGet, apiPost } from '@/lib/api-client';
 import type { RunSettings } from '@/lib/api-types';
 
-// The shapes of /api/v1/schedules (server: schedules/schemas.py; docs/architecture.md "REST shapes").
+// The shapes of /api/v1/schedules, from the server's OpenAPI document (`make gen`: lib/api/schema.d.ts),
+// with the run spec narrowed to the explorer's RunSettings as lib/api-types.ts narrows a run's request.
+import type { components } from '@/lib/api/schema';
+
+type Schemas = components['schemas'];
 
 /** A machine a firing left out, and why: "busy" (a run of this schedule still queued or running), or
  * the machine is not active, unknown, or its catalog refuses the spec. */
-export interface Skipped {
-  machine_id: string;
-  reason: string;
-}
-
+export type Skipped = Schemas['SkippedOut'];
 /** One slot fired: the runs it made and the machines it skipped; `error` when it made none at all. */
-export interface Firing {
-  id: string;
-  due_at: string;
-  fired_at: string;
-  run_ids: string[];
-  skipped: Skipped[];
-  error: string | null;
-}
-
+export type Firing = Schemas['FiringOut'];
 /** How often a schedule fires: exactly one of interval_s and cron (5 fields, UTC), and its jitter. */
-export interface Timing {
-  interval_s: number | null;
-  cron: string | null;
-  jitter_s: number;
-}
-
-export interface Schedule extends Timing {
-  id: string;
-  name: string;
-  run: RunSettings;
-  machine_ids: string[] | null;
-  selector: string | null;
-  paused: boolean;
-  /** Null while paused. */
-  next_fire_at: string | null;
-  next_due_at: string | null;
-  created_by: string | null;
-  created_at: string;
-  updated_at: string;
-  last_firing: Firing | null;
-}
-
-export interface ScheduleDetail extends Schedule {
-  firings: Firing[];
-}
-
+export type Timing = Pick<Schemas['ScheduleOut'], 'interval_s' | 'cron' | 'jitter_s'>;
+/** `next_fire_at` is null while paused. */
+export type Schedule = Omit<Schemas['ScheduleOut'], 'run'> & { run: RunSettings };
+export type ScheduleDetail = Omit<Schemas['ScheduleDetail'], 'run'> & { run: RunSettings };
 /** POST /schedules: one of machine_ids and selector, one of interval_s and cron. */
-export interface ScheduleCreate {
-  name: string;
-  run: RunSettings;
-  machine_ids?: string[];
-  selector?: string;
-  interval_s?: number;
-  cron?: string;
-  jitter_s?: number;
-  paused?: boolean;
-}
+export type ScheduleCreate = Omit<Schemas['ScheduleCreate'], 'run' | 'paused'> & { run: RunSettings; paused?: boolean };
 
 const LIST = ['schedules'] as const;
 
