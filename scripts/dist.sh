@@ -2,7 +2,8 @@
 # Builds one agent bundle: build/dist/ctxbench-agent-<version>-linux-<arch>.tar.gz, then rewrites
 # build/dist/SHA256SUMS over every bundle there. Usage: scripts/dist.sh amd64|arm64 VERSION [BUILD]
 #
-# Layout (docs/architecture.md, "Bundle"): bin/ctxbench-agent (static Go), kernels/ (every kernel
+# Layout (docs/architecture.md, "Bundle"): bin/ctxbench-agent and bin/ctxbench (the command line,
+# docs/cli.md; both static Go), kernels/ (every kernel
 # executable; kernels/libexec/ holds helpers the catalog scan skips), lib/ (shared libraries the C++
 # kernels find through their $ORIGIN RPATH), python/ (pyperf, for the host's python3 >= 3.9), share/ (the systemd unit), VERSION.
 # Incremental: the C++ kernels have their own CMake build dir per arch, Go uses its build cache, pyperf
@@ -37,6 +38,8 @@ mkdir -p "$stage/bin" "$stage/kernels/libexec" "$stage/lib" "$stage/python" "$ou
 # Go: static (no cgo), so they run on any Linux of the arch.
 (cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
   -ldflags "-s -w -X main.version=$version" -o "$stage/bin/ctxbench-agent" ./cmd/ctxbench-agent)
+(cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
+  -ldflags "-s -w -X main.version=$version" -o "$stage/bin/ctxbench" ./cmd/ctxbench)
 (cd "$root/kernels/go" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
   -o "$stage/kernels/ctxbench-kernels-go" ./cmd/ctxbench-kernels-go)
 

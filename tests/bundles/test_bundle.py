@@ -35,6 +35,7 @@ def test_layout_version_and_checksums(bundle: Path) -> None:
     assert (bundle / "VERSION").read_text().strip() == version()
     for exe in (
         "bin/ctxbench-agent",
+        "bin/ctxbench",
         *(f"kernels/{k}" for k in KERNEL_EXES),
         "kernels/libexec/ctxbench-exec-true",
     ):
@@ -63,7 +64,7 @@ def test_ldd_finds_nothing_outside_the_bundle_but_glibc(bundle: Path) -> None:
                 continue
             assert Path(path).resolve().is_relative_to(bundle.resolve()), f"{exe.name}: {line.strip()}"
     assert checked >= 1  # the C++ kernels
-    for static in ("bin/ctxbench-agent", "kernels/ctxbench-kernels-go"):
+    for static in ("bin/ctxbench-agent", "bin/ctxbench", "kernels/ctxbench-kernels-go"):
         out = subprocess.run(["ldd", str(bundle / static)], capture_output=True, text=True)
         assert "not a dynamic executable" in out.stdout + out.stderr, static
 
@@ -71,6 +72,11 @@ def test_ldd_finds_nothing_outside_the_bundle_but_glibc(bundle: Path) -> None:
 def test_agent_version_is_stamped(bundle: Path) -> None:
     out = subprocess.run([bundle / "bin" / "ctxbench-agent", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == f"ctxbench-agent {version()}\n"
+
+
+def test_cli_version_is_stamped(bundle: Path) -> None:
+    out = subprocess.run([bundle / "bin" / "ctxbench", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == f"ctxbench {version()}\n"
 
 
 @pytest.mark.parametrize("exe", KERNEL_EXES)

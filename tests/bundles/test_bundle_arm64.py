@@ -46,6 +46,11 @@ def test_arm64_agent_version(arm64_bundle: Path) -> None:
     assert out.returncode == 0 and out.stdout == f"ctxbench-agent {version()}\n", out
 
 
+def test_arm64_cli_version(arm64_bundle: Path) -> None:
+    out = qemu(arm64_bundle / "bin" / "ctxbench", "--version")
+    assert out.returncode == 0 and out.stdout == f"ctxbench {version()}\n", out
+
+
 @pytest.mark.parametrize("exe", KERNEL_EXES)
 def test_every_arm64_kernel_executable_lists(arm64_bundle: Path, exe: str) -> None:
     out = qemu(arm64_bundle / "kernels" / exe, "--list")
