@@ -46,9 +46,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_schedule_firings")),
         sa.UniqueConstraint("schedule_id", "due_at", name=op.f("uq_schedule_firings_schedule_id")),
     )
-    op.create_index(
-        "ix_schedule_firings_schedule_fired", "schedule_firings", ["schedule_id", "fired_at"]
-    )
+    op.create_index("ix_schedule_firings_schedule_fired", "schedule_firings", ["schedule_id", "fired_at"])
     # Only ADD COLUMN (see 0009: a recreated runs table would cascade-delete on SQLite), and no foreign
     # key: a deleted schedule's runs keep its id. Runs stored before were posted by hand.
     with op.batch_alter_table("runs", recreate="never") as batch_op:
