@@ -86,34 +86,15 @@ func setupRun(a *app, fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		items := make([]Item, 0, len(kernels))
-		for _, spec := range kernels {
-			it, err := parseItem(spec, ks)
-			if err != nil {
-				return err
-			}
-			items = append(items, it)
-		}
-		body := map[string]any{"items": items}
-		if len(ids) == 1 {
-			body["machine_id"] = ids[0]
-		} else {
-			body["machine_ids"] = ids
-		}
-		if *profile != "" {
-			body["profile"] = *profile
-		}
-		if *reps > 0 {
-			body["repetitions"] = *reps
-		}
-		if *minTime > 0 {
-			body["min_time_s"] = *minTime
+		items, err := parseItems(kernels, ks)
+		if err != nil {
+			return err
 		}
 		q := url.Values{}
 		if len(ids) > 1 {
 			q.Set("items", "false") // a batch's answer without every run's items (REST "light form")
 		}
-		data, err := c.request(ctx, "POST", "/runs", q, body)
+		data, err := c.request(ctx, "POST", "/runs", q, runBody(ids, items, *profile, *reps, *minTime))
 		if err != nil {
 			return err
 		}
@@ -125,16 +106,51 @@ func setupRun(a *app, fs *flag.FlagSet) runFunc {
 			if *asJSON {
 				return writeRaw(a.env, data)
 			}
-			names := machineNames(ms)
-			if batch != "" {
-				fmt.Fprintf(a.env.Stdout, "batch %s\n", batch)
-			}
-			for _, r := range runs {
-				fmt.Fprintf(a.env.Stdout, "run %s on %s: %s\n", r.ID, names[r.MachineID], r.Status)
-			}
+			printPosted(a.env, runs, batch, machineNames(ms))
 			return nil
 		}
 		return followRuns(ctx, a.env, c, runs, machineNames(ms), *asJSON)
+	}
+}
+
+func parseItems(specs []string, ks []Kernel) ([]Item, error) {
+	items := make([]Item, 0, len(specs))
+	for _, spec := range specs {
+		it, err := parseItem(spec, ks)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// runBody is POST /runs' body: one machine_id, or machine_ids for a batch; overrides only when given.
+func runBody(ids []string, items []Item, profile string, reps int, minTime float64) map[string]any {
+	body := map[string]any{"items": items}
+	if len(ids) == 1 {
+		body["machine_id"] = ids[0]
+	} else {
+		body["machine_ids"] = ids
+	}
+	if profile != "" {
+		body["profile"] = profile
+	}
+	if reps > 0 {
+		body["repetitions"] = reps
+	}
+	if minTime > 0 {
+		body["min_time_s"] = minTime
+	}
+	return body
+}
+
+func printPosted(env Env, runs []Run, batch string, names map[string]string) {
+	if batch != "" {
+		fmt.Fprintf(env.Stdout, "batch %s\n", batch)
+	}
+	for _, r := range runs {
+		fmt.Fprintf(env.Stdout, "run %s on %s: %s\n", r.ID, names[r.MachineID], r.Status)
 	}
 }
 
