@@ -101,6 +101,10 @@ MACHINE: dict[str, Any] = {
     "facts": {},
     "preflight": [],
     "kernels": [],
+    "labels": {"env": "prod"},
+    "admin_labels": {"env": "prod"},
+    "agent_labels": {},
+    "hardware_class": "",
 }
 COMPARE: dict[str, Any] = {
     "machines": [],
