@@ -104,7 +104,10 @@ async def test_run_dispatched_at_once_results_stored_run_succeeds(
         min_time_s=0.01,
     )
     assert run["status"] == "running"  # the agent was idle: StartRun went out with the POST
-    assert run["progress"] == {"total": 3, "done": 0, "failed": 0, "running": 0}
+    assert run["progress"] == {
+        **{"total": 3, "done": 0, "failed": 0, "running": 0},
+        **{"launches_done": 0, "launches_planned": 9, "launches_wall_s": 0.0, "launch_at": None},
+    }
     start = (await agent.expect("start_run")).start_run
     assert start.run_id == run["id"]
     assert [it.item_id for it in start.items] == [it["id"] for it in run["items"]]
@@ -133,7 +136,11 @@ async def test_run_dispatched_at_once_results_stored_run_succeeds(
     done = await get_run(http, run["id"])
     assert done["status"] == "succeeded" and done["finished_at"]
     assert done["facts"]["cpu_model"] == "Test CPU"
-    assert done["progress"] == {"total": 3, "done": 3, "failed": 0, "running": 0}
+    assert done["progress"] == {
+        **{"total": 3, "done": 3, "failed": 0, "running": 0},
+        # the fake agent's results list no launches: one process each
+        **{"launches_done": 3, "launches_planned": 3, "launches_wall_s": 0.0, "launch_at": None},
+    }
 
     results = (await http.get(f"/api/v1/runs/{run['id']}/results")).json()
     assert len(results) == 3

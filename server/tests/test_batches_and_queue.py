@@ -317,6 +317,10 @@ async def test_launches_round_trip(make_agent: MakeAgent, http: httpx.AsyncClien
         "throttled_frac": pytest.approx(0.1),
         "steal_frac": 0.0,
         "other_busy_frac": 0.03,
+        # every launch run, the replaced one too: how many the host disturbed, and why in words
+        "launches": 3,
+        "disturbed_launches": 1,
+        "disturbed_why": "other processes kept 40 % of its CPUs busy",
     }
 
     # An old-style report (no launches) still works: one launch, nothing said about disturbance.

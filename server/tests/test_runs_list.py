@@ -25,7 +25,11 @@ async def test_light_list_of_100k_items_is_fast_and_small(
     assert [run["id"] for run in runs] == newest_first
     for run in runs:
         assert run["items"] == []
-        assert run["progress"] == {"total": 1000, "done": 1000, "failed": 0, "running": 0}
+        assert run["progress"] == {
+            **{"total": 1000, "done": 1000, "failed": 0, "running": 0},
+            # items stored before launch progress (and finished) count no launch
+            **{"launches_done": 0, "launches_planned": 0, "launches_wall_s": 0.0, "launch_at": None},
+        }
         assert run["kernels"] == ["ctxsw.pipe", "syscall.getppid"]
     # Before: 5-7 s and 21-23 MiB with the items embedded (docs/performance.md, "run list").
     assert len(r.content) < 512 * 1024, len(r.content)
@@ -70,5 +74,13 @@ async def test_light_and_full_forms_agree(make_agent: MakeAgent, http: httpx.Asy
     full = (await http.get("/api/v1/runs")).json()[0]
     light = (await http.get("/api/v1/runs?items=false")).json()[0]
     assert full["kernels"] == light["kernels"] == ["ctxsw.pipe", "syscall.getppid"]
-    assert full["progress"] == light["progress"] == {"total": 3, "done": 1, "failed": 0, "running": 0}
+    assert (
+        full["progress"]
+        == light["progress"]
+        == {
+            **{"total": 3, "done": 1, "failed": 0, "running": 0},
+            # the finished item ran one process (its result lists no launches), the others 3 each as planned
+            **{"launches_done": 1, "launches_planned": 7, "launches_wall_s": 0.0, "launch_at": None},
+        }
+    )
     assert {k: v for k, v in full.items() if k != "items"} == {k: v for k, v in light.items() if k != "items"}

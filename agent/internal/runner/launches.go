@@ -134,8 +134,7 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 	if remeasure {
 		msg = fmt.Sprintf("%s re-measuring a disturbed launch (%d/%d)", ir.item.GetKernelId(), ir.remeasures, r.opts.MaxRemeasuresPerItem)
 	}
-	r.update(&agentv1.RunUpdate{RunId: ir.base.GetRunId(), State: agentv1.ItemState_ITEM_STATE_RUNNING,
-		ItemIndex: int32(ir.index), ItemId: ir.item.GetItemId(), Message: msg})
+	r.progress(ir, msg)
 	ir.log.Info("kernel starting", "executable", ir.a.spec.GetExecutable(), "args", ir.a.args,
 		"timeout", ir.a.timeout, "launch", n, "remeasure", remeasure)
 	start := m.begin()
@@ -188,7 +187,21 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 	}
 	ir.launches = append(ir.launches, l)
 	ir.outs = append(ir.outs, got)
+	r.progress(ir, fmt.Sprintf("%s launch %d/%d done", ir.item.GetKernelId(), len(ir.launches), ir.planned+ir.remeasures))
 	return true
+}
+
+// progress tells the server where the item stands in its launches (RUNNING, as a launch starts and as it
+// ends): launches interleave round-robin over the run's items, so a run's progress is counted in
+// launches, not in items, which all finish in the last round.
+func (r *Runner) progress(ir *itemRun, msg string) {
+	wall := 0.0
+	for _, l := range ir.launches {
+		wall += l.GetWallS()
+	}
+	r.update(&agentv1.RunUpdate{RunId: ir.base.GetRunId(), State: agentv1.ItemState_ITEM_STATE_RUNNING,
+		ItemIndex: int32(ir.index), ItemId: ir.item.GetItemId(), Message: msg,
+		LaunchesDone: uint32(len(ir.launches)), LaunchesPlanned: uint32(ir.planned + ir.remeasures), LaunchesWallS: wall})
 }
 
 // disturbed says why a launch counts as disturbed, "" when it does not.

@@ -34,17 +34,28 @@ func (s *recorder) Send(m *agentv1.ConnectRequest) bool {
 	return true
 }
 
-// running is the item id of every RUNNING update (one per launch), in order.
+// running is the item id of every launch's start (a RUNNING update; another says when it ended), in order.
 func (s *recorder) running() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var ids []string
-	for _, m := range s.msgs {
-		if u := m.GetRunUpdate(); u != nil && u.GetState() == agentv1.ItemState_ITEM_STATE_RUNNING {
+	for _, u := range s.updates(agentv1.ItemState_ITEM_STATE_RUNNING) {
+		if !strings.HasSuffix(u.GetMessage(), " done") {
 			ids = append(ids, u.GetItemId())
 		}
 	}
 	return ids
+}
+
+// updates are the RunUpdates of one state, in order.
+func (s *recorder) updates(state agentv1.ItemState) []*agentv1.RunUpdate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*agentv1.RunUpdate
+	for _, m := range s.msgs {
+		if u := m.GetRunUpdate(); u != nil && u.GetState() == state {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 func (s *recorder) results() map[string]*agentv1.ResultReport {
@@ -107,6 +118,34 @@ func runToEnd(t *testing.T, r *Runner, items ...*agentv1.RunItem) {
 
 func okItem(id string, launches uint32, reps int32) *agentv1.RunItem {
 	return &agentv1.RunItem{ItemId: id, KernelId: "fake.ok", Launches: launches, Repetitions: reps}
+}
+
+// The server counts a run's progress in launches: each launch's start and end say how many of the
+// item's launches are done, of how many, and their wall time so far.
+func TestLaunchProgressPerUpdate(t *testing.T) {
+	r, rec := newTestRunner(t, Options{HostStat: fakeStat(func(int) bool { return false })})
+	runToEnd(t, r, okItem("a", 3, 6), okItem("b", 2, 4))
+
+	type step struct {
+		item           string
+		done, planned  uint32
+		withWall, ends bool
+	}
+	var got []step
+	for _, u := range rec.updates(agentv1.ItemState_ITEM_STATE_RUNNING) {
+		got = append(got, step{u.GetItemId(), u.GetLaunchesDone(), u.GetLaunchesPlanned(), u.GetLaunchesWallS() > 0,
+			strings.HasSuffix(u.GetMessage(), " done")})
+	}
+	want := []step{
+		{"a", 0, 3, false, false}, {"a", 1, 3, true, true},
+		{"b", 0, 2, false, false}, {"b", 1, 2, true, true},
+		{"a", 1, 3, true, false}, {"a", 2, 3, true, true},
+		{"b", 1, 2, true, false}, {"b", 2, 2, true, true},
+		{"a", 2, 3, true, false}, {"a", 3, 3, true, true},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("RUNNING updates\n got %v\nwant %v", got, want)
+	}
 }
 
 func TestLaunchesInterleaveRoundRobin(t *testing.T) {

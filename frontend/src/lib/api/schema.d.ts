@@ -1213,6 +1213,21 @@ export interface components {
              */
             disturbed_frac: number | null;
             /**
+             * Disturbed Launches
+             * @description of those, the ones the agent marked disturbed (other processes or steal took over 10 % of its CPUs, or the kernel waited for a CPU)
+             */
+            disturbed_launches?: number | null;
+            /**
+             * Disturbed Why
+             * @description why, in words: "other processes kept 78-89 % of its CPUs busy"; null: none was
+             */
+            disturbed_why?: string | null;
+            /**
+             * Launches
+             * @description launches (kernel processes) run for it, re-measurements included
+             */
+            launches?: number | null;
+            /**
              * Other Busy Frac
              * @description the largest share of its CPUs other processes kept busy during a launch
              */
@@ -1635,6 +1650,29 @@ export interface components {
             done: number;
             /** Failed */
             failed: number;
+            /**
+             * Launch At
+             * @description when a launch last started or ended (server clock); null: none yet
+             */
+            launch_at?: string | null;
+            /**
+             * Launches Done
+             * @description launches finished, over all items
+             * @default 0
+             */
+            launches_done: number;
+            /**
+             * Launches Planned
+             * @description launches planned so far, over all items (a finished item: those it ran)
+             * @default 0
+             */
+            launches_planned: number;
+            /**
+             * Launches Wall S
+             * @description wall time of the finished launches, seconds: what an ETA is measured from
+             * @default 0
+             */
+            launches_wall_s: number;
             /** Running */
             running: number;
             /** Total */
@@ -1849,6 +1887,29 @@ export interface components {
             index: number;
             /** Kernel */
             kernel: string;
+            /**
+             * Launch At
+             * @description when one of its launches last started or ended (server clock)
+             */
+            launch_at?: string | null;
+            /**
+             * Launches Done
+             * @description its launches (kernel processes) finished so far, re-measurements included; launches interleave round-robin over the run's items, so this moves while every item is running
+             * @default 0
+             */
+            launches_done: number;
+            /**
+             * Launches Planned
+             * @description launches it takes as planned so far (re-measurements add to it); once the item is finished, the launches it ran
+             * @default 0
+             */
+            launches_planned: number;
+            /**
+             * Launches Wall S
+             * @description wall time of its finished launches, seconds
+             * @default 0
+             */
+            launches_wall_s: number;
             /** Params */
             params: {
                 [key: string]: unknown;

@@ -22,6 +22,8 @@ MISSED_HEARTBEATS = 3
 # agents that spoke is written every LAST_SEEN_FLUSH_S, each machine at most every LAST_SEEN_EVERY
 # heartbeat intervals (a machines row holds its facts: rewriting 100 of them a second cost an idle
 # server 2 % CPU), and always when its stream ends.
+# GET /machines does not wait for that write: an online machine's last_seen is its last message
+# (conn.last_message, set by `heard`; AgentHub.last_heard).
 LAST_SEEN_FLUSH_S = 1.0
 LAST_SEEN_EVERY = 6
 

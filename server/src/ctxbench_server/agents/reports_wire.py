@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -20,7 +21,15 @@ from ctxbench_server.kit.params import MAX_STRING
 from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.models import Result
 from ctxbench_server.runs import ingest
-from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, RefusedKind, Report, Update
+from ctxbench_server.runs.reported import (
+    ID_LENGTH,
+    LaunchProgress,
+    Message,
+    Refused,
+    RefusedKind,
+    Report,
+    Update,
+)
 
 
 def _length(column: Any) -> int:
@@ -213,9 +222,31 @@ def report(r: pb.ResultReport) -> Report:
     )
 
 
+# An agent from before RunUpdate's launch fields says "<kernel> launch 2/3" as a launch starts.
+_LAUNCH_STARTS = re.compile(r" launch (\d{1,4})/(\d{1,4})$")
+
+
+def _launch_progress(u: pb.RunUpdate) -> LaunchProgress | None:
+    """The item's launches as the update tells them; from an older agent's message, the launches before
+    the one starting; None when it says nothing of them."""
+    if u.state != pb.ITEM_STATE_RUNNING:
+        return None
+    if u.launches_planned > 0:
+        wall = u.launches_wall_s if math.isfinite(u.launches_wall_s) and u.launches_wall_s > 0 else 0.0
+        return LaunchProgress(min(u.launches_done, u.launches_planned), u.launches_planned, wall)
+    m = _LAUNCH_STARTS.search(u.message)
+    if m is None or int(m[2]) < int(m[1]) or int(m[1]) < 1:
+        return None
+    return LaunchProgress(int(m[1]) - 1, int(m[2]))
+
+
 def update(u: pb.RunUpdate) -> Update:
+    try:
+        state = pb.ItemState.Name(u.state)
+    except ValueError:  # a state from a newer agent: advisory, like every update
+        state = str(u.state)
     return Update(
-        u.run_id, u.item_id, u.state == pb.ITEM_STATE_RUNNING, pb.ItemState.Name(u.state), u.message
+        u.run_id, u.item_id, u.state == pb.ITEM_STATE_RUNNING, state, u.message, _launch_progress(u)
     )
 
 

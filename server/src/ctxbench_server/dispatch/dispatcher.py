@@ -172,6 +172,12 @@ class Dispatcher(Generic[N]):
                     it.attempt += 1
                     it.result_id = None
                     it.error = None
+                    it.launches_done, it.launches_planned, it.launches_wall_s, it.launch_at = (
+                        0,
+                        None,
+                        0.0,
+                        None,
+                    )
                 run.status = RunStatus.QUEUED
                 run.queued_at = utcnow()
                 run.started_at = None

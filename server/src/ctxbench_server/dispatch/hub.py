@@ -11,11 +11,13 @@ import contextvars
 import logging
 import time
 from collections.abc import Callable, Container, Iterable
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ctxbench_server.cluster import locked_machine
 from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
+from ctxbench_server.models.base import utcnow
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
@@ -177,6 +179,12 @@ class AgentHub:
     def online_ids(self) -> set[str]:
         """Machines with a stream on this process."""
         return set(self._conns)
+
+    def last_heard(self) -> dict[str, datetime]:
+        """When each agent with a stream on this process last spoke (agents/liveness.py keeps it in
+        memory; machines.last_seen is written at most every few heartbeats), by machine id."""
+        wall, now = utcnow(), time.monotonic()
+        return {c.machine_id: wall - timedelta(seconds=now - c.last_message) for c in self._conns.values()}
 
     async def online(self) -> Container[str]:
         """Machines with a stream on this process or, with several server processes, on any of them."""

@@ -30,12 +30,12 @@ async def list_machines(
     selector: Annotated[str | None, Query(description=SELECTOR_HELP, examples=["env=prod,rack"])] = None,
 ) -> list[MachineOut]:
     chosen = labels.parse_selector(selector, ["query", "selector"]) if selector else None
-    return await service.list_machines(session, await hub.online(), chosen)
+    return await service.list_machines(session, await hub.online(), chosen, hub.last_heard())
 
 
 @router.get("/{machine_id}", response_model=MachineOut, responses=errors({404: UNKNOWN_MACHINE}))
 async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> MachineOut:
-    return await service.get_machine(session, machine_id, await hub.online())
+    return await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
 
 
 @router.patch(
@@ -68,7 +68,7 @@ async def rename_machine(
         changes.machine(machine_id, "renamed")
     if "labels" in given:
         changes.machine(machine_id, "changed")
-    return await service.get_machine(session, machine_id, await hub.online())
+    return await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
 
 
 @router.delete(

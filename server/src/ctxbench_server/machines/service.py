@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -163,7 +164,10 @@ async def touch_many(session: AsyncSession, machine_ids: Iterable[str]) -> None:
     await session.commit()
 
 
-def _out(m: Machine, online: Container[str]) -> MachineOut:
+def _out(m: Machine, online: Container[str], heard: Mapping[str, datetime] | None = None) -> MachineOut:
+    # last_seen: the stored one lags (written in bulk, agents/liveness.py); an online agent's last
+    # message on this process is fresher (`heard`: AgentHub.last_heard)
+    seen = heard.get(m.id) if heard and m.id in online else None
     return MachineOut(
         id=m.id,
         name=m.name,
@@ -174,7 +178,7 @@ def _out(m: Machine, online: Container[str]) -> MachineOut:
         display_name=m.display_name,
         agent_name=m.agent_name or m.name,
         first_seen=m.first_seen,
-        last_seen=m.last_seen,
+        last_seen=max(m.last_seen, seen) if seen is not None else m.last_seen,
         facts=m.facts,
         preflight=preflight(m.facts),
         kernels=sorted(k.kernel_id for k in m.kernels),
@@ -186,23 +190,32 @@ def _out(m: Machine, online: Container[str]) -> MachineOut:
 
 
 async def list_machines(
-    session: AsyncSession, online: Container[str], selector: labelling.Selector | None = None
+    session: AsyncSession,
+    online: Container[str],
+    selector: labelling.Selector | None = None,
+    heard: Mapping[str, datetime] | None = None,
 ) -> list[MachineOut]:
-    """Every machine, by name; with a selector, those whose effective labels it matches."""
+    """Every machine, by name; with a selector, those whose effective labels it matches. `heard`: when
+    online agents last spoke, fresher than the stored last_seen."""
     rows = await session.scalars(
         select(Machine).options(selectinload(Machine.kernels)).order_by(Machine.name)
     )
-    out = (_out(m, online) for m in rows)
+    out = (_out(m, online, heard) for m in rows)
     return [m for m in out if selector is None or selector.matches(m.labels)]
 
 
-async def get_machine(session: AsyncSession, machine_id: str, online: Container[str]) -> MachineOut:
+async def get_machine(
+    session: AsyncSession,
+    machine_id: str,
+    online: Container[str],
+    heard: Mapping[str, datetime] | None = None,
+) -> MachineOut:
     m = await session.get(
         Machine, machine_id, options=[selectinload(Machine.kernels)], populate_existing=True
     )
     if m is None:
         raise NotFound(f"machine {machine_id!r} not found")
-    return _out(m, online)
+    return _out(m, online, heard)
 
 
 async def must_exist(session: AsyncSession, machine_id: str) -> None:

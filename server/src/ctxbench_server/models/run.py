@@ -110,5 +110,12 @@ class RunItem(Base):
     timeout_s: Mapped[float] = mapped_column(Float, default=0.0)
     # 1, then one more per retry; results of earlier attempts stay in `results` as history.
     attempt: Mapped[int] = mapped_column(Integer, default=1)
+    # Launch progress from the agent's RunUpdates (migration 0013; docs/architecture.md "Live progress"):
+    # launches finished, launches planned so far (None: not told; the run's `launches`), their wall time
+    # summed, and when one of its launches last started or ended (the ETA's clock).
+    launches_done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    launches_planned: Mapped[int | None] = mapped_column(Integer, default=None)
+    launches_wall_s: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    launch_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     run: Mapped[Run] = relationship(back_populates="items", lazy="raise")

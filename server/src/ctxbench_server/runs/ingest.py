@@ -119,9 +119,10 @@ async def record_batch(
 
 
 def _record_update(b: Batch, u: Update) -> None:
-    """RUNNING marks the item running (and stamps the run's start if it has none); the rest is advisory
-    and only logged. The changes are written by close_batches. Raises Refused for a run (or item) that is
-    unknown or not this agent's."""
+    """RUNNING marks the item running (and stamps the run's start if it has none) and records where it
+    stands in its launches (a run's progress is counted in launches: they interleave round-robin, so
+    every item finishes in the last round); the rest is advisory and only logged. The changes are written
+    by close_batches. Raises Refused for a run (or item) that is unknown or not this agent's."""
     if not u.running or not u.item_id:
         b.own_run(u.run_id)
         log.debug("run %s: %s %s", u.run_id, u.state, u.message)
@@ -129,12 +130,24 @@ def _record_update(b: Batch, u: Update) -> None:
     run, item = b.own_item(u.run_id, u.item_id)
     if run.status in FINISHED_RUN or run.status == RunStatus.QUEUED:
         return  # a late update of a finished (or finished and retried) run
-    if item.state == ItemState.QUEUED and b.current_result(item) is None:
+    now = utcnow()
+    if run.started_at is None:
+        run.started_at = now
+        b.lookups.started[run.id] = run
+    if b.current_result(item) is not None:
+        return  # its result is in: that counts its launches
+    if item.state == ItemState.QUEUED:
         item.state = ItemState.RUNNING
         b.lookups.running[item.id] = None
-    if run.started_at is None:
-        run.started_at = utcnow()
-        b.lookups.started[run.id] = run
+    if u.launches is not None:
+        # cumulative figures: the latest says it all (an agent that restarted counts from 0 again)
+        b.lookups.launches[item.id] = {
+            "b_id": item.id,
+            "b_done": u.launches.done,
+            "b_planned": u.launches.planned,
+            "b_wall_s": u.launches.wall_s,
+            "b_at": now,
+        }
 
 
 def _already_stored(b: Batch, r: Report) -> bool:
@@ -249,6 +262,8 @@ def _add(b: Batch, run: RunRow, item: ItemRow, row: dict[str, Any], current: boo
             "b_result_id": row["id"],
             "b_state": ITEM_STATE_FOR[row["status"]],
             "b_error": row["error"],
+            # the launches it ran (one process before launches), if more than its updates counted
+            "b_launches": len(row["launches"] or []) or (1 if row["status"] == "ok" else 0),
         }
         b.runs[run.id] = run
 

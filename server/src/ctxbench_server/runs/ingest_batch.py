@@ -39,7 +39,26 @@ _ITEMS = cast(Table, RunItem.__table__)
 _SET_ITEM_RESULT = (
     _ITEMS.update()
     .where(_ITEMS.c.id == bindparam("b_id"))
-    .values(result_id=bindparam("b_result_id"), state=bindparam("b_state"), error=bindparam("b_error"))
+    .values(
+        result_id=bindparam("b_result_id"),
+        state=bindparam("b_state"),
+        error=bindparam("b_error"),
+        launches_done=case(
+            (_ITEMS.c.launches_done < bindparam("b_launches"), bindparam("b_launches")),
+            else_=_ITEMS.c.launches_done,
+        ),
+    )
+)
+# Items' launch progress (a RunUpdate RUNNING that counts launches).
+_SET_ITEM_LAUNCHES = (
+    _ITEMS.update()
+    .where(_ITEMS.c.id == bindparam("b_id"))
+    .values(
+        launches_done=bindparam("b_done"),
+        launches_planned=bindparam("b_planned"),
+        launches_wall_s=bindparam("b_wall_s"),
+        launch_at=bindparam("b_at"),
+    )
 )
 # Items marked running (a RunUpdate RUNNING), runs started by one, runs ended.
 _SET_ITEM_STATE = _ITEMS.update().where(_ITEMS.c.id == bindparam("b_id")).values(state=bindparam("b_state"))
@@ -161,6 +180,8 @@ class Lookups:
     # items marked running, runs started (by id): their UPDATEs at close
     running: dict[str, None] = dataclasses.field(default_factory=dict)
     started: dict[str, RunRow] = dataclasses.field(default_factory=dict)
+    # item id -> its launch progress as last told (the _SET_ITEM_LAUNCHES row), written at close
+    launches: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     # (machine id, kernel id, its wire params...) -> typed params and params_key (typed())
     points: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[dict[str, Any], str]] = (
         dataclasses.field(default_factory=dict)
@@ -293,6 +314,8 @@ async def close_batches(
         running = [{"b_id": i, "b_state": ItemState.RUNNING} for i in lookups.running if i not in done]
         if running:
             await session.execute(_SET_ITEM_STATE, running)
+        if lookups.launches:
+            await session.execute(_SET_ITEM_LAUNCHES, list(lookups.launches.values()))
         started = [{"b_id": r.id, "b_started_at": r.started_at} for r in lookups.started.values()]
         if started:
             await session.execute(_SET_RUN_STARTED, started)

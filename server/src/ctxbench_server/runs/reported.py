@@ -62,15 +62,26 @@ class Report:
     finished_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class LaunchProgress:
+    """Where an item stands in its launches (kernel processes), as a RUNNING update tells it."""
+
+    done: int
+    planned: int
+    wall_s: float = 0.0  # of the finished launches, summed; 0: not told (an agent from before)
+
+
 @dataclass
 class Update:
-    """An item's progress: `running` marks it running; the rest is advisory (logged)."""
+    """An item's progress: `running` marks it running and `launches` (when told) counts its launches;
+    the rest is advisory (logged)."""
 
     run_id: str
     item_id: str
     running: bool
     state: str  # the wire's name, for the log
     message: str = ""
+    launches: LaunchProgress | None = None
 
 
 Message = Report | Update

@@ -159,6 +159,25 @@ class RunItemOut(BaseModel):
     result_id: str | None
     timeout_s: float
     attempt: int
+    launches_done: int = Field(
+        default=0,
+        description="its launches (kernel processes) finished so far, re-measurements included; launches "
+        "interleave round-robin over the run's items, so this moves while every item is running",
+    )
+    launches_planned: int = Field(
+        default=0,
+        description="launches it takes as planned so far (re-measurements add to it); once the item is "
+        "finished, the launches it ran",
+    )
+    launches_wall_s: float = Field(default=0.0, description="wall time of its finished launches, seconds")
+    launch_at: datetime | None = Field(
+        default=None, description="when one of its launches last started or ended (server clock)"
+    )
+
+    @field_validator("launches_planned", mode="before")
+    @classmethod
+    def _not_told(cls, v: Any) -> Any:
+        return 0 if v is None else v  # the column's null: not told yet (runs.service fills it in)
 
 
 class Progress(BaseModel):
@@ -166,6 +185,16 @@ class Progress(BaseModel):
     done: int
     failed: int
     running: int
+    launches_done: int = Field(default=0, description="launches finished, over all items")
+    launches_planned: int = Field(
+        default=0, description="launches planned so far, over all items (a finished item: those it ran)"
+    )
+    launches_wall_s: float = Field(
+        default=0.0, description="wall time of the finished launches, seconds: what an ETA is measured from"
+    )
+    launch_at: datetime | None = Field(
+        default=None, description="when a launch last started or ended (server clock); null: none yet"
+    )
 
 
 class RunColumns(BaseModel):

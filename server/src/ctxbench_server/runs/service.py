@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import Table, and_, case, func, insert, or_, select
+from sqlalchemy import Table, and_, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer, selectinload
 
@@ -22,6 +22,7 @@ from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, new_ids, utcnow
 from ctxbench_server.runs.expand import Errors, check_budgets, check_sample_time, expand_all, item_timeout_s
+from ctxbench_server.runs.progress import count_launches, counted, items_progress, summaries
 from ctxbench_server.runs.schemas import (
     PROFILES,
     Progress,
@@ -173,6 +174,8 @@ async def add_runs(
                 "attempt": 1,
                 "error": None,
                 "result_id": None,
+                "launches_done": 0,
+                "launches_wall_s": 0.0,
             }
             for i, (k, p) in enumerate(expanded[mid])
         ]
@@ -203,7 +206,7 @@ async def runs_out(
         q = q.options(defer(Run.spec, raiseload=True))
     by_id = {run.id: run for run in await session.scalars(q)}
     if known is not None and not with_items:
-        return [run_out(by_id[rid], *_counted(known[rid]), request=request) for rid in run_ids]
+        return [run_out(by_id[rid], *counted(by_id[rid], known[rid]), request=request) for rid in run_ids]
     if known is not None:
         return [run_out(by_id[rid], items=items_out(known[rid]), request=request) for rid in run_ids]
     items: dict[str, list[Any]] = {rid: [] for rid in run_ids}
@@ -218,21 +221,14 @@ async def runs_out(
         RunItem.result_id,
         RunItem.timeout_s,
         RunItem.attempt,
+        RunItem.launches_done,
+        RunItem.launches_planned,
+        RunItem.launches_wall_s,
+        RunItem.launch_at,
     ).where(RunItem.run_id.in_(run_ids))
     for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
         items[it.run_id].append(it._mapping)  # (a Row's .index is tuple.index)
     return [run_out(by_id[rid], items=items_out(items[rid])) for rid in run_ids]
-
-
-def _counted(items: list[dict[str, Any]]) -> tuple[Progress, list[str]]:
-    """The progress and kernels of a run from its item rows, as run_out counts its RunItemOuts."""
-    progress = Progress(
-        total=len(items),
-        done=sum(1 for it in items if it["result_id"] is not None),
-        failed=sum(1 for it in items if it["state"] == ItemState.FAILED),
-        running=sum(1 for it in items if it["state"] == ItemState.RUNNING),
-    )
-    return progress, list(dict.fromkeys(it["kernel_id"] for it in items))
 
 
 _ITEMS = TypeAdapter(list[RunItemOut])
@@ -261,17 +257,12 @@ def run_out(
     already made (run.spec is then not touched)."""
     if items is None:
         items = [item_out(it) for it in sorted(run.items, key=lambda it: it.index)] if light is None else []
+    count_launches(run, items)
     return RunOut(
         **dict(RunColumns.model_validate(run)),
         request=_request(run.spec) if request is None else request,
         items=items,
-        progress=light
-        or Progress(
-            total=len(items),
-            done=sum(1 for it in items if it.result_id is not None),
-            failed=sum(1 for it in items if it.state == ItemState.FAILED),
-            running=sum(1 for it in items if it.state == ItemState.RUNNING),
-        ),
+        progress=light or items_progress(items),
         kernels=kernels if kernels is not None else list(dict.fromkeys(it.kernel for it in items)),
     )
 
@@ -335,7 +326,7 @@ async def list_runs(
     next_cursor = encode_cursor(runs[-1]) if more and runs else None
     if with_items:
         return RunPage([run_out(r) for r in runs], next_cursor)
-    progress, kernels = await _summaries(session, [r.id for r in runs])
+    progress, kernels = await summaries(session, runs)
     return RunPage(
         [
             run_out(
@@ -345,36 +336,6 @@ async def list_runs(
         ],
         next_cursor,
     )
-
-
-async def _summaries(
-    session: AsyncSession, run_ids: list[str]
-) -> tuple[dict[str, Progress], dict[str, list[str]]]:
-    if not run_ids:
-        return {}, {}
-    # One pass over the page's items: per run and kernel, its counts and where it first appears.
-    q = (
-        select(
-            RunItem.run_id,
-            RunItem.kernel_id,
-            func.min(RunItem.index),
-            func.count(),
-            func.count(RunItem.result_id),
-            func.count(case((RunItem.state == ItemState.FAILED, 1))),
-            func.count(case((RunItem.state == ItemState.RUNNING, 1))),
-        )
-        .where(RunItem.run_id.in_(run_ids))
-        .group_by(RunItem.run_id, RunItem.kernel_id)
-    )
-    sums: dict[str, list[int]] = {}
-    kernels: dict[str, list[tuple[int, str]]] = {}
-    for rid, kernel, at, total, done, failed, running in await session.execute(q):
-        acc = sums.setdefault(rid, [0, 0, 0, 0])
-        for i, n in enumerate((total, done, failed, running)):
-            acc[i] += n
-        kernels.setdefault(rid, []).append((at, kernel))
-    progress = {rid: Progress(total=t, done=d, failed=f, running=r) for rid, (t, d, f, r) in sums.items()}
-    return progress, {rid: [k for _, k in sorted(ks)] for rid, ks in kernels.items()}
 
 
 async def list_results(session: AsyncSession, run_id: str, history: bool = False) -> list[ResultOut]:

@@ -95,7 +95,7 @@ const (
 	ItemState_ITEM_STATE_UNSPECIFIED ItemState = 0
 	// The run was accepted; items follow (item fields unset).
 	ItemState_ITEM_STATE_ACCEPTED ItemState = 1
-	// The item's kernel started.
+	// The item is running: one of its launches (kernel processes) started or ended.
 	ItemState_ITEM_STATE_RUNNING ItemState = 2
 	// The item finished and its result was sent.
 	ItemState_ITEM_STATE_DONE ItemState = 3
@@ -1345,7 +1345,16 @@ type RunUpdate struct {
 	// The item (when about an item).
 	ItemId string `protobuf:"bytes,4,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
 	// Human-readable detail.
-	Message       string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// Launches (kernel processes) of the item finished so far, re-measurements included. An agent that
+	// measures in launches sends ITEM_STATE_RUNNING as each launch starts and again as it ends, both with
+	// launches_planned set; 0 with launches_planned 0: an agent from before these fields.
+	LaunchesDone uint32 `protobuf:"varint,6,opt,name=launches_done,json=launchesDone,proto3" json:"launches_done,omitempty"`
+	// Launches the item takes as planned so far: RunItem.launches (or the agent's default), plus the
+	// re-measurements decided; 0 when not told.
+	LaunchesPlanned uint32 `protobuf:"varint,7,opt,name=launches_planned,json=launchesPlanned,proto3" json:"launches_planned,omitempty"`
+	// Wall time of the item's finished launches, summed, seconds (what an ETA is measured from).
+	LaunchesWallS float64 `protobuf:"fixed64,8,opt,name=launches_wall_s,json=launchesWallS,proto3" json:"launches_wall_s,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1413,6 +1422,27 @@ func (x *RunUpdate) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *RunUpdate) GetLaunchesDone() uint32 {
+	if x != nil {
+		return x.LaunchesDone
+	}
+	return 0
+}
+
+func (x *RunUpdate) GetLaunchesPlanned() uint32 {
+	if x != nil {
+		return x.LaunchesPlanned
+	}
+	return 0
+}
+
+func (x *RunUpdate) GetLaunchesWallS() float64 {
+	if x != nil {
+		return x.LaunchesWallS
+	}
+	return 0
 }
 
 // Harness names the benchmark harness the kernel used.
@@ -2513,14 +2543,17 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x0eseed_reference\x18\a \x01(\v2 .ctxbench.agent.v1.SeedReferenceR\rseedReference\x12\x1e\n" +
 	"\n" +
 	"executable\x18\b \x01(\tR\n" +
-	"executable\"\xa8\x01\n" +
+	"executable\"\xa0\x02\n" +
 	"\tRunUpdate\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x122\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1c.ctxbench.agent.v1.ItemStateR\x05state\x12\x1d\n" +
 	"\n" +
 	"item_index\x18\x03 \x01(\x05R\titemIndex\x12\x17\n" +
 	"\aitem_id\x18\x04 \x01(\tR\x06itemId\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\xec\x01\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12#\n" +
+	"\rlaunches_done\x18\x06 \x01(\rR\flaunchesDone\x12)\n" +
+	"\x10launches_planned\x18\a \x01(\rR\x0flaunchesPlanned\x12&\n" +
+	"\x0flaunches_wall_s\x18\b \x01(\x01R\rlaunchesWallS\"\xec\x01\n" +
 	"\aHarness\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +

@@ -271,18 +271,24 @@ class KernelSpec(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., family: _Optional[str] = ..., unit: _Optional[str] = ..., description: _Optional[str] = ..., params: _Optional[_Iterable[_Union[ParamSpec, _Mapping]]] = ..., seed_reference: _Optional[_Union[SeedReference, _Mapping]] = ..., executable: _Optional[str] = ...) -> None: ...
 
 class RunUpdate(_message.Message):
-    __slots__ = ("run_id", "state", "item_index", "item_id", "message")
+    __slots__ = ("run_id", "state", "item_index", "item_id", "message", "launches_done", "launches_planned", "launches_wall_s")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     ITEM_INDEX_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHES_DONE_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHES_PLANNED_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHES_WALL_S_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     state: ItemState
     item_index: int
     item_id: str
     message: str
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[ItemState, str]] = ..., item_index: _Optional[int] = ..., item_id: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+    launches_done: int
+    launches_planned: int
+    launches_wall_s: float
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[ItemState, str]] = ..., item_index: _Optional[int] = ..., item_id: _Optional[str] = ..., message: _Optional[str] = ..., launches_done: _Optional[int] = ..., launches_planned: _Optional[int] = ..., launches_wall_s: _Optional[float] = ...) -> None: ...
 
 class Harness(_message.Message):
     __slots__ = ("name", "version", "min_time_s", "estimator", "sample_time_s", "sample_ops", "samples_per_repetition")
