@@ -308,6 +308,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
     ['/compare?machines=m-a,m-b&baseline=m-a', 'Compare', async () => void (await expect(page.getByTestId('compare-row').first()).toBeVisible())],
     ['/s/Fixture0Slug39', '', async () => void (await expect(page.getByTestId('frozen-banner')).toBeVisible())],
     ['/hosts', 'Add hosts', async () => void (await expect(page.getByRole('heading', { level: 1 })).toBeVisible())],
+    ['/schedules', 'Schedules', async () => void (await expect(page.getByRole('heading', { name: 'New schedule' })).toBeVisible())],
     ['/tokens', 'API tokens', async () => void (await expect(page.getByRole('heading', { level: 1 })).toBeVisible())],
   ];
   const nav = page.getByRole('navigation', { name: 'Main' });
@@ -322,7 +323,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
     await expect(menu).toHaveAttribute('aria-expanded', 'false');
     await expect(nav.getByRole('link', { name: 'Kernels' })).toBeHidden();
     await menu.click();
-    for (const name of ['Machines', 'Kernels', 'Compare', 'Runs', 'New run', 'Add hosts', 'API docs', 'API tokens']) {
+    for (const name of ['Machines', 'Kernels', 'Compare', 'Runs', 'New run', 'Schedules', 'Add hosts', 'API docs', 'API tokens']) {
       const a = nav.getByRole('link', { name, exact: true });
       await expect(a).toBeInViewport({ ratio: 0.95 }); // sub-pixel layout: not exactly 1
     }
