@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interferenceMark, type Interference } from './interference';
+import { disturbedLaunchesText, interferenceMark, type Interference } from './interference';
 
 const quiet: Interference = {
   short_samples: 1200,
@@ -27,5 +27,21 @@ describe('interferenceMark', () => {
     const m = interferenceMark({ ...quiet, short_samples: null, disturbed_frac: null, other_busy_frac: 0.8 });
     expect(m?.label).toBe('host 80 % busy');
     expect(m?.title).toContain('includes what the host took');
+  });
+});
+
+describe('disturbedLaunchesText (issue 27)', () => {
+  const base: Interference = { short_samples: 400, disturbed_frac: 0.01, throttled_frac: null, steal_frac: 0, other_busy_frac: 0.89 };
+
+  it('says how many launches the host disturbed and why, not just "noisy"', () => {
+    const i = { ...base, launches: 3, disturbed_launches: 2, disturbed_why: 'other processes kept 78–89 % of its CPUs busy' };
+    expect(disturbedLaunchesText(i)).toBe('2 of 3 launches disturbed: other processes kept 78–89 % of its CPUs busy');
+    expect(disturbedLaunchesText({ ...i, launches: 1, disturbed_launches: 1, disturbed_why: null })).toBe('1 of 1 launch disturbed');
+  });
+
+  it('says nothing when no launch was disturbed or the result predates the count', () => {
+    expect(disturbedLaunchesText({ ...base, launches: 3, disturbed_launches: 0, disturbed_why: null })).toBeNull();
+    expect(disturbedLaunchesText(base)).toBeNull();
+    expect(disturbedLaunchesText(null)).toBeNull();
   });
 });

@@ -40,3 +40,16 @@ export function interferenceMark(i: Interference | null | undefined): Interferen
   ];
   return { label: parts.join(' · '), title: facts.filter(Boolean).join(' ') };
 }
+
+/**
+ * How many of a result's launches the host disturbed, and why, in words (issue 27): "2 of 3 launches
+ * disturbed: other processes kept 78–89 % of its CPUs busy". Null when none was, or for results stored
+ * before the server counted them.
+ */
+export function disturbedLaunchesText(i: Interference | null | undefined): string | null {
+  const n = i?.disturbed_launches ?? 0;
+  const of = i?.launches ?? 0;
+  if (!i || n <= 0 || of <= 0) return null;
+  const what = `${n} of ${of} ${of === 1 ? 'launch' : 'launches'} disturbed`;
+  return i.disturbed_why ? `${what}: ${i.disturbed_why}` : what;
+}

@@ -25,12 +25,24 @@ export function aKernel(id: string, over: Partial<Kernel> = {}): Kernel {
   };
 }
 
-export function progress(total: number, done: number, failed = 0, running = 0): Run['progress'] {
-  return { total, done, failed, running };
+export function progress(total: number, done: number, failed = 0, running = 0, launches: Partial<Run['progress']> = {}): Run['progress'] {
+  return { total, done, failed, running, launches_done: 0, launches_planned: 0, launches_wall_s: 0, launch_at: null, ...launches };
 }
 
 export function aRunItem(over: Pick<RunItem, 'id' | 'index' | 'state'> & Partial<RunItem>): RunItem {
-  return { kernel: 'k', params: {}, error: null, result_id: null, timeout_s: 600, attempt: 1, ...over };
+  return {
+    kernel: 'k',
+    params: {},
+    error: null,
+    result_id: null,
+    timeout_s: 600,
+    attempt: 1,
+    launches_done: 0,
+    launches_planned: 0,
+    launches_wall_s: 0,
+    launch_at: null,
+    ...over,
+  };
 }
 
 export function aRun(over: Partial<Run> = {}): Run {

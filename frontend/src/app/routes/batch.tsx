@@ -5,6 +5,8 @@ import { useCanWrite } from '@/features/auth/api/session';
 import { useMachines } from '@/features/machines/api/machines';
 import { useBatch, useBatchRuns, useDeleteBatch, usePatchBatch } from '@/features/runs/api/runs';
 import { BatchRunRow } from '@/features/runs/components/BatchRunRow';
+import { batchEta, formatEta } from '@/features/runs/utils/timing';
+import { useNow } from '@/components/use-now';
 import { batchTitle } from '@/features/runs/utils/run-title';
 import { isTerminal, runKernels, type Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
@@ -41,6 +43,7 @@ export function BatchPage() {
   useDocumentTitle(info.data?.name || (runs.data && runs.data.length > 0 ? batchTitle(runs.data) : `Batch ${batchId.slice(0, 8)}`));
   const machines = useMachines({ poll: true });
   const byId = useMemo(() => new Map((machines.data ?? []).map((m) => [m.id, m])), [machines.data]);
+  const now = useNow(1000);
 
   if (runs.isPending) return <Loading what="the batch" />;
   if (runs.isError) return <ErrorMessage title="Could not load the batch:" error={runs.error} />;
@@ -60,6 +63,7 @@ export function BatchPage() {
   );
   const kernels = runKernels(first);
   const made = batchTitle(sorted);
+  const eta = batchEta(sorted, now);
   return (
     <>
       <NamedTitle what="batch" id={batchId} record={info.data} made={made} patch={patch} editable={canWrite} />
@@ -67,10 +71,17 @@ export function BatchPage() {
         The same run on {sorted.length} {sorted.length === 1 ? 'machine' : 'machines'}
         {first.profile ? `, profile ${first.profile}` : ''}: {first.progress.total} {first.progress.total === 1 ? 'item' : 'items'} each from {kernels.length}{' '}
         {kernels.length === 1 ? 'kernel' : 'kernels'} ({kernels.join(', ')}).
+        {eta && (
+          <>
+            {' '}
+            <span data-testid="batch-eta">ETA: {eta.running > 0 ? formatEta(eta.eta, eta.overdue) : 'after the first launches'}</span>
+            {eta.waiting > 0 && <span className="muted"> ({eta.waiting} not started yet)</span>}
+          </>
+        )}
       </p>
       <DataTable columns={['Machine', 'Status', 'Progress', 'Run', 'Actions']}>
         {sorted.map((run) => (
-          <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} />
+          <BatchRunRow key={run.id} initial={run} machine={byId.get(run.machine_id)} now={now} />
         ))}
       </DataTable>
       <p className="actions">

@@ -30,7 +30,7 @@ export function NewRunPage() {
     <>
       <h1>New run</h1>
       <p className="lead">
-        {repeat ? 'The same kernels, parameters, sweeps and profile as the run repeated: change what you like.' : 'Pick a machine and the kernels to measure on it. Kernels run one at a time.'}
+        {repeat ? 'The same kernels, parameters, sweeps and profile as the run repeated: change what you like.' : 'Pick a machine and the kernels to measure on it. One kernel process runs at a time: each item is measured in several launches that take turns round-robin (item 1, item 2, …, then item 1 again), so every item shows running from the start and all finish in the last round.'}
       </p>
       {waiting && <Loading what={from ? 'machines, kernels and the run to repeat' : 'machines and kernels'} />}
       {machines.isError && <ErrorMessage title="Could not load machines:" error={machines.error} />}

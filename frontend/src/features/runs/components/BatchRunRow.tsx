@@ -9,13 +9,15 @@ import { useRun } from '../api/runs';
 import { RunActions } from './RunActions';
 import { LiveIndicator } from './RunSummary';
 import { progressView } from '../utils/progress';
+import { formatEta, launchEta } from '../utils/timing';
 
-/** One machine's run of a batch, followed live over its own event stream. */
-export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machine | undefined }) {
+/** One machine's run of a batch, followed live over its own event stream; `now`: the page's clock. */
+export function BatchRunRow({ initial, machine, now }: { initial: Run; machine: Machine | undefined; now: Date }) {
   const live = useRunEvents(initial.id);
   // A light list entry (no items) must not stand in the run's cache for its page: it loads the run.
   const initialData = isLightRun(initial) ? undefined : initial;
   const run = useRun(initial.id, { poll: live === 'polling', initialData }).data ?? initial;
+  const eta = run.status === 'running' ? launchEta(run.progress, now) : null;
   return (
     <tr data-testid="batch-run">
       <td>
@@ -29,6 +31,11 @@ export function BatchRunRow({ initial, machine }: { initial: Run; machine: Machi
       </td>
       <td className="batch-progress">
         <ProgressBar {...progressView(run)} />
+        {run.status === 'running' && (
+          <div className="muted small" data-testid="batch-run-eta">
+            {eta ? formatEta(eta.eta, eta.overdue) : 'ETA after its first launch'}
+          </div>
+        )}
       </td>
       <td>
         <Link to={runPath(run.id)}>

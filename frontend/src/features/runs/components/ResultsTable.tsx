@@ -4,6 +4,7 @@ import { rerunNote, resultScales, sortByItemOrder, toResultRow, type ResultRow }
 import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
 import { InterferenceBadge } from '@/components/InterferenceBadge';
+import { disturbedLaunchesText } from '@/lib/interference';
 
 /**
  * A result's counters, compact: the summary line (switches per op, CPU/wall) opens into every counter
@@ -61,10 +62,16 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
     <DataTable columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Median'), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} className="results" note={note}>
       {sorted.map((result) => {
         const r = toResultRow(result, scales);
+        const disturbed = disturbedLaunchesText(result.interference);
         return (
           <tr key={r.id} data-testid="result-row">
             <td className="col-kernel">
               <KernelLink id={r.kernel} /> <RerunMarks result={result} /> <InterferenceBadge value={result.interference} />
+              {disturbed && (
+                <div className="small muted" data-testid="result-disturbed">
+                  {disturbed}
+                </div>
+              )}
             </td>
             <td className="small params-cell">{r.params}</td>
             <td>{r.unit}</td>

@@ -49,7 +49,7 @@ function Timing({ run, timing }: { run: Run; timing: RunTiming }) {
         <Meta
           term="ETA"
           testId="run-eta"
-          title="From the estimates of the items still to finish (launch costs learnt from this machine's earlier runs, else guessed), less what the run has spent on them, scaled by how the finished items compared with theirs"
+          title="From the launches still to run and the measured wall time of those done, counting down from the last one; before a launch has ended, from the estimates of the items (launch costs learnt from this machine's earlier runs, else guessed)"
         >
           {timing.eta !== null ? formatEta(timing.eta, timing.overdue) : '—'}
         </Meta>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Run, RunItem } from '@/lib/api-types';
 import { aRunItem, progress } from '@/lib/test-fixtures';
-import { itemsCell, needsItemsToCount, progressView } from './progress';
+import { itemsCell, launchCount, launchesCell, needsItemsToCount, progressView } from './progress';
 
 const item = (i: number, state: RunItem['state'], result = state === 'succeeded'): RunItem =>
   aRunItem({ id: `i${i}`, index: i, state, result_id: result ? `res${i}` : null });
@@ -53,5 +53,33 @@ describe('itemsCell (the runs list)', () => {
   it("keeps the server's counts for runs that were not cancelled", () => {
     expect(itemsCell({ status: 'failed', items: [], progress: progress(5, 5, 2) })).toEqual({ count: '5 / 5', failed: 2, notRun: 0, title: '5 of 5 items done, 2 failed' });
     expect(itemsCell({ status: 'running', items: [], progress: progress(5, 1) })).toMatchObject({ count: '1 / 5', failed: 0 });
+  });
+});
+
+describe('progress in launches (issue 27)', () => {
+  // A 7-item run, 3 launches each, round-robin: every item is running and none has finished.
+  const running = [0, 1, 2, 3, 4, 5, 6].map((i) => item(i, 'running'));
+
+  it('moves with each launch while no item has finished', () => {
+    const at = (launches: number) => progressView({ status: 'running', items: running, progress: progress(7, 0, 0, 7, { launches_done: launches, launches_planned: 21 }) });
+    expect(at(0)).toMatchObject({ done: 0, total: 21, label: '0 / 21 launches · 0 / 7 items done' });
+    expect(at(1).done).toBe(1);
+    expect(at(8)).toMatchObject({ done: 8, total: 21, tone: 'ok', label: '8 / 21 launches · 0 / 7 items done' });
+  });
+
+  it('says failed items beside the launches, and falls back to items where launches are not counted', () => {
+    const v = progressView({ status: 'running', items: running, progress: progress(7, 2, 1, 5, { launches_done: 15, launches_planned: 20 }) });
+    expect(v.label).toBe('15 / 20 launches · 2 / 7 items done (1 failed)');
+    // a run stored before launches were counted, and a finished run, count items
+    expect(progressView({ status: 'running', items: running, progress: progress(7, 3) }).label).toBe('3 / 7 items');
+    expect(progressView({ status: 'succeeded', items: [], progress: progress(7, 7, 0, 0, { launches_done: 21, launches_planned: 21 }) }).label).toBe('7 / 7 items');
+    expect(launchCount({ status: 'queued', items: [], progress: progress(7, 0, 0, 0, { launches_planned: 21 }) })).toEqual({ done: 0, planned: 21 });
+  });
+});
+
+describe('launchesCell (the items table)', () => {
+  it("shows an item's launches done of planned, and nothing for items from before they were counted", () => {
+    expect(launchesCell({ launches_done: 2, launches_planned: 3 })).toBe('2 / 3');
+    expect(launchesCell({ launches_done: 0, launches_planned: 0 })).toBeNull();
   });
 });

@@ -1,11 +1,12 @@
-// What a run's progress bar and the runs list say. While a run goes on they count the items done; once
-// cancelled they say so, and count from the items themselves, so their numbers match the results.
+// What a run's progress bar and the runs list say. While a run goes on the bar counts launches (kernel
+// processes, interleaved over the items) and says the items done beside them; once cancelled it says so,
+// and counts from the items themselves, so its numbers match the results.
 //
 // Why the items: the server's `progress.done` counts every item that has a result, and the agent reports
 // each item of a cancelled run with a "cancelled" result (a result id, no measurement). A cancelled run
 // that measured nothing thus has done = total ("7 / 7"). The list's light runs (items=false) carry only
 // those counts, so what a cancelled run measured is known once its items are read.
-import { isLightRun, type Run } from '@/lib/api-types';
+import { isLightRun, type Run, type RunItem } from '@/lib/api-types';
 
 export interface ProgressView {
   done: number;
@@ -17,6 +18,12 @@ export interface ProgressView {
 }
 
 type Counted = Pick<Run, 'status' | 'items' | 'progress'>;
+
+/** "2 / 3": an item's launches done of planned; null for items from before launches were counted. */
+export function launchesCell(item: Pick<RunItem, 'launches_done' | 'launches_planned'>): string | null {
+  if (!item.launches_planned) return null;
+  return `${item.launches_done ?? 0} / ${item.launches_planned}`;
+}
 
 /** A cancelled run's items: measured, failed, and the rest (cancelled before or while they ran). */
 function cancelledCounts(run: Counted): { measured: number; failed: number; notRun: number; total: number } {
@@ -31,8 +38,26 @@ export function needsItemsToCount(run: Counted): boolean {
   return run.status === 'cancelled' && isLightRun(run);
 }
 
+/**
+ * Launches done of planned while a run is queued or running. Launches go round-robin over the items
+ * (item 1, item 2, …, then item 1 again), so every item is running at once and none finishes before the
+ * last round: counted in items, the bar would sit at 0 until it jumps to the end. Null when the server
+ * counts no launches (runs stored before it did).
+ */
+export function launchCount(run: Counted): { done: number; planned: number } | null {
+  const { launches_done: done, launches_planned: planned } = run.progress;
+  if (run.status !== 'running' && run.status !== 'queued') return null;
+  if (!planned || planned <= 0) return null;
+  return { done: Math.min(done ?? 0, planned), planned };
+}
+
 export function progressView(run: Counted): ProgressView {
   const { total, done, failed } = run.progress;
+  const launches = launchCount(run);
+  if (launches) {
+    const items = `${done} / ${total} items done${failed > 0 ? ` (${failed} failed)` : ''}`;
+    return { done: launches.done, total: launches.planned, failed: 0, tone: 'ok', label: `${launches.done} / ${launches.planned} launches · ${items}` };
+  }
   if (run.status !== 'cancelled') {
     return { done, total, failed, tone: 'ok', label: `${done} / ${total} items${failed > 0 ? ` (${failed} failed)` : ''}` };
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Result, Run, RunItem } from '@/lib/api-types';
-import { aLaunch, aResult, aRunItem, LIMITS } from '@/lib/test-fixtures';
-import { formatEta, itemDuration, runSettings, runTiming } from './timing';
+import { aLaunch, aResult, aRunItem, LIMITS, progress } from '@/lib/test-fixtures';
+import { batchEta, formatEta, itemDuration, launchEta, runSettings, runTiming } from './timing';
 
 const item = (id: string, state: RunItem['state'], kernel = 'k'): RunItem =>
   aRunItem({ id, index: Number(id.slice(1)), kernel, state, result_id: state === 'succeeded' ? `r-${id}` : null });
@@ -85,5 +85,55 @@ describe('formatEta', () => {
     expect(formatEta(1, false)).toBe('a few seconds left');
     expect(formatEta(190, false)).toBe('about 3 min left');
     expect(formatEta(3 * 3600 + 600, false)).toBe('about 3 h 10 min left');
+  });
+});
+
+describe('launchEta (issue 27)', () => {
+  // 21 launches planned; launches take 1 s each.
+  const p = (done: number, lastAt: number) => ({ launches_done: done, launches_planned: 21, launches_wall_s: done * 1, launch_at: at(lastAt).toISOString() });
+
+  it('counts down between updates and moves with each launch', () => {
+    // the issue's case: "about 5 s left" at 2, 4 and 6 s elapsed; now a figure that moves every second
+    expect(launchEta(p(2, 2), at(2))!.eta).toBeCloseTo(19);
+    expect(launchEta(p(2, 2), at(2.5))!.eta).toBeCloseTo(18.5);
+    expect(launchEta(p(4, 4), at(4))!.eta).toBeCloseTo(17);
+    expect(launchEta(p(6, 6), at(6))!.eta).toBeCloseTo(15);
+    expect(launchEta(p(20, 20), at(20.4))).toEqual({ eta: expect.closeTo(0.6), overdue: false });
+    // the last launch runs longer than the mean: any moment now
+    expect(launchEta(p(20, 20), at(22))).toEqual({ eta: 0, overdue: true });
+  });
+
+  it('says nothing before a launch was measured or without launch counts', () => {
+    expect(launchEta(p(0, 0), at(1))).toBeNull();
+    expect(launchEta({ launches_done: 3, launches_planned: 0, launches_wall_s: 0, launch_at: null }, at(1))).toBeNull();
+    expect(launchEta(undefined, at(1))).toBeNull();
+  });
+
+  it("is the running run's ETA once measured, and formats short ones to the second", () => {
+    const t = runTiming({ ...run([item('i0', 'running'), item('i1', 'running')]), progress: p(4, 8) }, [], learnt, at(9), LIMITS);
+    expect(t.eta).toBeCloseTo(16);
+    expect(formatEta(4.2, false)).toBe('about 4 s left');
+    expect(formatEta(17, false)).toBe('about 15 s left');
+  });
+});
+
+describe('batchEta (issue 27: the batch page had none)', () => {
+  const prog = (done: number, planned: number, wall: number, lastAt: number) =>
+    progress(3, 0, 0, 3, { launches_done: done, launches_planned: planned, launches_wall_s: wall, launch_at: at(lastAt).toISOString() });
+
+  it('ends with the slowest machine, counting down on the clock', () => {
+    const runs = [
+      { status: 'running' as const, progress: prog(3, 9, 3, 3) }, // 6 launches of 1 s left
+      { status: 'running' as const, progress: prog(3, 9, 6, 6) }, // 6 launches of 2 s left
+      { status: 'succeeded' as const, progress: prog(9, 9, 9, 9) },
+      { status: 'queued' as const, progress: progress(3, 0) },
+    ];
+    expect(batchEta(runs, at(6))).toEqual({ eta: 12, overdue: false, running: 2, waiting: 1 });
+    expect(batchEta(runs, at(8))!.eta).toBeCloseTo(10);
+  });
+
+  it('has none once every run finished, and waits for a first launch', () => {
+    expect(batchEta([{ status: 'succeeded', progress: prog(9, 9, 9, 9) }], at(10))).toBeNull();
+    expect(batchEta([{ status: 'running', progress: progress(3, 0, 0, 3, { launches_planned: 9 }) }], at(1))).toEqual({ eta: 0, overdue: false, running: 0, waiting: 0 });
   });
 });

@@ -1,4 +1,5 @@
-// How long a run takes, while it runs and after: elapsed, each finished item's duration, and an ETA
+// How long a run takes, while it runs and after: elapsed, each finished item's duration, and an ETA:
+// from the launches done and their measured durations once one has ended (launchEta), before that
 // from the estimates of the items still to finish (the New run page's estimate, lib/estimate.ts, with
 // the launch costs learnt from this machine's earlier runs). Tested in timing.test.ts.
 import type { Result, Run } from '@/lib/api-types';
@@ -48,8 +49,52 @@ export interface RunTiming {
  * does; what the run has already spent on them (elapsed less the finished items' own time) comes off,
  * and the estimate is scaled by how the finished items compared with theirs (within ½× to 3×).
  */
+type LaunchProgress = Pick<Run['progress'], 'launches_done' | 'launches_planned' | 'launches_wall_s' | 'launch_at'>;
+
+/**
+ * The ETA from the launches themselves (issue 27), once one has ended: the launches still to run
+ * (the one running included) × the mean measured launch, less the time since the last launch started or
+ * ended. It keeps counting down between the server's updates, so a page re-rendered every second shows a
+ * moving figure. Null before a launch has been measured (the estimate then says) or without launch
+ * counts (runs from before them).
+ */
+export function launchEta(p: Partial<LaunchProgress> | undefined, now: Date): { eta: number; overdue: boolean } | null {
+  const done = p?.launches_done ?? 0;
+  const planned = p?.launches_planned ?? 0;
+  const wall = p?.launches_wall_s ?? 0;
+  if (done <= 0 || planned <= 0 || !(wall > 0)) return null;
+  const left = Math.max(0, planned - done);
+  const last = parseTimestamp(p?.launch_at);
+  const since = last ? Math.max(0, (now.getTime() - last.getTime()) / 1000) : 0;
+  const remaining = left * (wall / done) - since;
+  return { eta: Math.max(0, remaining), overdue: left > 0 && remaining <= 0 };
+}
+
+/**
+ * A batch's ETA: its runs go on side by side (one per machine), so the batch ends with the last of them:
+ * the largest launchEta over its running runs. `running`: runs with a measured ETA; `waiting`: runs
+ * queued behind others on their machine (not in the figure). Null when no run is left to finish.
+ */
+export function batchEta(
+  runs: readonly Pick<Run, 'status' | 'progress'>[],
+  now: Date,
+): { eta: number; overdue: boolean; running: number; waiting: number } | null {
+  const open = runs.filter((r) => r.status === 'running' || r.status === 'queued');
+  if (open.length === 0) return null;
+  const measured = open.flatMap((r) => (r.status === 'running' ? [launchEta(r.progress, now)] : [])).filter((e) => e !== null);
+  const eta = Math.max(0, ...measured.map((e) => e.eta));
+  return {
+    eta,
+    overdue: measured.length > 0 && eta === 0 && measured.some((e) => e.overdue),
+    running: measured.length,
+    waiting: open.filter((r) => r.status === 'queued').length,
+  };
+}
+
 export function runTiming(
-  run: Pick<Run, 'status' | 'started_at' | 'finished_at' | 'items' | 'profile' | 'repetitions' | 'min_time_s' | 'launches'>,
+  run: Pick<Run, 'status' | 'started_at' | 'finished_at' | 'items' | 'profile' | 'repetitions' | 'min_time_s' | 'launches'> & {
+    progress?: Partial<LaunchProgress>;
+  },
   results: readonly Result[],
   overheads: ReadonlyMap<string, number>,
   now: Date,
@@ -92,6 +137,8 @@ export function runTiming(
   if (run.status !== 'running' || elapsed === null) {
     return { elapsed, eta: null, overdue: false, estimate, durations };
   }
+  const measured = launchEta(run.progress, now);
+  if (measured) return { elapsed, ...measured, estimate, durations };
   const scale = expected > 0 ? Math.min(3, Math.max(0.5, actual / expected)) : 1;
   const onTheRest = Math.max(0, elapsed - spent);
   const remaining = left * scale - onTheRest;
@@ -102,6 +149,7 @@ export function runTiming(
 export function formatEta(eta: number, overdue: boolean): string {
   if (overdue) return 'any moment now (longer than estimated)';
   if (eta < 3) return 'a few seconds left';
+  if (eta < 10) return `about ${Math.round(eta)} s left`;
   if (eta < 55) return `about ${Math.max(5, Math.round(eta / 5) * 5)} s left`;
   const minutes = Math.round(eta / 60);
   if (minutes < 60) return `about ${minutes} min left`;
