@@ -20,7 +20,7 @@ from ctxbench_server.main import CtxbenchServer
 from ctxbench_server.models import JoinToken, Machine
 from ctxbench_server.models.base import utcnow
 
-from .conftest import ADMIN, running_server, test_settings
+from .conftest import ADMIN, TOKEN, eventually, running_server, server_ca, test_settings
 from .fake_agent import FakeAgent
 
 MakeAgent = Callable[..., FakeAgent]
@@ -165,6 +165,50 @@ async def test_revoke_closes_the_stream_at_once_and_refuses_the_credential(
     assert r.status_code == 409 and f"machine {agent.agent_id!r} is revoked" in r.text
     assert (await http.post(f"/api/v1/machines/{agent.agent_id}/approve")).status_code == 409
     assert (await http.post("/api/v1/machines/nope/revoke")).status_code == 404
+
+
+async def test_a_revoked_then_deleted_id_stays_retired_across_a_restart(tmp_path: Path) -> None:
+    """Issue 26, item 3: the agent of a revoked and deleted host still holds the shared enrollment
+    token; enrolling under the same id is refused, before and after a server restart. A deleted host
+    that was never revoked may come back (that is what deleting without revoking means)."""
+    settings = test_settings(tmp_path)
+
+    def agent(srv: CtxbenchServer, agent_id: str | None = None) -> FakeAgent:
+        return FakeAgent(
+            f"127.0.0.1:{srv.grpc_port}", TOKEN, agent_id=agent_id, root_ca=server_ca(srv), credentials={}
+        )
+
+    async with running_server(settings) as first:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{first.http_port}", headers=ADMIN) as http:
+            doomed, kept = agent(first), agent(first)
+            for a in (doomed, kept):
+                await a.connect()
+                await a.close()
+            assert (await http.post(f"/api/v1/machines/{doomed.agent_id}/revoke")).status_code == 200
+            await eventually(lambda: _offline(http, doomed.agent_id))
+            await eventually(lambda: _offline(http, kept.agent_id))
+            for a in (doomed, kept):
+                assert (await http.delete(f"/api/v1/machines/{a.agent_id}")).status_code == 204
+            retired = "has been revoked and deleted: its id is retired"
+            await refused(agent(first, doomed.agent_id), grpc.StatusCode.PERMISSION_DENIED, retired)
+            back = agent(first, kept.agent_id)
+            await back.connect()
+            await back.close()
+
+    second = CtxbenchServer(settings)  # the same database: nothing in memory remembers the revoke
+    await second.start()
+    try:
+        again = agent(second, doomed.agent_id)
+        await refused(again, grpc.StatusCode.PERMISSION_DENIED, retired)
+        await again.close()
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{second.http_port}", headers=ADMIN) as http:
+            assert doomed.agent_id not in {m["id"] for m in (await http.get("/api/v1/machines")).json()}
+    finally:
+        await second.stop()
+
+
+async def _offline(http: httpx.AsyncClient, machine_id: str) -> bool:
+    return (await http.get(f"/api/v1/machines/{machine_id}")).json()["online"] is False
 
 
 @pytest.mark.parametrize("settings_overrides", [{"approve_new_hosts": True}])

@@ -19,7 +19,7 @@ from ctxbench_server.kit.errors import (
     Unauthenticated,
 )
 from ctxbench_server.machines.service import MAX_MACHINE_ID, describe
-from ctxbench_server.models import JoinToken, Machine, MachineStatus
+from ctxbench_server.models import JoinToken, Machine, MachineStatus, RetiredMachine
 from ctxbench_server.models.base import utcnow
 
 JOIN_PREFIX = "cxj_"
@@ -104,6 +104,13 @@ async def enroll(
         raise CtxbenchError(f"proposed machine id must be 1..{MAX_MACHINE_ID} characters, without NUL")
     if not hmac.compare_digest(token.encode(), agent_token.encode()):
         await _spend_join_token(session, token)
+    if await session.get(RetiredMachine, machine_id) is not None:
+        # Revoked, then deleted: the row is gone but the refusal stays (no token brings the id back).
+        await session.rollback()
+        raise PermissionDenied(
+            f"machine {machine_id} has been revoked and deleted: its id is retired"
+            " (enroll the host with a fresh state dir)"
+        )
     machine = await session.get(Machine, machine_id)
     if machine is not None and (machine.token_hash is not None or machine.status == REVOKED):
         # No takeover: an id that has a credential stays with whoever holds it.

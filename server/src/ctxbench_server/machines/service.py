@@ -25,6 +25,7 @@ from ctxbench_server.models import (
     MachineKernel,
     MachineStatus,
     Result,
+    RetiredMachine,
     Run,
     RunStatus,
 )
@@ -260,7 +261,8 @@ async def set_labels(
 
 async def delete_machine(session: AsyncSession, machine_id: str, online: bool, who: str) -> None:
     """Deletes the machine with its runs, results and catalog (the database cascades), and the names
-    of batches left without runs. Its credential goes with it: its agent must enroll again to come back.
+    of batches left without runs. Its credential goes with it: its agent must enroll again to come back,
+    unless the machine was revoked: then its id is retired for good (a retired_machines row).
 
     Refused (409) while its agent is connected (it would come straight back; stop or revoke it first)
     and while one of its runs is queued or running (cancel it first). The caller holds the machine's
@@ -288,11 +290,20 @@ async def delete_machine(session: AsyncSession, machine_id: str, online: bool, w
     batch_ids = list(
         await session.scalars(select(Run.batch_id).where(Run.machine_id == machine_id).distinct())
     )
+    retired = m.status == MachineStatus.REVOKED
+    if retired:  # a revoked id stays refused after its row is gone, across restarts
+        session.add(RetiredMachine(machine_id=machine_id, name=name, retired_at=utcnow(), retired_by=who))
     await session.execute(delete(Machine).where(Machine.id == machine_id))
     await drop_empty_batches(session, batch_ids)
     await session.commit()
     audit.info(
-        "machine %s (%r) deleted by %s with %d runs and %d results", machine_id, name, who, runs, results
+        "machine %s (%r) deleted by %s with %d runs and %d results%s",
+        machine_id,
+        name,
+        who,
+        runs,
+        results,
+        "; its id is retired" if retired else "",
     )
 
 

@@ -5,7 +5,7 @@ from ctxbench_server.models.base import Base
 from ctxbench_server.models.join_token import JoinToken
 from ctxbench_server.models.kernel import Kernel
 from ctxbench_server.models.latest import LatestResult
-from ctxbench_server.models.machine import Machine, MachineKernel, MachineStatus
+from ctxbench_server.models.machine import Machine, MachineKernel, MachineStatus, RetiredMachine
 from ctxbench_server.models.result import Result
 from ctxbench_server.models.run import FINISHED_RUN, Batch, ItemState, Run, RunItem, RunStatus
 from ctxbench_server.models.schedule import Schedule, ScheduleFiring
@@ -26,6 +26,7 @@ __all__ = [
     "MachineKernel",
     "MachineStatus",
     "Result",
+    "RetiredMachine",
     "Run",
     "RunItem",
     "RunStatus",

@@ -67,3 +67,16 @@ class MachineKernel(Base):
 
     machine: Mapped[Machine] = relationship(back_populates="kernels", lazy="raise")
     kernel: Mapped[Kernel] = relationship(back_populates="machines", lazy="raise")
+
+
+class RetiredMachine(Base):
+    """A machine id that was revoked and then deleted: Enroll refuses it for good (issue 26, item 3).
+    Without this row a deleted machine leaves nothing behind, and its agent, still holding the shared
+    enrollment token, would enroll under the same id again."""
+
+    __tablename__ = "retired_machines"
+
+    machine_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    retired_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    retired_by: Mapped[str] = mapped_column(String(255), default="")
