@@ -41,7 +41,7 @@ func run() int {
 	defer stop()
 	if err := agent.Run(ctx, agent.Options{Config: cfg, Version: version, Log: log}); err != nil {
 		log.Error("agent failed", "err", err)
-		return 1
+		return agent.ExitStatus(err) // 77 for a revoked machine: the unit does not restart it
 	}
 	log.Info("agent stopped")
 	return 0

@@ -93,7 +93,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		// No stream can ever be opened; stop the runner too.
 		var refused *conn.EnrollRefusedError
-		if !errors.As(err, &refused) { // that one was logged already, as one clear line
+		var revoked *conn.RevokedError
+		if !errors.As(err, &refused) && !errors.As(err, &revoked) { // logged already, as one clear line
 			log.Error("cannot connect", "err", err)
 		}
 	}
@@ -117,4 +118,18 @@ func loadCatalog(ctx context.Context, dir string, log *slog.Logger) (*catalog.Ca
 		log.Info("kernel catalog ready", "kernels", len(cat.Kernels()))
 	}
 	return cat, nil
+}
+
+// ExitStatus is the process exit status for what Run returned: 0 for nil, conn.ExitRevoked for a
+// revoked machine (the systemd unit does not restart it), 1 for anything else.
+func ExitStatus(err error) int {
+	var revoked *conn.RevokedError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &revoked):
+		return conn.ExitRevoked
+	default:
+		return 1
+	}
 }

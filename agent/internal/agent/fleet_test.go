@@ -22,6 +22,8 @@ import (
 	"github.com/ctxbench/ctxbench/agent/internal/config"
 	"github.com/ctxbench/ctxbench/agent/internal/conn"
 	agentv1 "github.com/ctxbench/ctxbench/agent/internal/gen/ctxbench/agent/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // testPKI is a CA and a server certificate for 127.0.0.1 and localhost signed by it, as the ctxbench
@@ -116,6 +118,41 @@ func TestUsedJoinTokenExitsWithTheReason(t *testing.T) {
 	}
 	if log := b.log.String(); !strings.Contains(log, "ENROLLMENT REFUSED: join token already used") {
 		t.Errorf("log does not give the reason:\n%s", log)
+	}
+}
+
+func TestRevokedMachineExitsWithStatus77(t *testing.T) {
+	// Issue 26, item 4: the server ends the stream of a revoked machine (and refuses its credential
+	// from then on); the agent stops instead of retrying every 60 s forever, with the exit status the
+	// systemd unit's RestartPreventExitStatus= names.
+	srv := startServer(t, token, t.TempDir())
+	exited := make(chan error, 1)
+	a := startAgentWith(t, config.Config{Server: srv.addr, Token: token, Kernels: newKernelsDir(t), Spool: t.TempDir(), Insecure: true}, exited)
+	sc := srv.accept(t)
+	sc.end <- status.Error(codes.PermissionDenied, "machine "+sc.hello.GetAgentId()+" has been revoked")
+	select {
+	case err := <-exited:
+		var revoked *conn.RevokedError
+		if !errors.As(err, &revoked) {
+			t.Fatalf("Run returned %v, want a RevokedError", err)
+		}
+		if got := ExitStatus(err); got != 77 {
+			t.Errorf("exit status %d, want 77", got)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("revoked agent did not stop")
+	}
+	if log := a.log.String(); !strings.Contains(log, "MACHINE REVOKED: machine "+sc.hello.GetAgentId()+" has been revoked") {
+		t.Errorf("log does not give the reason:\n%s", log)
+	}
+	for err, want := range map[error]int{
+		nil: 0,
+		&conn.EnrollRefusedError{Err: status.Error(codes.Unauthenticated, "join token already used")}: 1,
+		status.Error(codes.PermissionDenied, "credential belongs to another machine"):                 1,
+	} {
+		if got := ExitStatus(err); got != want {
+			t.Errorf("ExitStatus(%v) = %d, want %d", err, got, want)
+		}
 	}
 }
 

@@ -131,9 +131,15 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // ended logs why an attempt ended and returns the wait before the next one: wait (the backoff's), or
-// MaxBackoff after a refusal; a non-nil error ends Run (a refused join token).
+// MaxBackoff after a refusal; a non-nil error ends Run (a refused join token, a revoked machine).
 func (c *client) ended(err error, enrolling bool, wait time.Duration) (time.Duration, error) {
 	switch {
+	case isRevoked(err):
+		// Only a fresh state dir and a new join token bring this host back (as a new machine).
+		c.log.Error("MACHINE REVOKED: "+status.Convert(err).Message()+"; the agent exits (status 77) and"+
+			" is not restarted; to bring the host back, enroll it with a fresh state dir and a new join token",
+			"code", status.Code(err).String())
+		return 0, &RevokedError{Err: err}
 	case enrolling && !Retryable(err) && c.o.JoinToken:
 		// As buildkite-agent does when registration is refused: exit non-zero. A used, expired or
 		// unknown join token never becomes valid again, so retrying only hides the cause; the

@@ -23,6 +23,24 @@ func (e *EnrollRefusedError) Error() string {
 
 func (e *EnrollRefusedError) Unwrap() error { return e.Err }
 
+// ExitRevoked is the agent's exit status when the server revoked this machine (sysexits' EX_NOPERM).
+// The systemd unit lists it in RestartPreventExitStatus=: a revoked machine never becomes valid again
+// (an admin cannot approve it back), so restarting would only knock on the server every 30 s forever.
+const ExitRevoked = 77
+
+// RevokedError ends Run when the server says this machine has been revoked (or revoked and deleted,
+// its id retired): PERMISSION_DENIED whose message says "has been revoked", the server's wording in
+// docs/architecture.md ("Enrollment and TLS").
+type RevokedError struct{ Err error }
+
+func (e *RevokedError) Error() string { return "machine revoked: " + status.Convert(e.Err).Message() }
+
+func (e *RevokedError) Unwrap() error { return e.Err }
+
+func isRevoked(err error) bool {
+	return status.Code(err) == codes.PermissionDenied && strings.Contains(status.Convert(err).Message(), "has been revoked")
+}
+
 // enroll trades the enrollment token for this machine's credential and stores it before using it.
 func (c *client) enroll(ctx context.Context) error {
 	if c.o.EnrollToken == "" {
