@@ -304,10 +304,13 @@ def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[fl
     }
 
 
-def _repeat_runs(runs: int) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str]:
+def _repeat_runs(
+    runs: int,
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str, list[dict[str, Any]]]:
     """One fresh agent runs the A/A points `runs` times, one run after the other, beside a build (a shared
     host, where users run it; issue 24): per point its run medians and within-run CVs, each kernel's
-    family, and the load average once the build runs."""
+    family, the load average once the build runs, and the steps History calls significant in those
+    series (an unchanged host: every one is a false alarm)."""
     per_point: dict[str, list[float]] = {}
     cvs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-noise-") as tmp_dir:
@@ -323,9 +326,12 @@ def _repeat_runs(runs: int) -> tuple[dict[str, list[float]], dict[str, list[floa
                     for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
                         per_point.setdefault(point, []).append(median)
                         cvs.setdefault(point, []).append(cv)
+                r = server.http.get("/changes", params={"machines": a_id})
+                r.raise_for_status()
+                steps = list(r.json()["changes"])
         finally:
             server.stop()
-    return per_point, cvs, family_of, load0
+    return per_point, cvs, family_of, load0, steps
 
 
 def _floors(
@@ -350,7 +356,7 @@ def _floors(
 
 def noise(
     report: Out,
-    runs: int = 6,
+    runs: int = 8,
 ) -> int:
     """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
     the other, as a user repeating a run would; per point the relative range of the run medians, the
@@ -358,7 +364,7 @@ def noise(
     default floors (FLOORS there, from noise_floors.json) come from this table."""
     from ctxbench_server.compare.significance import spread
 
-    per_point, cvs, family_of, load0 = _repeat_runs(runs)
+    per_point, cvs, family_of, load0, steps = _repeat_runs(runs)
     out = [
         measured(f"; load average before: {load0}"),
         f"Command: `scripts/bench.py noise` (part of `make bench`): one agent, {runs} runs of the "
@@ -376,7 +382,13 @@ def noise(
             f"{100 * statistics.median(cvs[point]):.1f} % |"
         )
     floors, families = _floors(per_point, family_of)
+    alarms = [f"`{c['kernel']}` {c['ratio']:.3f} ({c['significance']['noise_source']} noise)" for c in steps]
     out += [
+        "",
+        f"History over these {runs} runs of one unchanged host (GET /changes): {len(steps)} of "
+        f"{len(per_point)} series with a significant step"
+        + (": " + ", ".join(alarms) if alarms else "")
+        + ".",
         "",
         "Default floors (compare/noise_floors.json): "
         + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in sorted(floors.items())),

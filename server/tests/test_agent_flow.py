@@ -106,7 +106,8 @@ async def test_run_dispatched_at_once_results_stored_run_succeeds(
     assert run["status"] == "running"  # the agent was idle: StartRun went out with the POST
     assert run["progress"] == {
         **{"total": 3, "done": 0, "failed": 0, "running": 0},
-        **{"launches_done": 0, "launches_planned": 9, "launches_wall_s": 0.0, "launch_at": None},
+        # 3 items x the default profile's 7 launches
+        **{"launches_done": 0, "launches_planned": 21, "launches_wall_s": 0.0, "launch_at": None},
     }
     start = (await agent.expect("start_run")).start_run
     assert start.run_id == run["id"]

@@ -26,8 +26,8 @@ async def test_batch_answer_without_items(make_agent: MakeAgent, http: httpx.Asy
         assert run["items"] == []
         assert run["progress"] == {
             **{"total": 4, "done": 0, "failed": 0, "running": 0},
-            # launches (issue 27): 3 an item in the default profile, none done yet
-            **{"launches_done": 0, "launches_planned": 12, "launches_wall_s": 0.0, "launch_at": None},
+            # launches (issue 27): 7 an item in the default profile, none done yet
+            **{"launches_done": 0, "launches_planned": 28, "launches_wall_s": 0.0, "launch_at": None},
         }
         assert run["kernels"] == ["syscall.getppid", "ctxsw.pipe"]
         assert run["status"] == "running"

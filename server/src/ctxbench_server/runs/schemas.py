@@ -40,19 +40,23 @@ class ProfileSettings(NamedTuple):
 
 # Every profile measures in short samples of 0.5 ms, under a scheduler slice, so a busy host does not
 # move the figure (kernels/contract/README.md "Short samples", docs/architecture.md "Statistics"); a
-# repetition is a block of them (min_time_s of timed work). The profiles trade time for launches, the
-# unit the interval is made of, not for longer samples: thorough's 6 launches are the fewest that give
-# a real 95 % interval of a median (ci_method bootstrap95); quick thins sweeps and blocks.
+# repetition is a block of them (min_time_s of timed work), two blocks a launch (the agent's minimum).
+# The profiles trade time for launches, not for longer samples: what is left of a figure's run-to-run
+# noise lives between kernel processes (address layout: call.function reads 4, 5 or 6 cycles by
+# launch; where the scheduler put a ping-pong's two sides), so only more launches narrow it
+# (docs/fidelity.md "How many launches"). Default's 7 (odd: its median is one launch's figure, not the
+# mean of two layouts) give a real 95 % interval (6 or more: ci_method bootstrap95); quick keeps 3 and
+# thins sweeps; thorough takes 15.
 SAMPLE_TIME_S = 0.0005
 PROFILES: dict[str, ProfileSettings] = {
     "quick": ProfileSettings(
-        min_time_s=0.05, repetitions=6, thin_sweeps=True, launches=3, sample_time_s=SAMPLE_TIME_S
+        min_time_s=0.025, repetitions=6, thin_sweeps=True, launches=3, sample_time_s=SAMPLE_TIME_S
     ),
     "default": ProfileSettings(
-        min_time_s=0.1, repetitions=6, thin_sweeps=False, launches=3, sample_time_s=SAMPLE_TIME_S
+        min_time_s=0.04, repetitions=14, thin_sweeps=False, launches=7, sample_time_s=SAMPLE_TIME_S
     ),
     "thorough": ProfileSettings(
-        min_time_s=0.25, repetitions=12, thin_sweeps=False, launches=6, sample_time_s=SAMPLE_TIME_S
+        min_time_s=0.05, repetitions=30, thin_sweeps=False, launches=15, sample_time_s=SAMPLE_TIME_S
     ),
 }
 MAX_LAUNCHES = 20
