@@ -35,13 +35,15 @@ def measured(extra: str = "") -> str:
 
 
 def write_section(doc: Path, marker: str, table: str) -> None:
-    """Replaces the part of `doc` after `<!-- bench:marker -->` up to the next marker (or the end)."""
+    """Replaces the part of `doc` after `<!-- bench:marker -->` up to the next marker or the next heading
+    (`#`, `##`), whichever comes first, or the end: prose written after a table stays."""
     tag = f"<!-- bench:{marker} -->"
     text = doc.read_text() if doc.exists() else ""
     if tag in text:
         head, rest = text.split(tag, 1)
-        nxt = rest.find("<!-- bench:")
-        tail = rest[nxt:] if nxt >= 0 else ""
+        ends = [i for i in (rest.find("<!-- bench:"), rest.find("\n# "), rest.find("\n## ")) if i >= 0]
+        nxt = min(ends) if ends else -1
+        tail = rest[nxt:].lstrip("\n") if nxt >= 0 else ""
     else:
         head, tail = text, ""
     doc.write_text(head.rstrip() + f"\n\n{tag}\n{table}\n" + ("\n" + tail if tail else ""))
