@@ -163,9 +163,10 @@ def verdicts(rows: list[dict[str, Any]], other: str) -> list[dict[str, Any]]:
     return out
 
 
-def screenshot(server: Server, path: str) -> None:
-    """The README's compare screenshot, redone from this real A/A comparison (docs/images/compare.png),
-    when Debian's Chromium and the frontend's node modules are here; skipped with a line otherwise."""
+def screenshot(server: Server, path: str, name: str = "compare.png") -> None:
+    """A README compare screenshot (docs/images/<name>), redone from a real comparison on this host (the
+    A/A pair's by default), when Debian's Chromium and the frontend's node modules are here; skipped with
+    a line otherwise."""
     script = ROOT / "frontend" / "scripts" / "shoot.mjs"
     if not Path("/usr/bin/chromium").exists() or not (ROOT / "frontend" / "node_modules").exists():
         print(
@@ -173,7 +174,7 @@ def screenshot(server: Server, path: str) -> None:
             file=sys.stderr,
         )
         return
-    out = ROOT / "docs" / "images" / "compare.png"
+    out = ROOT / "docs" / "images" / name
     r = subprocess.run(
         ["node", str(script), server.base_url, path, str(out), "compare-row"],
         cwd=ROOT / "frontend",

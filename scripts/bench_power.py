@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bench_aa import POINTS, Server, compare, pair, run_on, verdicts
+from bench_aa import POINTS, Server, compare, pair, run_on, screenshot, verdicts
 from bench_common import ROOT, Out, measured
 
 TOOL_SRC = ROOT / "scripts" / "tools" / "seccomp_slow.c"
@@ -116,6 +116,9 @@ def power(report: Out) -> int:
                 runs = [run_on(server, a_id), run_on(server, b_id)]
                 after = independent_ratio()
                 v = verdicts(compare(server, [a_id, b_id], runs), b_id)
+                if report.write:
+                    query = f"machines={a_id},{b_id}&baseline={a_id}&runs={','.join(runs)}"
+                    screenshot(server, f"/compare?{query}", "compare-power.png")
         finally:
             server.stop()
     perf_ratio = statistics.mean([before[2], after[2]])
