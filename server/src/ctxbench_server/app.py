@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server import __version__, exception_handlers, frontend
+from ctxbench_server.alerts.router import router as alerts_router
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.auth.deps import require_read
 from ctxbench_server.auth.middleware import BrowserSafety
@@ -28,6 +29,7 @@ from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
 from ctxbench_server.schedules.router import router as schedules_router
 from ctxbench_server.shares.router import router as shares_router
+from ctxbench_server.webhooks.router import router as webhooks_router
 
 api = APIRouter(prefix="/api/v1")
 
@@ -48,6 +50,8 @@ api.include_router(batches_router, dependencies=readers)
 api.include_router(schedules_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
 api.include_router(history_router, dependencies=readers)
+api.include_router(alerts_router, dependencies=readers)
+api.include_router(webhooks_router, dependencies=readers)  # and an admin, route by route
 api.include_router(limits_router, dependencies=readers)
 api.include_router(tokens_router, dependencies=readers)
 api.include_router(push_router, dependencies=readers)

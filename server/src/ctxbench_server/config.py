@@ -104,6 +104,20 @@ class Settings(BaseSettings):
     schedule_tick_s: float = Field(default=5.0, gt=0, le=300)
     max_schedules: int = Field(default=200, ge=0, le=100_000)
     schedule_min_interval_s: int = Field(default=60, ge=1, le=86400)
+    # Alerts (docs/architecture.md "Alerts"): a series is checked this long after a result lands on it
+    # (the rest of its run lands meanwhile: one check), and a step older than alert_max_age_s (0: any
+    # age) opens no alert (a first start does not raise every old step again).
+    alert_settle_s: float = Field(default=2.0, ge=0, le=3600)
+    alert_max_age_s: int = Field(default=14 * 86400, ge=0, le=366 * 86400)
+    # Webhooks (docs/architecture.md "Webhooks"): how many may exist, how long one POST may take, how
+    # many attempts a delivery gets and the backoff between them (doubling from webhook_backoff_s, at
+    # most webhook_backoff_cap_s), and how often each server process looks for due deliveries.
+    max_webhooks: int = Field(default=20, ge=0, le=1000)
+    webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    webhook_max_attempts: int = Field(default=8, ge=1, le=50)
+    webhook_backoff_s: float = Field(default=10.0, gt=0, le=86400)
+    webhook_backoff_cap_s: float = Field(default=3600.0, gt=0, le=7 * 86400)
+    webhook_tick_s: float = Field(default=5.0, gt=0, le=300)
     env: Literal["dev", "prod"] = "prod"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

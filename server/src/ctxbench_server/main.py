@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ctxbench_server.agents.admission import Admission
 from ctxbench_server.agents.servicer import AgentService, add_to_server
+from ctxbench_server.alerts.watch import AlertWatcher
 from ctxbench_server.app import create_app
 from ctxbench_server.auth import service as auth_service
 from ctxbench_server.cluster import Cluster
@@ -32,6 +33,7 @@ from ctxbench_server.push.budget import StreamBudget
 from ctxbench_server.push.changes import Changes
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.schedules.firing import Scheduler
+from ctxbench_server.webhooks.sender import Sender
 
 log = logging.getLogger("ctxbench_server")
 GRPC_GRACE_S = 3.0
@@ -122,6 +124,11 @@ class CtxbenchServer:
         stored = StoredEvents()
         stored.on_transaction(latest.on_results_stored)
         stored.on_commit(events.results_stored)
+        # Alerts: the series results land on are checked after the commit, off ingest's path; the
+        # webhook deliveries they queue go out from the sender's task (alerts/watch.py, webhooks/sender.py).
+        self.webhook_sender = Sender(self.sessionmaker, s)
+        self.alerts = AlertWatcher(self.sessionmaker, s, on_queued=self.webhook_sender.wake)
+        stored.on_commit(self.alerts.results_stored)
         if self.engine.dialect.name == "postgresql":
             await self._join_cluster(events)
 
@@ -129,6 +136,7 @@ class CtxbenchServer:
 
         self.app = create_app(s, self.sessionmaker, self.hub, self.dispatcher, self.admin_token)
         self.app.state.changes = self.changes
+        self.app.state.webhook_sender = self.webhook_sender
         self.app.state.fleet = FleetInfo(
             grpc_addresses=public_grpc_addresses(s, self.grpc_port),
             ca_fingerprint=self.tls.ca_fingerprint if self.tls else "",
@@ -143,6 +151,8 @@ class CtxbenchServer:
         # Every process ticks; the database decides which one fires a slot (schedules/firing.py).
         self.scheduler = Scheduler(self.sessionmaker, s, self.dispatcher, self.changes)
         self._schedules_task = asyncio.create_task(self.scheduler.run())
+        self._alerts_task = asyncio.create_task(self.alerts.run())
+        self._webhooks_task = asyncio.create_task(self.webhook_sender.run())
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -240,7 +250,14 @@ class CtxbenchServer:
         announce(f"cluster: listening on PostgreSQL as process {cluster.instance}")
 
     async def stop(self) -> None:
-        for name in ("_schedules_task", "_lost_task", "_seen_task", "_silent_task"):
+        for name in (
+            "_schedules_task",
+            "_alerts_task",
+            "_webhooks_task",
+            "_lost_task",
+            "_seen_task",
+            "_silent_task",
+        ):
             task = getattr(self, name, None)
             if task is not None:
                 task.cancel()

@@ -2,6 +2,11 @@
 // The bounds of each schema's fields (Pydantic's Field constraints): a form that keeps to them
 // sends nothing the server refuses for length or range.
 export const BUDGETS = {
+  "AlertPatch": {
+    "note": {
+      "maxLength": 4000
+    }
+  },
   "JoinTokenCreate": {
     "ttl_s": {
       "maximum": 2592000.0,
@@ -187,6 +192,38 @@ export const BUDGETS = {
     "ttl_s": {
       "maximum": 316224000.0,
       "minimum": 60.0
+    }
+  },
+  "WebhookCreate": {
+    "events": {
+      "maxItems": 1,
+      "minItems": 1
+    },
+    "name": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "secret": {
+      "maxLength": 128,
+      "minLength": 16
+    },
+    "url": {
+      "maxLength": 2048,
+      "minLength": 1
+    }
+  },
+  "WebhookPatch": {
+    "events": {
+      "maxItems": 1,
+      "minItems": 1
+    },
+    "name": {
+      "maxLength": 200,
+      "minLength": 1
+    },
+    "url": {
+      "maxLength": 2048,
+      "minLength": 1
     }
   }
 } as const;

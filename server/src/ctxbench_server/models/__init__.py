@@ -1,5 +1,6 @@
 """ORM models, all in one place so Alembic sees every table through Base.metadata."""
 
+from ctxbench_server.models.alert import Alert
 from ctxbench_server.models.auth import ApiToken, AuthSession, LoginCode
 from ctxbench_server.models.base import Base
 from ctxbench_server.models.join_token import JoinToken
@@ -10,9 +11,11 @@ from ctxbench_server.models.result import Result
 from ctxbench_server.models.run import FINISHED_RUN, Batch, ItemState, Run, RunItem, RunStatus
 from ctxbench_server.models.schedule import Schedule, ScheduleFiring
 from ctxbench_server.models.share import Share
+from ctxbench_server.models.webhook import Webhook, WebhookDelivery
 
 __all__ = [
     "FINISHED_RUN",
+    "Alert",
     "ApiToken",
     "AuthSession",
     "Base",
@@ -33,4 +36,6 @@ __all__ = [
     "Schedule",
     "ScheduleFiring",
     "Share",
+    "Webhook",
+    "WebhookDelivery",
 ]

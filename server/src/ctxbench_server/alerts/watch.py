@@ -1,0 +1,127 @@
+"""The watcher: the series that results land on are checked for steps, off the ingest path.
+
+Ingest's "result stored" event (kit/stored.py), after its commit, adds each measured result's series to
+a set (at most MAX_PENDING; past that the series waits for the next start's look-back, and a WARNING
+says so) and wakes the watcher; it waits CTXBENCH_ALERT_SETTLE_S for the rest of the run to land, then
+checks each series once (alerts/service.check_series) in its own transaction, which also queues the
+webhook deliveries of every alert it opened. Each server checks what its own agents reported; at start
+it looks back over the series whose newest result is recent (latest_results), so a crash between a
+result and its check loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from ctxbench_server.alerts import service
+from ctxbench_server.config import Settings
+from ctxbench_server.kit.stored import ResultStored
+from ctxbench_server.models import Alert, LatestResult
+from ctxbench_server.models.base import utcnow
+from ctxbench_server.webhooks import service as webhooks
+
+log = logging.getLogger(__name__)
+MAX_PENDING = 10_000
+LOOK_BACK = timedelta(days=1)
+ALERT_OPENED = "alert.opened"
+
+
+class AlertWatcher:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        settings: Settings,
+        on_queued: Callable[[], None] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.settings = settings
+        self.on_queued = on_queued  # webhook deliveries were queued (the sender looks at once)
+        self.clock = clock
+        self.checks = 0  # series checked (tests)
+        self._pending: set[service.SeriesKey] = set()
+        self._wake = asyncio.Event()
+        self._overflowed = False
+
+    def results_stored(self, results: Sequence[ResultStored]) -> None:
+        """The "result stored" listener, after ingest's commit: never waits, never raises."""
+        for r in results:
+            if r.status != "ok":
+                continue
+            if len(self._pending) >= MAX_PENDING:
+                if not self._overflowed:
+                    log.warning(
+                        "alerts: %d series waiting to be checked; more wait for a restart", MAX_PENDING
+                    )
+                    self._overflowed = True
+                break
+            self._pending.add((r.machine_id, r.kernel_id, r.params_key))
+        self._wake.set()
+
+    async def run(self) -> None:
+        try:
+            await self.look_back()
+        except Exception:
+            log.exception("alerts: the look-back at start failed")
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.settings.alert_settle_s)
+            self._wake.clear()
+            keys, self._pending, self._overflowed = self._pending, set(), False
+            try:
+                await self.check(keys)
+            except Exception:
+                log.exception("alerts: checking %d series failed", len(keys))
+
+    async def look_back(self) -> None:
+        since = self.clock() - LOOK_BACK
+        async with self.sessionmaker() as session:
+            rows = await session.execute(
+                select(LatestResult.machine_id, LatestResult.kernel_id, LatestResult.params_key)
+                .where(LatestResult.created_at >= since)
+                .limit(MAX_PENDING)
+            )
+            keys = {(m, k, p) for m, k, p in rows}
+        if keys:
+            await self.check(keys)
+
+    async def check(self, keys: Iterable[service.SeriesKey], now: datetime | None = None) -> list[Alert]:
+        """Checks each series (its own transaction: one failing does not stop the rest); returns the
+        alerts this process opened."""
+        now = now or self.clock()
+        max_age = timedelta(seconds=self.settings.alert_max_age_s) if self.settings.alert_max_age_s else None
+        opened: list[Alert] = []
+        queued = 0
+        for key in sorted(keys):
+            try:
+                async with self.sessionmaker() as session:
+                    got = await service.check_series(session, key, now, max_age)
+                    self.checks += 1
+                    if got:
+                        names = await service.names(session, [key[0]])
+                        for a in got:
+                            doc = service.out(a, names.get(a.machine_id, a.machine_id))
+                            queued += await webhooks.enqueue(
+                                session,
+                                ALERT_OPENED,
+                                a.id,
+                                doc.model_dump(mode="json"),
+                                doc.summary,
+                                now,
+                            )
+                        await session.commit()
+                        opened.extend(got)
+                        for a in got:
+                            log.info(
+                                "alerts: opened %s: %s", a.id, service.summary(a, names.get(a.machine_id, ""))
+                            )
+            except Exception:
+                log.exception("alerts: checking series %s failed", key)
+        if queued and self.on_queued is not None:
+            self.on_queued()
+        return opened

@@ -1,0 +1,202 @@
+"""Alerts: a real step in a seeded series opens exactly one alert (with the host's fact changes), a flat
+noisy one none, re-checks and a second server open nothing more; the REST states and their 422s; and
+one alert opened from real agent reports, through the "result stored" event."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from ctxbench_server.alerts.watch import AlertWatcher
+from ctxbench_server.main import CtxbenchServer
+from ctxbench_server.models import Alert
+
+from .compare_helpers import FACTS, T0, Seeder, spread
+from .conftest import eventually
+from .fake_agent import FakeAgent
+from .runs_helpers import post
+from .schedules_helpers import Db, migrated
+
+NOW = T0 + timedelta(days=1)
+GETPPID = ("syscall.getppid", "")
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Db]:
+    async for d in migrated(tmp_path):
+        yield d
+
+
+@pytest.fixture
+async def seed(db: Db) -> Seeder:
+    s = Seeder(db.sessionmaker)
+    await s.kernels()
+    return s
+
+
+async def seed_series(
+    seed: Seeder, mid: str, centers: list[float], governor_at: int | None = None
+) -> list[str]:
+    """One getppid run per center (its samples spread 2 % around it); the governor goes from powersave
+    to performance at run `governor_at`. Returns the run ids."""
+    await seed.machine(mid)
+    runs = []
+    for i, center in enumerate(centers):
+        gov = "performance" if governor_at is not None and i >= governor_at else "powersave"
+        run = await seed.run(
+            mid, facts={**FACTS, "hostname": mid, "governor": gov, "load_average": [i, 0, 0]}
+        )
+        await seed.result(run, mid, "syscall.getppid", spread(center), sample_launches=[0, 1] * 5)
+        runs.append(run)
+    return runs
+
+
+def watcher(db: Db, sessionmaker: Any = None) -> AlertWatcher:
+    return AlertWatcher(sessionmaker or db.sessionmaker, db.settings)
+
+
+async def alerts(db: Db) -> list[Alert]:
+    async with db.sessionmaker() as s:
+        return list(await s.scalars(select(Alert).order_by(Alert.at)))
+
+
+async def test_a_real_step_opens_one_alert_with_its_fact_changes(db: Db, seed: Seeder) -> None:
+    runs = await seed_series(seed, "box", [100.0 * (1 + 0.004 * (i % 3)) for i in range(6)] + [130.0] * 6, 6)
+    w = watcher(db)
+    [opened] = await w.check([("box", *GETPPID)], NOW)
+    assert opened.run_id == runs[6] and opened.before_run_id == runs[5] and opened.state == "open"
+    assert opened.ratio == pytest.approx(1.3, rel=0.02) and opened.ci_low > 1.0
+    assert opened.significance["rule"] == "ci_excludes_noise" and opened.significance["significant"]
+    assert [(f["fact"], f["before"], f["after"]) for f in opened.facts_changed] == [
+        ("governor", "powersave", "performance")
+    ]
+    # re-checks, and a second server process checking at the same time, open nothing more
+    assert await w.check([("box", *GETPPID)], NOW) == []
+    other = watcher(db, db.process())
+    got = await asyncio.gather(w.check([("box", *GETPPID)], NOW), other.check([("box", *GETPPID)], NOW))
+    assert got == [[], []]
+    assert [a.id for a in await alerts(db)] == [opened.id]
+
+
+async def test_a_boundary_that_moves_by_a_run_is_the_same_step(db: Db, seed: Seeder) -> None:
+    await seed_series(seed, "box", [100.0] * 6 + [130.0] * 3)
+    w = watcher(db)
+    assert len(await w.check([("box", *GETPPID)], NOW)) == 1
+    async with db.sessionmaker() as s:  # the fit moved the boundary one run later: still that step
+        a = (await s.scalars(select(Alert))).one()
+        a.run_id = "elsewhere"
+        await s.commit()
+    assert len(await w.check([("box", *GETPPID)], NOW)) == 1  # a boundary it no longer knows: opens again
+    for _ in range(3):
+        run = await seed.run("box", facts={**FACTS, "hostname": "box"})
+        await seed.result(run, "box", "syscall.getppid", spread(130.0), sample_launches=[0, 1] * 5)
+    assert await w.check([("box", *GETPPID)], NOW) == []  # more runs after it: the same step, known
+
+
+async def test_a_flat_noisy_series_opens_none(db: Db, seed: Seeder) -> None:
+    rng = np.random.default_rng(11)
+    centers = [float(100.0 * np.exp(rng.normal(0.0, 0.03))) for _ in range(25)]
+    await seed_series(seed, "flat", centers)
+    assert await watcher(db).check([("flat", *GETPPID)], NOW) == []
+    assert await alerts(db) == []
+
+
+async def test_old_steps_and_unknown_series_open_none(db: Db, seed: Seeder) -> None:
+    await seed_series(seed, "box", [100.0] * 6 + [130.0] * 6)
+    w = watcher(db)
+    assert await w.check([("box", *GETPPID)], NOW + timedelta(days=30)) == []  # older than 14 days
+    assert await w.check([("nobody", "syscall.getppid", ""), ("box", "ctxsw.pipe", "")], NOW) == []
+    assert w.checks == 3
+
+
+@pytest.fixture
+async def api_seed(server: CtxbenchServer) -> Seeder:
+    s = Seeder(server.sessionmaker)
+    await s.kernels()
+    return s
+
+
+async def open_one(server: CtxbenchServer, seed: Seeder) -> str:
+    await seed_series(seed, "box", [100.0] * 6 + [130.0] * 6, 6)
+    [a] = await server.alerts.check([("box", *GETPPID)], NOW)
+    return a.id
+
+
+async def test_rest_states_filters_and_errors(
+    http: httpx.AsyncClient, anon: httpx.AsyncClient, server: CtxbenchServer, api_seed: Seeder
+) -> None:
+    aid = await open_one(server, api_seed)
+    r = await http.get("/api/v1/alerts", params={"state": "open"})
+    assert r.status_code == 200, r.text
+    [a] = r.json()
+    assert a["id"] == aid and a["machine_name"] == "box" and a["kernel"] == "syscall.getppid"
+    assert (
+        a["summary"].startswith("syscall.getppid +3") and "governor: powersave → performance" in a["summary"]
+    )
+    assert a["facts_changed"][0]["fact"] == "governor" and a["significance"]["runs"] == [6, 6]
+    assert (await http.get("/api/v1/alerts/counts")).json() == {"open": 1, "acknowledged": 0, "resolved": 0}
+    for params in ({"machine": "other"}, {"kernel": "ctxsw.pipe"}, {"state": "resolved"}):
+        assert (await http.get("/api/v1/alerts", params=params)).json() == []
+    assert (
+        await http.get("/api/v1/alerts", params={"machine": "box,other", "kernel": "syscall.getppid"})
+    ).json()
+
+    assert (await anon.post(f"/api/v1/alerts/{aid}/ack")).status_code == 401
+    r = await http.post(f"/api/v1/alerts/{aid}/ack")
+    assert r.status_code == 200 and r.json()["state"] == "acknowledged"
+    acked = r.json()
+    assert acked["acknowledged_by"] and acked["acknowledged_at"]
+    again = (await http.post(f"/api/v1/alerts/{aid}/ack")).json()  # no change: the first who and when stay
+    assert again["acknowledged_at"] == acked["acknowledged_at"]
+    r = await http.patch(f"/api/v1/alerts/{aid}", json={"state": "resolved", "note": "governor fixed"})
+    assert r.status_code == 200 and r.json()["state"] == "resolved" and r.json()["note"] == "governor fixed"
+    assert r.json()["resolved_by"] and r.json()["resolved_at"]
+    r = await http.post(f"/api/v1/alerts/{aid}/ack")
+    assert r.status_code == 409 and "resolved" in r.json()["detail"]
+    assert (await http.get(f"/api/v1/alerts/{aid}")).json()["state"] == "resolved"
+    assert (await http.get("/api/v1/alerts/counts")).json() == {"open": 0, "acknowledged": 0, "resolved": 1}
+
+    for body, loc in (
+        ({"state": "closed"}, ["body", "state"]),
+        ({"note": "x" * 4001}, ["body", "note"]),
+        ({"colour": "red"}, ["body", "colour"]),
+    ):
+        r = await http.patch(f"/api/v1/alerts/{aid}", json=body)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc, r.text
+    r = await http.get("/api/v1/alerts", params={"state": "closed"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][:2] == ["query", "state"]
+    assert (await http.get("/api/v1/alerts", params={"limit": 0})).status_code == 422
+    assert (await http.get("/api/v1/alerts/nope")).status_code == 404
+    assert (await http.post("/api/v1/alerts/nope/resolve")).status_code == 404
+    # a resolved step never opens again
+    assert await server.alerts.check([("box", *GETPPID)], NOW) == []
+
+
+@pytest.mark.parametrize("settings_overrides", [{"alert_settle_s": 0.05}])
+async def test_agent_reports_open_an_alert(
+    http: httpx.AsyncClient, server: CtxbenchServer, make_agent: Callable[..., FakeAgent]
+) -> None:
+    """Real reports over gRPC: the "result stored" event queues the series, the watcher finds the step."""
+    agent = make_agent(name="stepper")
+    await agent.connect()
+    for i in range(8):
+        run = await post(http, {"machine_id": agent.agent_id, "items": [{"kernel": "ctxsw.pipe"}]})
+        start = (await agent.expect("start_run")).start_run
+        assert start.run_id == run["id"]
+        await agent.report(start.run_id, start.items[0], samples=spread(100.0 if i < 4 else 160.0, n=12))
+
+    async def opened() -> bool:
+        async with server.sessionmaker() as s:
+            return bool(await s.scalar(select(func.count()).select_from(Alert)))
+
+    await eventually(opened, within=10)
+    [a] = (await http.get("/api/v1/alerts")).json()
+    assert a["machine_id"] == agent.agent_id and a["kernel"] == "ctxsw.pipe" and a["ratio"] > 1.5
