@@ -1,11 +1,15 @@
 #!/bin/sh
 # Installs (or upgrades, or removes) the ctxbench agent on a Linux host. POSIX sh, run as root:
 #
-#   curl -fsSL <server>/install-agent.sh | sudo sh -s -- --server HOST:50051 \
-#     --join-token cxj_... --ca-fingerprint sha256:<hex>
+#   f=$(mktemp) && curl -fsSL <server>/install-agent.sh -o "$f" && echo "<sha256>  $f" | sha256sum -c - &&
+#     printf '%s\n' cxj_... | sudo sh "$f" --server HOST:50051 --join-token-file - --ca-fingerprint sha256:<hex>
 #
+# (the install command of a join token, one line): this script is checked against the sha256 the command
+# names before it runs, and the server served it with the sha256 of every bundle it offers written in
+# (PINNED_SUMS below), so the bundle is checked against those, not against a second download; the join
+# token comes on stdin, never in an argv.
 # It downloads the bundle for this architecture from the server it was fetched from (<url>/dist/),
-# checks its sha256 against <url>/dist/SHA256SUMS, unpacks it into /opt/ctxbench (--prefix), creates the
+# checks its sha256, unpacks it into /opt/ctxbench (--prefix), creates the
 # system user `ctxbench` and /var/lib/ctxbench (0700: identity, machine credential, spool), writes
 # /etc/ctxbench/agent.env (0600) and the join token into /etc/ctxbench/join-token (0600; never in the
 # agent's argv), then installs and starts the systemd unit. Without systemd as PID 1, --no-service
@@ -27,9 +31,14 @@
 #   --uninstall               remove the agent, its unit and /etc/ctxbench (the state dir stays)
 #   --purge                   with --uninstall: remove the state dir and the ctxbench user too
 set -eu
+# Byte-wise character classes in the checks below, whatever the caller's locale.
+export LC_ALL=C
 
-# GET /install-agent.sh replaces the value below with the server's public URL.
+# GET /install-agent.sh replaces the value below with the server's public URL, and PINNED_SUMS with its
+# SHA256SUMS (lines of "<sha256>  <bundle>"). Left as they are (this file run from a checkout), the
+# installer downloads <url>/dist/SHA256SUMS instead and says that the checksums were not pinned.
 DEFAULT_URL="@CTXBENCH_PUBLIC_URL@"
+PINNED_SUMS='@CTXBENCH_SHA256SUMS@'
 
 url=${CTXBENCH_URL:-}
 prefix=/opt/ctxbench
@@ -103,17 +112,53 @@ unit=$unit_dir/ctxbench-agent.service
 
 have_systemd() { [ -d /run/systemd/system ]; }
 
+# The ids of processes running $prefix/bin/ctxbench-agent (however they were started: the unit, the
+# printed start command, a container's supervisor).
+# printed on one line, separated by spaces.
+agent_pids() {
+	found=""
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		case $exe in
+		# An agent started before an upgrade runs a deleted file of the swapped-out $prefix.old.
+		"$prefix/bin/ctxbench-agent" | "$prefix/bin/ctxbench-agent (deleted)" | "$prefix.old/bin/ctxbench-agent (deleted)")
+			found="$found${found:+ }${p#/proc/}"
+			;;
+		esac
+	done
+	printf '%s' "$found"
+}
+
 uninstall() {
 	if have_systemd && [ -f "$unit" ]; then
 		systemctl disable --now ctxbench-agent.service >/dev/null 2>&1 || true
 	fi
 	rm -f "$unit"
 	if have_systemd; then systemctl daemon-reload >/dev/null 2>&1 || true; fi
+	# Without systemd (or started by hand) an agent may still run: stop it, as the unit would have.
+	pids=$(agent_pids)
+	if [ -n "$pids" ]; then
+		# shellcheck disable=SC2086 # one pid a word
+		kill -TERM $pids 2>/dev/null || true
+		n=0
+		while [ -n "$(agent_pids)" ] && [ "$n" -lt 30 ]; do
+			sleep 1
+			n=$((n + 1))
+		done
+		left=$(agent_pids)
+		[ -z "$left" ] || die "the agent still runs after SIGTERM and 30 s (pid $left): stop it, then run --uninstall again"
+		say "stopped the running agent (pid $pids)"
+	fi
 	rm -rf "$prefix" "$etc_dir"
 	if [ "$purge" -eq 1 ]; then
 		rm -rf "$state_dir"
 		if id "$user" >/dev/null 2>&1; then
-			userdel "$user" >/dev/null 2>&1 || deluser "$user" >/dev/null 2>&1 || true
+			if ! { userdel "$user" >"$etc_dir.userdel" 2>&1 || deluser "$user" >>"$etc_dir.userdel" 2>&1; }; then
+				why=$(tr '\n' ' ' <"$etc_dir.userdel")
+				rm -f "$etc_dir.userdel"
+				die "removed the agent and its state dir, but not the user $user: ${why:-userdel failed}"
+			fi
+			rm -f "$etc_dir.userdel"
 		fi
 		say "removed the agent, its state dir and the user $user"
 	else
@@ -135,14 +180,24 @@ env_value() { [ -f "$env_file" ] && sed -n "s/^$1=//p" "$env_file" | tail -n 1; 
 [ -n "$name" ] || name=$(env_value CTXBENCH_AGENT_NAME || true)
 [ "$labels_given" -eq 1 ] || labels=$(env_value CTXBENCH_AGENT_LABELS || true)
 [ -n "$server" ] || die "--server HOST:PORT is required (the gRPC address the install command names)"
+# Every value below goes into agent.env, which root sources (the start command) and systemd reads: each
+# is refused unless made of the characters its shape needs, checked with case first (grep reads lines,
+# so "ok<newline>anything" would pass a grep), so the file never needs quoting.
+only() { # VALUE ALLOWED-CHARACTERS MESSAGE
+	case $1 in
+	"" | *[!$2]*) die "$3" ;;
+	esac
+}
+only "$server" ']A-Za-z0-9.:_[-' "--server: HOST:PORT (letters, digits, . - _ : and [ ] for IPv6)"
+only "$prefix" 'A-Za-z0-9._/+-' "--prefix: an absolute path of letters, digits, . _ / + - only"
+[ -z "$insecure" ] || [ "$insecure" = true ] || die "agent.env: CTXBENCH_AGENT_INSECURE must be true or absent"
 [ -n "$url" ] || url=$DEFAULT_URL
 case "$url" in
 http://* | https://*) url=${url%/} ;;
 *) die "no download URL: pass --url http(s)://SERVER (or CTXBENCH_URL)" ;;
 esac
-if [ -n "$name" ]; then
-	printf '%s' "$name" | grep -Eq '^[A-Za-z0-9._-]+$' || die "--name: letters, digits, . _ - only"
-fi
+[ -z "$name" ] || only "$name" 'A-Za-z0-9._-' "--name: letters, digits, . _ - only"
+
 if [ -n "$labels" ]; then
 	# The agent checks lengths at start; the shape here keeps agent.env free of quoting (no spaces,
 	# quotes or shell characters).
@@ -155,8 +210,10 @@ if [ -n "$labels" ]; then
 	printf '%s' "$labels" | grep -Eq "^$lbl=($lbl)?(,$lbl=($lbl)?)*\$" || die "$label_rule"
 fi
 if [ -n "$ca_fingerprint" ]; then
-	printf '%s' "$ca_fingerprint" | grep -Eq '^sha256:[0-9a-fA-F]{64}$' ||
-		die "--ca-fingerprint wants sha256:<64 hex digits>"
+	fp_rule="--ca-fingerprint wants sha256:<64 hex digits>"
+	case $ca_fingerprint in sha256:*) ;; *) die "$fp_rule" ;; esac
+	only "${ca_fingerprint#sha256:}" '0-9a-fA-F' "$fp_rule"
+	[ "${#ca_fingerprint}" -eq 71 ] || die "$fp_rule"
 fi
 
 if [ -n "$join_token" ] && [ -n "$join_token_file" ]; then
@@ -197,7 +254,16 @@ fetch() {
 	fi
 }
 
-fetch "$url/dist/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $url/dist/SHA256SUMS"
+case $PINNED_SUMS in
+@*) # not served by a ctxbench server (a checkout's copy): the sums come from the same server as the bundle
+	fetch "$url/dist/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $url/dist/SHA256SUMS"
+	sums_from="$url/dist/SHA256SUMS (not pinned: this installer was not served by the server)"
+	;;
+*)
+	printf '%s\n' "$PINNED_SUMS" >"$tmp/SHA256SUMS"
+	sums_from="the sums pinned in this installer"
+	;;
+esac
 if [ -n "$version" ]; then
 	bundle="ctxbench-agent-$version-linux-$arch.tar.gz"
 	grep -q "  $bundle\$" "$tmp/SHA256SUMS" || die "$url offers no $bundle"
@@ -208,14 +274,17 @@ fi
 want=$(grep "  $bundle\$" "$tmp/SHA256SUMS" | cut -d' ' -f1)
 fetch "$url/dist/$bundle" "$tmp/$bundle" || die "cannot download $url/dist/$bundle"
 got=$(sha256sum "$tmp/$bundle" | cut -d' ' -f1)
-[ "$got" = "$want" ] || die "$bundle: sha256 $got, SHA256SUMS says $want: not installing"
-say "downloaded $bundle (sha256 ok)"
+[ "$got" = "$want" ] || die "$bundle: sha256 $got, $sums_from say $want: not installing"
+say "downloaded $bundle (sha256 ok, against $sums_from)"
 
 mkdir -p "$tmp/x"
 tar -xzf "$tmp/$bundle" -C "$tmp/x"
 top="$tmp/x/${bundle%.tar.gz}"
 [ -x "$top/bin/ctxbench-agent" ] || die "$bundle has no bin/ctxbench-agent"
 new_version=$(cat "$top/VERSION")
+old_version=""
+[ -f "$prefix/VERSION" ] && old_version=$(cat "$prefix/VERSION")
+running=$(agent_pids)
 
 # The user and the state dir (identity, machine credential, spool): kept across upgrades.
 if ! id "$user" >/dev/null 2>&1; then
@@ -267,8 +336,18 @@ mv -f "$env_file.tmp" "$env_file"
 
 start_cmd="sh -c 'set -a; . $env_file; exec setpriv --reuid=$user --regid=$user --init-groups $prefix/bin/ctxbench-agent'"
 if [ "$no_service" -eq 1 ]; then
-	say "installed ctxbench-agent $new_version into $prefix (no systemd unit)"
-	say "start the agent (as root; it drops to user $user and enrolls on its first start):"
+	if [ -n "$old_version" ]; then
+		say "upgraded ctxbench-agent from $old_version to $new_version in $prefix (no systemd unit)"
+	else
+		say "installed ctxbench-agent $new_version into $prefix (no systemd unit)"
+	fi
+	if [ -n "$running" ]; then
+		say "the agent still running (pid $running) runs ${old_version:-the old version} from the replaced files: stop it and start it again with:"
+	elif [ -n "$old_version" ]; then
+		say "start the agent (as root; it drops to user $user and keeps its identity):"
+	else
+		say "start the agent (as root; it drops to user $user and enrolls on its first start):"
+	fi
 	echo "  $start_cmd"
 else
 	sed "s|/opt/ctxbench|$prefix|g" "$prefix/share/ctxbench-agent.service" >"$unit.tmp"
@@ -276,7 +355,11 @@ else
 	systemctl daemon-reload
 	systemctl enable ctxbench-agent.service >/dev/null 2>&1
 	systemctl restart ctxbench-agent.service
-	say "installed ctxbench-agent $new_version into $prefix and started ctxbench-agent.service"
+	if [ -n "$old_version" ]; then
+		say "upgraded ctxbench-agent from $old_version to $new_version in $prefix and restarted ctxbench-agent.service"
+	else
+		say "installed ctxbench-agent $new_version into $prefix and started ctxbench-agent.service"
+	fi
 	say "logs: journalctl -u ctxbench-agent -f"
 fi
 say "the host appears on the explorer's Add hosts page ($url) once the agent has connected"

@@ -14,7 +14,9 @@ test('a join token from the Add hosts page enrolls a new host that shows up onli
   await expect(page.getByRole('heading', { name: 'Add hosts' })).toBeVisible();
   await page.getByRole('button', { name: 'Create join token' }).click();
   const command = (await page.getByTestId('install-command').locator('code').first().textContent()) ?? '';
-  expect(command).toMatch(/^curl -fsSL http:\/\/\S+\/install-agent\.sh \| sudo sh -s -- --server \S+ --join-token cxj_\S+ --ca-fingerprint sha256:[0-9a-f]{64}$/);
+  expect(command).toMatch(
+    /^f=\$\(mktemp\) && curl -fsSL http:\/\/\S+\/install-agent\.sh -o "\$f" && echo "[0-9a-f]{64} {2}\$f" \| sha256sum -c - && printf '%s\\n' cxj_\S+ \| sudo sh "\$f" --server \S+ --join-token-file - --ca-fingerprint sha256:[0-9a-f]{64}$/,
+  );
   await expect(page.getByTestId('join-tokens').getByText('usable')).toBeVisible();
 
   // What the installer would do with that command: run the agent with the token in a 0600 file.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,26 @@ async def test_nothing_outside_the_dist_dir(dist: Path, anon: httpx.AsyncClient,
 async def test_not_built_says_how(anon: httpx.AsyncClient, settings: Settings) -> None:
     r = await anon.get("/install-agent.sh")
     assert r.status_code == 404 and "make dist" in r.json()["detail"]
+    # Anyone may ask: the answer names no path of the server's (its log does).
+    for path in ("/install-agent.sh", "/dist/SHA256SUMS", "/dist/x.tar.gz", "/dist"):
+        r = await anon.get(path)
+        assert str(settings.dist_dir) not in r.text and str(settings.dist_dir.parent) not in r.text, path
     assert (await anon.get("/dist/SHA256SUMS")).status_code == 404
+
+
+async def test_installer_carries_the_sums_and_the_join_command_pins_it(
+    dist: Path, anon: httpx.AsyncClient, http: httpx.AsyncClient
+) -> None:
+    """Issue 26, item 5: what the install command runs is checked before it runs, and carries the
+    bundles' sha256s, so neither the installer nor SHA256SUMS is trusted from a plain download."""
+    (dist / "install-agent.sh").write_text(SCRIPT + "PINNED_SUMS='@CTXBENCH_SHA256SUMS@'\n")
+    served = (await anon.get("/install-agent.sh")).text
+    assert f"PINNED_SUMS='{'0' * 64}  {BUNDLE}'\n" in served
+    cmd = (await http.post("/api/v1/join-tokens", json={})).json()["install_command"]
+    assert f'echo "{hashlib.sha256(served.encode()).hexdigest()}  $f" | sha256sum -c - && ' in cmd
+    # SHA256SUMS not of sha256sum's shape is never written into a shell script.
+    (dist / "SHA256SUMS").write_text(f"{'0' * 64}  x'; touch /tmp/p; '\n")
+    assert "PINNED_SUMS='@CTXBENCH_SHA256SUMS@'" in (await anon.get("/install-agent.sh")).text
 
 
 def test_dist_dir_defaults_to_build_dist(tmp_path: Path, monkeypatch: Any) -> None:

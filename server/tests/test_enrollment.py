@@ -46,11 +46,15 @@ async def test_join_token_is_single_use_by_default(
     jt = await new_join_token(http)
     assert jt["uses_left"] == 1 and jt["token"].startswith("cxj_")
     assert server.tls is not None and jt["ca_fingerprint"] == server.tls.ca_fingerprint
-    assert jt["install_command"].startswith(
-        f"curl -fsSL http://127.0.0.1:{server.http_port}/install-agent.sh | sudo sh -s -- "
+    # One line: the installer checked against a sha256 before it runs, the token on stdin (issue 26, 5).
+    cmd = jt["install_command"]
+    assert cmd.startswith(
+        f'f=$(mktemp) && curl -fsSL http://127.0.0.1:{server.http_port}/install-agent.sh -o "$f" && echo "'
     )
-    assert f"--server 127.0.0.1:{server.grpc_port} --join-token {jt['token']}" in jt["install_command"]
-    assert jt["install_command"].endswith(f"--ca-fingerprint {jt['ca_fingerprint']}")
+    assert "\n" not in cmd and '  $f" | sha256sum -c - && ' in cmd
+    assert f"printf '%s\\n' {jt['token']} | sudo sh \"$f\" --server 127.0.0.1:{server.grpc_port} " in cmd
+    assert "--join-token-file - " in cmd and "--join-token " not in cmd
+    assert cmd.endswith(f"--ca-fingerprint {jt['ca_fingerprint']}")
     expires = jt["expires_at"]
     assert expires
 

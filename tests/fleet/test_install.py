@@ -5,7 +5,8 @@ link only, and a private mount namespace with its own /etc, /opt and /var (overl
 the user it creates and the files it writes stay in this test's temp dir); the agent it installed is
 started with the command it printed, enrolls over TLS with the pinned fingerprint, comes online with
 the bundle's version and runs a kernel. A second install upgrades in place and keeps the identity;
---uninstall keeps the state dir, --purge removes it."""
+revoking the host ends its agent with exit status 77; --uninstall keeps the state dir, --purge
+removes it."""
 
 from __future__ import annotations
 
@@ -28,14 +29,15 @@ def test_one_line_install_enrolls_runs_upgrades_and_uninstalls(
     assert r.status_code == 201, r.text
     created = r.json()
     command = created["install_command"]
-    assert command.startswith(f"curl -fsSL {server.base_url}/install-agent.sh | sudo sh -s -- --server ")
+    assert command.startswith(f'f=$(mktemp) && curl -fsSL {server.base_url}/install-agent.sh -o "$f" && ')
     assert command.endswith(f"--ca-fingerprint {server.ca_fingerprint}")
     assert f"--server {veth_host.host_addr}:{server.grpc_port} " in command  # over the veth link
+    assert "--join-token " not in command  # the token goes on stdin
     root = tmp_path / "host"
     root.mkdir()
 
     # Install as the explorer shows it (root already: no sudo), then start what the installer printed.
-    install = command.replace("| sudo sh -s --", "| sh -s --") + " --no-service"
+    install = command.replace("| sudo sh ", "| sh ") + " --no-service"
     start = r"""exec 2>&1
 {install}
 cmd=$(sed -n 's/^  \(sh -c .*\)$/\1/p' "$R/install.log")
@@ -61,7 +63,8 @@ eval "exec $cmd"
     finally:
         assert host.stop() == 0, host.output()
     out = host.output()
-    assert "start the agent" in out and "sha256 ok" in out, out
+    assert "start the agent" in out and "sha256 ok, against the sums pinned in this installer" in out, out
+    assert ": OK" in out  # sha256sum -c checked the installer before it ran
     assert created["token"] not in out
 
     env_file = root / "etc-up" / "ctxbench" / "agent.env"
@@ -71,7 +74,7 @@ eval "exec $cmd"
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     assert (state / "machine-credential").is_file()
     env = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
-    argv = shlex.split(command.split("|", 1)[1])
+    argv = shlex.split(command.rsplit("|", 1)[1])
     assert env == {
         "CTXBENCH_AGENT_SERVER": argv[argv.index("--server") + 1],
         "CTXBENCH_AGENT_JOIN_TOKEN_FILE": "/etc/ctxbench/join-token",
@@ -92,8 +95,12 @@ eval "exec $cmd"
         again = wait_until("the upgraded host online", lambda: host_online(server), 60)
         assert again["id"] == machine["id"]
         assert len(server.http.get("/machines").json()) == 1
+        # Revoked, the agent exits 77 (the unit's RestartPreventExitStatus=) instead of retrying forever.
+        assert server.http.post(f"/machines/{machine['id']}/revoke").status_code == 200
+        assert host.proc.wait(30) == 77, host.output()
+        assert "MACHINE REVOKED" in host.output()
     finally:
-        assert host.stop() == 0, host.output()
+        host.stop()
     assert (state / "agent-id").read_text().strip() == agent_id
 
     # --uninstall keeps the identity; --purge removes it and the user.

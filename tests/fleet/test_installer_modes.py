@@ -68,6 +68,8 @@ echo cxj_from_stdin | PATH="$R/bin:$PATH" sh {INSTALLER} --url {url} --server be
     unit = (tmp_path / "etc-up" / "systemd" / "system" / "ctxbench-agent.service").read_text()
     assert "ExecStart=/opt/cx/bin/ctxbench-agent\n" in unit and "User=ctxbench\n" in unit
     assert "EnvironmentFile=/etc/ctxbench/agent.env\n" in unit
+    # A revoked agent exits 77 (tests/fleet/test_install.py): not restarted.
+    assert "Restart=always\n" in unit and "RestartPreventExitStatus=77\n" in unit
     assert (tmp_path / "opt-up" / "cx" / "bin" / "ctxbench-agent").is_file()
     assert (tmp_path / "etc-up" / "ctxbench" / "join-token").read_text() == "cxj_from_stdin\n"
     env = (tmp_path / "etc-up" / "ctxbench" / "agent.env").read_text()
@@ -97,3 +99,62 @@ def test_a_bundle_that_does_not_match_its_sha256_is_not_installed(tmp_path: Path
         proc.wait()
     assert out.returncode == 1 and "not installing" in out.stderr, out.stdout + out.stderr
     assert not (tmp_path / "opt-up" / "ctxbench").exists()
+
+
+def test_values_that_would_need_quoting_in_agent_env_are_refused(tmp_path: Path) -> None:
+    """Issue 26, item 6: agent.env is sourced by root (the start command); a value with a newline,
+    quote or shell character never reaches it. --name "ok<newline>cmd" passed the old grep check."""
+    base = "--url http://127.0.0.1:9 --join-token x --no-service"
+    cases = {
+        "--server b:1 --name \"$(printf 'ok\\ntouch /tmp/pwned')\"": "--name: letters",
+        "--server 'b:1;touch x'": "--server: HOST:PORT",
+        "--server \"$(printf 'b:1\\nX=1')\"": "--server: HOST:PORT",
+        "--server b:1 --name 'a b'": "--name: letters",
+        f"--server b:1 --ca-fingerprint \"$(printf '{FP}\\nX=1')\"": "--ca-fingerprint wants",
+        "--server b:1 --prefix '/opt/x y'": "--prefix: an absolute path",
+    }
+    for args, why in cases.items():
+        out = run_in_private_root(tmp_path, f"sh {INSTALLER} {base} {args}")
+        assert out.returncode == 1 and why in out.stderr, (args, out.stdout + out.stderr)
+        assert not (tmp_path / "etc-up" / "ctxbench").exists(), args
+
+
+def test_without_systemd_upgrade_and_uninstall_say_what_runs(tmp_path: Path) -> None:
+    """Issue 26, item 9: without systemd an upgrade says the running agent still runs the old files
+    (not first-install text), --uninstall stops it, and --purge says so when userdel fails."""
+    proc, url = serve(site(tmp_path).parent)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for tool in ("userdel", "deluser"):
+        (fake / tool).write_text(
+            f'#!/bin/sh\necho "{tool}: user ctxbench is currently used by process 1" >&2\nexit 8\n'
+        )
+        (fake / tool).chmod(0o755)
+    try:
+        script = f"""mount -t tmpfs tmpfs /run
+inst="sh {INSTALLER} --url {url} --server 127.0.0.1:9 --ca-fingerprint {FP} --no-service"
+$inst --join-token x
+set -a; . /etc/ctxbench/agent.env; set +a
+setpriv --reuid=ctxbench --regid=ctxbench --init-groups /opt/ctxbench/bin/ctxbench-agent \\
+  >"$R/agent.log" 2>&1 &
+pid=$!
+sleep 1
+echo "agent pid $pid"
+$inst
+sh {INSTALLER} --uninstall
+kill -0 $pid 2>/dev/null && echo "still running"
+PATH="$R/bin:$PATH" sh {INSTALLER} --uninstall --purge || echo "purge exit $?"
+"""
+        out = run_in_private_root(tmp_path, script)
+    finally:
+        proc.terminate()
+        proc.wait()
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    pid = text.split("agent pid ")[1].split()[0]
+    assert "upgraded ctxbench-agent from " in text, text
+    assert f"the agent still running (pid {pid}) runs " in text, text
+    assert f"stopped the running agent (pid {pid})" in text, text
+    assert "still running" not in text.replace("the agent still running", ""), text
+    assert "not the user ctxbench: userdel: user ctxbench is currently used" in text, text
+    assert "purge exit 1" in text and "removed the agent, its state dir and the user" not in text, text

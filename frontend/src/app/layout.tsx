@@ -1,6 +1,7 @@
 import { Suspense, useState } from 'react';
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteError } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
+import { AlertBadge } from '@/features/alerts';
 import { useSession, useSignOut } from '@/features/auth/api/session';
 import { SIGN_IN_PATH, signedOutRedirect, signInPath } from '@/lib/sign-in-path';
 import { paths } from './paths';
@@ -46,7 +47,10 @@ function Header() {
   const { pathname } = useLocation();
   // The machines page is also the home page.
   const atHome = pathname === '/';
-  const isAdmin = useSession().data?.scope === 'admin';
+  const session = useSession().data;
+  const isAdmin = session?.scope === 'admin';
+  // The open alerts' count is a read: asked for once the session says reads are allowed.
+  const canRead = Boolean(session && (session.authenticated || session.public_read)) && pathname !== SIGN_IN_PATH;
   // On a narrow screen the links fold behind a menu button; the menu is open on the page it was opened
   // on, so following a link closes it.
   const [openOn, setOpenOn] = useState<string | null>(null);
@@ -92,6 +96,7 @@ function Header() {
           <NavLink to={paths.hosts} className={cls}>
             Add hosts
           </NavLink>
+          <AlertBadge enabled={canRead} className={pathname === paths.alerts ? 'nav-link active' : 'nav-link'} />
           <a className="nav-link nav-right" href="/docs">
             API docs
           </a>

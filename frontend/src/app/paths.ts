@@ -22,6 +22,7 @@ export const routes = {
   run: 'runs/:id',
   batch: 'batches/:batchId',
   schedules: 'schedules',
+  alerts: 'alerts',
 } as const;
 
 /** The address of each page. */
@@ -42,6 +43,7 @@ export const paths = {
   run: (id: string) => `/runs/${seg(id)}`,
   batch: (batchId: string) => `/batches/${seg(batchId)}`,
   schedules: '/schedules',
+  alerts: '/alerts',
 } as const;
 
 /** A page's address with a query string, when it has one. */

@@ -28,6 +28,7 @@ const SharePage = lazy(() => import('./routes/share'));
 const SignInPage = lazy(() => import('./routes/signin'));
 const TokensPage = lazy(() => import('./routes/tokens'));
 const SchedulesPage = lazy(() => import('./routes/schedules'));
+const AlertsPage = lazy(() => import('./routes/alerts'));
 
 /**
  * The compare page's data is asked for as soon as its address is known, while its code (and the
@@ -67,6 +68,7 @@ const router = createBrowserRouter([
       { path: routes.run, element: <RunPage /> },
       { path: routes.batch, element: <BatchPage /> },
       { path: routes.schedules, element: <SchedulesPage /> },
+      { path: routes.alerts, element: <AlertsPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

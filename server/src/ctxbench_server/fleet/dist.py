@@ -1,12 +1,15 @@
 """The agent install, open to anyone (it holds no secret): GET /install-agent.sh and GET /dist/<file>.
 
 Both come from the dist dir (CTXBENCH_DIST_DIR, default ./build/dist), which `make dist` fills with the
-bundles, SHA256SUMS and install-agent.sh. The installer is served with this server's public URL in it,
-so `curl -fsSL <url>/install-agent.sh | sudo sh -s -- ...` downloads its bundle from the same server.
+bundles, SHA256SUMS and install-agent.sh. The installer is served with this server's public URL and its
+SHA256SUMS written in: a join token's install command checks the installer's sha256 (installer_sha256)
+before running it, and the installer then checks the bundle against the sums it carries, so nothing
+fetched over plain HTTP runs unchecked.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -14,15 +17,16 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, Response
 
 from ctxbench_server.config import Settings
+from ctxbench_server.fleet.installer import INSTALLER, installer_text
 from ctxbench_server.fleet.router import public_url
 
 router = APIRouter(tags=["fleet"])
+log = logging.getLogger(__name__)
 
-INSTALLER = "install-agent.sh"
-URL_PLACEHOLDER = "@CTXBENCH_PUBLIC_URL@"
 # A file name directly in the dist dir: no separators, no leading dot.
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_NOT_BUILT = "not built: run 'make dist' on the server (CTXBENCH_DIST_DIR={})"
+# No path in an answer anyone may read: the server's log names the dist dir.
+_NOT_BUILT = "not built: run 'make dist' on the server"
 
 
 def _dist_dir(request: Request) -> Path:
@@ -36,11 +40,12 @@ def _dist_dir(request: Request) -> Path:
     responses={200: {"content": {"text/x-shellscript": {}}}, 404: {"description": "not built"}},
 )
 async def install_script(request: Request) -> Response:
-    """The agent installer (POSIX sh), with this server's public URL as its download base."""
-    path = _dist_dir(request) / INSTALLER
-    if not path.is_file():
-        raise HTTPException(status_code=404, detail=_NOT_BUILT.format(_dist_dir(request)))
-    script = path.read_text().replace(URL_PLACEHOLDER, public_url(request), 1)
+    """The agent installer (POSIX sh), with this server's public URL as its download base and the
+    bundles' sha256s written in."""
+    script = installer_text(_dist_dir(request), public_url(request))
+    if script is None:
+        log.warning("GET /install-agent.sh: no %s in %s (run 'make dist')", INSTALLER, _dist_dir(request))
+        raise HTTPException(status_code=404, detail=_NOT_BUILT)
     return Response(script, media_type="text/x-shellscript", headers={"Cache-Control": "no-cache"})
 
 

@@ -12,6 +12,7 @@ from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
+from ctxbench_server.fleet.installer import installer_sha256
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
 from ctxbench_server.kit.openapi import errors
 from ctxbench_server.machines import service as machines
@@ -38,9 +39,18 @@ def get_fleet(request: Request) -> FleetInfo:
 FleetDep = Annotated[FleetInfo, Depends(get_fleet)]
 
 
-def install_command(public_url: str, info: FleetInfo, token: str) -> str:
+def install_command(public_url: str, info: FleetInfo, token: str, installer_sha256: str | None) -> str:
+    """One line for a POSIX shell: download install-agent.sh to a temp file, check it against the
+    sha256 of what this server serves (the installer then checks the bundle against the sums written
+    in it), and run it as root with the join token on stdin (printf is a shell builtin: the token is
+    in no process's argv)."""
     server = info.grpc_addresses[0] if info.grpc_addresses else "<grpc address>"
-    cmd = f"curl -fsSL {public_url}/install-agent.sh | sudo sh -s -- --server {server} --join-token {token}"
+    sha = installer_sha256 or "<run make dist on the server>"
+    cmd = (
+        f'f=$(mktemp) && curl -fsSL {public_url}/install-agent.sh -o "$f" '
+        f'&& echo "{sha}  $f" | sha256sum -c - '
+        f"&& printf '%s\\n' {token} | sudo sh \"$f\" --server {server} --join-token-file -"
+    )
     if info.tls and info.ca_fingerprint:
         cmd += f" --ca-fingerprint {info.ca_fingerprint}"
     elif not info.tls:
@@ -61,6 +71,7 @@ async def create_join_token(
     body: JoinTokenCreate, session: SessionDep, request: Request, fleet: FleetDep, _admin: AdminDep
 ) -> JoinTokenCreated:
     principal = getattr(request.state, "principal", None)
+    url = public_url(request)
     jt, token = await service.create_join_token(
         session, body.uses, body.ttl_s, str(getattr(principal, "name", "") or "")
     )
@@ -70,7 +81,9 @@ async def create_join_token(
         expires_at=jt.expires_at,
         uses_left=jt.uses_left,
         ca_fingerprint=fleet.ca_fingerprint,
-        install_command=install_command(public_url(request), fleet, token),
+        install_command=install_command(
+            url, fleet, token, installer_sha256(request.app.state.settings.dist_dir, url)
+        ),
     )
 
 
