@@ -8,7 +8,13 @@
 # kernels find through their $ORIGIN RPATH), python/ (pyperf, for the host's python3 >= 3.9), share/ (the systemd unit), VERSION.
 # Incremental: the C++ kernels have their own CMake build dir per arch, Go uses its build cache, pyperf
 # is downloaded once per version; a second run costs the tar + gzip (seconds).
+# Reproducible: two runs on one commit give the same bytes (every mtime is the commit's, the zipapp's
+# too; tar sorts names and records no owner; gzip records no name or time).
+# Rollback: the bundles of the DIST_KEEP (default 3) most recently built versions per arch stay in
+# build/dist and in SHA256SUMS, newest last (the installer's default); older ones are deleted.
 set -euo pipefail
+keep=${DIST_KEEP:-3}
+[[ "$keep" =~ ^[1-9][0-9]*$ ]] || { echo "dist: DIST_KEEP must be a number >= 1" >&2; exit 2; }
 
 arch=${1:?usage: dist.sh amd64|arm64 VERSION [BUILD]}
 version=${2:?usage: dist.sh amd64|arm64 VERSION [BUILD]}
@@ -35,12 +41,13 @@ out="$build/dist"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/kernels/libexec" "$stage/lib" "$stage/python" "$out"
 
-# Go: static (no cgo), so they run on any Linux of the arch.
-(cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
+# Go: static (no cgo), so they run on any Linux of the arch. -buildvcs=false: Go would stamp whether the
+# work tree is dirty (vcs.modified), which changes the binary between two runs on one commit.
+(cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -buildvcs=false \
   -ldflags "-s -w -X main.version=$version" -o "$stage/bin/ctxbench-agent" ./cmd/ctxbench-agent)
-(cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
+(cd "$root/agent" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -buildvcs=false \
   -ldflags "-s -w -X main.version=$version" -o "$stage/bin/ctxbench" ./cmd/ctxbench)
-(cd "$root/kernels/go" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath \
+(cd "$root/kernels/go" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -buildvcs=false \
   -o "$stage/kernels/ctxbench-kernels-go" ./cmd/ctxbench-kernels-go)
 
 # C++: its own build dir per arch (CTXBENCH_BUNDLE: static Boost.Context, $ORIGIN/../lib RPATH).
@@ -80,7 +87,10 @@ rm -rf "$app" && mkdir -p "$app"
 cp -r "$root/kernels/python/ctxbench_kernels_py" "$app/"
 find "$app" -name '__pycache__' -prune -exec rm -rf {} +
 cp "$root/kernels/python/bundle_main.py" "$app/__main__.py"
-"${PYTHON:-python3}" -m zipapp "$app" -p '/usr/bin/env python3' -o "$stage/kernels/ctxbench-kernels-py"
+# zipapp stores each file's mtime (in local time): the commit's, in UTC, so a rebuild is the same zip.
+mtime="$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 315532800)"
+find "$app" -exec touch -h -d "@$mtime" {} +
+TZ=UTC "${PYTHON:-python3}" -m zipapp "$app" -p '/usr/bin/env python3' -o "$stage/kernels/ctxbench-kernels-py"
 chmod +x "$stage/kernels/ctxbench-kernels-py"
 
 mkdir -p "$stage/share"
@@ -88,11 +98,13 @@ cp "$root/deploy/systemd/ctxbench-agent.service" "$stage/share/"
 echo "$version" >"$stage/VERSION"
 
 # Reproducible archive: fixed order, owner and mtime (the commit's time).
-mtime="$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -C "$work" -cf - "$name" |
   gzip -n >"$out/$name.tar.gz.tmp"
 mv -f "$out/$name.tar.gz.tmp" "$out/$name.tar.gz"
-# Bundles of another version for this arch are stale.
-find "$out" -maxdepth 1 -name "ctxbench-agent-*-linux-$arch.tar.gz" ! -name "$name.tar.gz" -delete
-(cd "$out" && sha256sum -- ctxbench-agent-*.tar.gz >SHA256SUMS.tmp && mv -f SHA256SUMS.tmp SHA256SUMS)
+# Keep the $keep most recently built versions of this arch (this one is the newest) for --version.
+# shellcheck disable=SC2012 # bundle names have no spaces or newlines (VERSION + commit)
+ls -t "$out"/ctxbench-agent-*-linux-"$arch".tar.gz | tail -n +"$((keep + 1))" | xargs -r rm -f --
+# Oldest first, so the last line of an arch is its newest bundle (what the installer picks by default).
+# shellcheck disable=SC2012,SC2011
+(cd "$out" && ls -tr ctxbench-agent-*.tar.gz | xargs sha256sum -- >SHA256SUMS.tmp && mv -f SHA256SUMS.tmp SHA256SUMS)
 echo "dist: $out/$name.tar.gz"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -15,10 +16,14 @@ ARCH = {"x86_64": "amd64", "aarch64": "arm64"}[platform.machine()]
 
 
 def bundle_path(arch: str = ARCH) -> Path:
-    found = sorted(DIST.glob(f"ctxbench-agent-*-linux-{arch}.tar.gz"))
-    if len(found) != 1:
-        pytest.fail(f"want one {arch} bundle in {DIST}, found {[p.name for p in found]} (run 'make dist')")
-    return found[0]
+    """This commit's bundle (build/dist keeps earlier versions' too, for rollback)."""
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    version = f"{(ROOT / 'VERSION').read_text().strip()}+{sha.stdout.strip()}"
+    path = DIST / f"ctxbench-agent-{version}-linux-{arch}.tar.gz"
+    if not path.is_file():
+        found = [p.name for p in sorted(DIST.glob(f"ctxbench-agent-*-linux-{arch}.tar.gz"))]
+        pytest.fail(f"no {path.name} in {DIST}, only {found} (run 'make dist')")
+    return path
 
 
 def unpack(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
