@@ -34,6 +34,8 @@ def rows(run_id: str, point: dict[str, Any]) -> list[dict[str, Any]]:
             "attempt": 1,
             "error": None if i else "a'b\"c",
             "result_id": None,
+            "launches_done": 0,
+            "launches_wall_s": 0.0,
         }
         for i in range(3)
     ]

@@ -15,7 +15,7 @@ from ctxbench_server.main import CtxbenchServer
 from ctxbench_server.models import Machine
 
 from .conftest import eventually
-from .runs_helpers import PIPE, MakeAgent, get_run, started
+from .runs_helpers import PIPE, MakeAgent, agents, get_run, post
 from .test_events import read_events
 
 
@@ -35,6 +35,15 @@ def launch(run_id: str, item: pb.RunItem, index: int, done: int, planned: int = 
     )
 
 
+async def started(
+    make_agent: MakeAgent, http: httpx.AsyncClient, items: list[dict[str, Any]]
+) -> tuple[Any, dict[str, Any], pb.StartRun]:
+    """A connected fake agent and a run of `items`, 3 launches each, with the StartRun it got."""
+    [agent] = await agents(make_agent, 1)
+    run = await post(http, {"machine_id": agent.agent_id, "items": items, "launches": 3})
+    return agent, run, (await agent.expect("start_run")).start_run
+
+
 async def launches_done(http: httpx.AsyncClient, run_id: str, want: int) -> dict[str, Any]:
     """The run once its progress counts `want` launches done (updates get no answer: wait for them)."""
     got: dict[str, Any] = {}
@@ -51,7 +60,7 @@ async def test_progress_counts_launches_before_any_item_finishes(
     make_agent: MakeAgent, http: httpx.AsyncClient
 ) -> None:
     agent, run, start = await started(make_agent, http, [PIPE] * 3)
-    assert run["progress"]["launches_planned"] == 9  # the default profile: 3 launches an item
+    assert run["progress"]["launches_planned"] == 9  # 3 launches an item
     assert all((it["launches_done"], it["launches_planned"]) == (0, 3) for it in run["items"])
     # round 1: each item's first launch starts and ends
     for i, item in enumerate(start.items):

@@ -79,8 +79,8 @@ async def test_light_and_full_forms_agree(make_agent: MakeAgent, http: httpx.Asy
         == light["progress"]
         == {
             **{"total": 3, "done": 1, "failed": 0, "running": 0},
-            # the finished item ran one process (its result lists no launches), the others 3 each as planned
-            **{"launches_done": 1, "launches_planned": 7, "launches_wall_s": 0.0, "launch_at": None},
+            # the finished item ran one process (its result lists no launches), the others 7 each as planned
+            **{"launches_done": 1, "launches_planned": 15, "launches_wall_s": 0.0, "launch_at": None},
         }
     )
     assert {k: v for k, v in full.items() if k != "items"} == {k: v for k, v in light.items() if k != "items"}

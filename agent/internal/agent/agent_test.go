@@ -262,7 +262,8 @@ func TestItemsAreMeasuredInInterleavedLaunches(t *testing.T) {
 
 	var order []string
 	for _, u := range l.updates {
-		if u.GetState() == agentv1.ItemState_ITEM_STATE_RUNNING {
+		// a launch's start (another RUNNING, "… done", says when it ended)
+		if u.GetState() == agentv1.ItemState_ITEM_STATE_RUNNING && !strings.HasSuffix(u.GetMessage(), " done") {
 			order = append(order, u.GetItemId())
 		}
 	}
