@@ -962,7 +962,8 @@ export interface paths {
         };
         /**
          * Install Script
-         * @description The agent installer (POSIX sh), with this server's public URL as its download base.
+         * @description The agent installer (POSIX sh), with this server's public URL as its download base and the
+         *     bundles' sha256s written in.
          */
         get: operations["install_script_install_agent_sh_get"];
         put?: never;
