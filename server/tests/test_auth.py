@@ -41,8 +41,8 @@ OPEN_ROUTES = {
     *((m, "/api/{path:path}") for m in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")),
 }
 BODY_METHODS = {"POST", "PUT", "PATCH"}
-# Reads that stay admin-only even with CTXBENCH_PUBLIC_READ=true: credentials and enrollment.
-ADMIN_READS = ("/api/v1/tokens", "/api/v1/sessions", "/api/v1/join-tokens")
+# Reads that stay admin-only even with CTXBENCH_PUBLIC_READ=true: credentials, enrollment, webhooks.
+ADMIN_READS = ("/api/v1/tokens", "/api/v1/sessions", "/api/v1/join-tokens", "/api/v1/webhooks")
 
 
 def flat_routes(server: CtxbenchServer) -> list[Any]:
