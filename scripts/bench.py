@@ -18,7 +18,7 @@ power          two agents under seccomp filters (1 against 3, scripts/tools/secc
                slowdown of every syscall; is syscall.getppid flagged, within 5 % of perf bench's own
                ratio, and no row without a syscall flagged (scripts/bench_power.py, docs/fidelity.md).
 noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
-               per-kernel default noise floors (scripts/bench_aa.py, docs/performance.md).
+               per-kernel default noise floors (scripts/bench_noise.py, docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
                loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
@@ -248,7 +248,7 @@ def main() -> int:
 
         status |= samples(report)
     if "noise" in a.sections:
-        from bench_aa import noise
+        from bench_noise import noise
 
         status |= noise(report)
     if "power" in a.sections:

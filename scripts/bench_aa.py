@@ -14,18 +14,15 @@ with the default profile, as a user would start them. The table goes to docs/fid
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench_common import Out, machine_line, measured, now_utc
+from bench_common import Out, measured
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -291,121 +288,4 @@ def aa(report: Out) -> int:
             *lines,
         ],
     )
-    return 0
-
-
-def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[float, float]]:
-    """Each point's (median, CV of its samples) in one run."""
-    rows = compare(server, [machine_id], [run_id])
-    cells = [(r, r["cells"].get(machine_id) or {}) for r in rows]
-    return {
-        f"{r['kernel']} {r['params_key']}".strip(): (float(c["median"]), float(c.get("cv") or 0.0))
-        for r, c in cells
-        if c.get("median")
-    }
-
-
-def _repeat_runs(
-    runs: int,
-) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str, list[dict[str, Any]]]:
-    """One fresh agent runs the A/A points `runs` times, one run after the other, beside a build (a shared
-    host, where users run it; issue 24): per point its run medians and within-run CVs, each kernel's
-    family, the load average once the build runs, and the steps History calls significant in those
-    series (an unchanged host: every one is a false alarm)."""
-    per_point: dict[str, list[float]] = {}
-    cvs: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="ctxbench-noise-") as tmp_dir:
-        tmp = Path(tmp_dir)
-        (tmp / "data").mkdir()
-        server = Server(tmp / "data")
-        try:
-            with pair(server, tmp, "noise") as (a_id, _b_id), build_beside():
-                family_of = {k["id"]: k["family"] for k in server.http.get("/kernels").json()}
-                time.sleep(5)  # let the build's compilers take the CPUs before the first run
-                load0 = Path("/proc/loadavg").read_text().split()[0]
-                for _ in range(runs):
-                    for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
-                        per_point.setdefault(point, []).append(median)
-                        cvs.setdefault(point, []).append(cv)
-                r = server.http.get("/changes", params={"machines": a_id})
-                r.raise_for_status()
-                steps = list(r.json()["changes"])
-        finally:
-            server.stop()
-    return per_point, cvs, family_of, load0, steps
-
-
-def _floors(
-    per_point: dict[str, list[float]], family_of: dict[str, str]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Each kernel's default floor, the largest spread among its points, and each family's (for its
-    kernels not measured here), the largest of its measured kernels' (compare/significance.py)."""
-    from ctxbench_server.compare.significance import spread
-
-    floors: dict[str, float] = {}
-    for point, meds in per_point.items():
-        s = spread(meds)
-        if s is not None:
-            kernel = point.split(" ")[0]
-            floors[kernel] = round(max(floors.get(kernel, 0.0), s), 3)
-    families: dict[str, float] = {}
-    for kernel, floor in floors.items():
-        fam = family_of.get(kernel, kernel.split(".")[0])
-        families[fam] = max(families.get(fam, 0.0), floor)
-    return floors, families
-
-
-def noise(
-    report: Out,
-    runs: int = 8,
-) -> int:
-    """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
-    the other, as a user repeating a run would; per point the relative range of the run medians, the
-    quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
-    default floors (FLOORS there, from noise_floors.json) come from this table."""
-    from ctxbench_server.compare.significance import spread
-
-    per_point, cvs, family_of, load0, steps = _repeat_runs(runs)
-    out = [
-        measured(f"; load average before: {load0}"),
-        f"Command: `scripts/bench.py noise` (part of `make bench`): one agent, {runs} runs of the "
-        f"{len(POINTS)} A/A points one after the other, default profile (short samples), beside a build "
-        "(one compiler loop per CPU); spread = (max - min) / median of the run medians.",
-        "",
-        "| kernel point | runs | min | median | max | spread | CV within a run (median of runs) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for point, meds in sorted(per_point.items()):
-        s = spread(meds)
-        out.append(
-            f"| `{point}` | {len(meds)} | {min(meds):,.4g} | {statistics.median(meds):,.4g} | "
-            f"{max(meds):,.4g} | {'-' if s is None else f'{100 * s:.1f} %'} | "
-            f"{100 * statistics.median(cvs[point]):.1f} % |"
-        )
-    floors, families = _floors(per_point, family_of)
-    alarms = [f"`{c['kernel']}` {c['ratio']:.3f} ({c['significance']['noise_source']} noise)" for c in steps]
-    out += [
-        "",
-        f"History over these {runs} runs of one unchanged host (GET /changes): {len(steps)} of "
-        f"{len(per_point)} series with a significant step"
-        + (": " + ", ".join(alarms) if alarms else "")
-        + ".",
-        "",
-        "Default floors (compare/noise_floors.json): "
-        + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in sorted(floors.items())),
-    ]
-    report.emit("performance.md", "noise-floor", out)
-    if not report.write:
-        return 0
-    record = {
-        "measured": now_utc(),
-        "host": machine_line(),
-        "load_before": float(load0),
-        "command": "scripts/bench.py noise",
-        "runs": runs,
-        "floors": dict(sorted(floors.items())),
-        "families": dict(sorted(families.items())),
-    }
-    FLOORS.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
     return 0

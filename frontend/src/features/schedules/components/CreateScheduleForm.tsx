@@ -65,49 +65,8 @@ export function CreateScheduleForm({ machines, kernels }: { machines: Machine[];
         ))}
         {kernels.length === 0 && <p className="muted">No kernels yet: connect an agent.</p>}
       </fieldset>
-      <fieldset className="field">
-        <legend>Machines</legend>
-        <label className="checkbox">
-          <input type="radio" name="schedule-select" checked={form.select === 'machines'} onChange={() => set({ select: 'machines' })} /> these machines
-        </label>
-        <label className="checkbox">
-          <input type="radio" name="schedule-select" checked={form.select === 'selector'} onChange={() => set({ select: 'selector' })} /> by labels, at each firing
-        </label>
-        {form.select === 'machines' ? (
-          active.map((m) => (
-            <label key={m.id} className="checkbox">
-              <input type="checkbox" checked={form.machineIds.includes(m.id)} onChange={(e) => set({ machineIds: toggle(form.machineIds, m.id, e.target.checked) })} /> {m.name || m.id}
-            </label>
-          ))
-        ) : (
-          <Field id="schedule-selector" label="Label selector (empty: every active machine)">
-            <input id="schedule-selector" value={form.selector} onChange={(e) => set({ selector: e.target.value })} placeholder="env=prod,!gpu" maxLength={1024} />
-          </Field>
-        )}
-      </fieldset>
-      <fieldset className="field">
-        <legend>When</legend>
-        <label className="checkbox">
-          <input type="radio" name="schedule-timing" checked={form.timing === 'interval'} onChange={() => set({ timing: 'interval' })} /> every
-        </label>
-        <label className="checkbox">
-          <input type="radio" name="schedule-timing" checked={form.timing === 'cron'} onChange={() => set({ timing: 'cron' })} /> on a cron line
-        </label>
-        <div className="row">
-          {form.timing === 'interval' ? (
-            <Field id="schedule-interval" label="Interval (minutes, at least 1)">
-              <input id="schedule-interval" type="number" min={1} step="any" value={form.intervalMin} onChange={(e) => set({ intervalMin: e.target.value })} />
-            </Field>
-          ) : (
-            <Field id="schedule-cron" label="Cron (minute hour day month weekday, UTC)">
-              <input id="schedule-cron" value={form.cron} onChange={(e) => set({ cron: e.target.value })} maxLength={200} />
-            </Field>
-          )}
-          <Field id="schedule-jitter" label="Jitter (seconds)">
-            <input id="schedule-jitter" type="number" min={0} step={1} value={form.jitterS} onChange={(e) => set({ jitterS: e.target.value })} />
-          </Field>
-        </div>
-      </fieldset>
+      <MachinesFieldset form={form} set={set} active={active} />
+      <WhenFieldset form={form} set={set} />
       <SubmitActions label="Create schedule" busy="Creating…" pending={create.isPending} />
       {problem && (
         <div className="message message-error" role="alert">
@@ -116,5 +75,62 @@ export function CreateScheduleForm({ machines, kernels }: { machines: Machine[];
       )}
       {create.isError && <ErrorMessage title="Could not create the schedule:" error={create.error} />}
     </form>
+  );
+}
+
+type Part = { form: ScheduleForm; set: (patch: Partial<ScheduleForm>) => void };
+
+/** Which machines: picked ones, or a label selector resolved at each firing. */
+function MachinesFieldset({ form, set, active }: Part & { active: Machine[] }) {
+  return (
+    <fieldset className="field">
+      <legend>Machines</legend>
+      <label className="checkbox">
+        <input type="radio" name="schedule-select" checked={form.select === 'machines'} onChange={() => set({ select: 'machines' })} /> these machines
+      </label>
+      <label className="checkbox">
+        <input type="radio" name="schedule-select" checked={form.select === 'selector'} onChange={() => set({ select: 'selector' })} /> by labels, at each firing
+      </label>
+      {form.select === 'machines' ? (
+        active.map((m) => (
+          <label key={m.id} className="checkbox">
+            <input type="checkbox" checked={form.machineIds.includes(m.id)} onChange={(e) => set({ machineIds: toggle(form.machineIds, m.id, e.target.checked) })} /> {m.name || m.id}
+          </label>
+        ))
+      ) : (
+        <Field id="schedule-selector" label="Label selector (empty: every active machine)">
+          <input id="schedule-selector" value={form.selector} onChange={(e) => set({ selector: e.target.value })} placeholder="env=prod,!gpu" maxLength={1024} />
+        </Field>
+      )}
+    </fieldset>
+  );
+}
+
+/** When: every interval or on a cron line, plus jitter. */
+function WhenFieldset({ form, set }: Part) {
+  return (
+    <fieldset className="field">
+      <legend>When</legend>
+      <label className="checkbox">
+        <input type="radio" name="schedule-timing" checked={form.timing === 'interval'} onChange={() => set({ timing: 'interval' })} /> every
+      </label>
+      <label className="checkbox">
+        <input type="radio" name="schedule-timing" checked={form.timing === 'cron'} onChange={() => set({ timing: 'cron' })} /> on a cron line
+      </label>
+      <div className="row">
+        {form.timing === 'interval' ? (
+          <Field id="schedule-interval" label="Interval (minutes, at least 1)">
+            <input id="schedule-interval" type="number" min={1} step="any" value={form.intervalMin} onChange={(e) => set({ intervalMin: e.target.value })} />
+          </Field>
+        ) : (
+          <Field id="schedule-cron" label="Cron (minute hour day month weekday, UTC)">
+            <input id="schedule-cron" value={form.cron} onChange={(e) => set({ cron: e.target.value })} maxLength={200} />
+          </Field>
+        )}
+        <Field id="schedule-jitter" label="Jitter (seconds)">
+          <input id="schedule-jitter" type="number" min={0} step={1} value={form.jitterS} onChange={(e) => set({ jitterS: e.target.value })} />
+        </Field>
+      </div>
+    </fieldset>
   );
 }
