@@ -28,7 +28,7 @@ constexpr double kMinCpuShare = 0.9;
 constexpr double kEstimatorQuantile = 0.05;  // "p5"
 // Each calibration probe times at least this long (or the whole --min-time when shorter), so the time per
 // iteration it gives averages over many ops.
-constexpr double kProbeTime = 0.01;
+constexpr double kProbeTime = 0.002;
 
 // What one call of the benchmark body cost beside its timed part, recorded by the wrapper.
 struct BodyCall {
