@@ -11,7 +11,15 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.history import changes
-from ctxbench_server.history.service import MAX_POINTS, _family, _steps, fact_changes, step_out, watched
+from ctxbench_server.history.service import (
+    MAX_POINTS,
+    _family,
+    _steps,
+    fact_changes,
+    series_filter,
+    step_out,
+    watched,
+)
 from ctxbench_server.models import Result, Run
 
 
@@ -33,13 +41,7 @@ async def series_steps(
                 Result.created_at,
                 Result.agent_version,
             )
-            .where(
-                Result.machine_id == machine_id,
-                Result.kernel_id == kernel_id,
-                Result.params_key == params_key,
-                Result.status == "ok",
-                Result.median > 0,
-            )
+            .where(*series_filter(machine_id, kernel_id, params_key))
             .order_by(Result.created_at.desc(), Result.id.desc())
             .limit(MAX_POINTS)
         )

@@ -41,6 +41,18 @@ WATCHED_EXTRA = {
 }
 
 
+def series_filter(machine_id: str, kernel_id: str, params_key: str) -> tuple[Any, ...]:
+    """The results that make one series: one machine, kernel and parameter point, measured (ok, with a
+    median), as History and the alerts' checks read them."""
+    return (
+        Result.machine_id == machine_id,
+        Result.kernel_id == kernel_id,
+        Result.params_key == params_key,
+        Result.status == "ok",
+        Result.median > 0,
+    )
+
+
 def watched(run_facts: Mapping[str, Any] | None, agent_version: str | None) -> dict[str, Any]:
     flat = facts_mod.flatten(run_facts)
     out = {
@@ -190,13 +202,7 @@ async def series(
         await session.execute(
             select(Result, Run.facts)
             .join(Run, Run.id == Result.run_id)
-            .where(
-                Result.machine_id == machine_id,
-                Result.kernel_id == kernel_id,
-                Result.params_key == params_key,
-                Result.status == "ok",
-                Result.median > 0,
-            )
+            .where(*series_filter(machine_id, kernel_id, params_key))
             .order_by(Result.created_at.desc(), Result.id.desc())
             .limit(MAX_POINTS + 1)
         )
