@@ -230,11 +230,11 @@ test('New run: the page estimates how long a run takes before it starts, and lea
   const guessed = seconds(await estimate.innerText());
   // 3 items × 3 launches × (0.3 s start + 2 × 0.2 s calibration + 2 × 0.2 s) = 9.9 s.
   expect(guessed).toBe(10);
-  // It follows the settings: the thorough profile's 12 repetitions over 6 launches take longer.
+  // It follows the settings: the thorough profile's 30 repetitions over 15 launches take longer.
   await page.getByLabel('Repetitions').fill('');
   await page.getByLabel(/Min time/).fill('');
   await page.getByLabel('Profile').selectOption('thorough');
-  await expect(estimate).toHaveText(/× 6 launches × 2 repetitions × 0\.25 s/);
+  await expect(estimate).toHaveText(/× 15 launches × 2 repetitions × 0\.05 s/);
   expect(seconds(await estimate.innerText())).toBeGreaterThan(guessed);
 
   await fill();

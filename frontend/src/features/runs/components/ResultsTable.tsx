@@ -68,7 +68,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
             <td className="col-kernel">
               <KernelLink id={r.kernel} /> <RerunMarks result={result} /> <InterferenceBadge value={result.interference} />
               {disturbed && (
-                <div className="small muted" data-testid="result-disturbed">
+                <div className="small muted wrap-note" data-testid="result-disturbed">
                   {disturbed}
                 </div>
               )}
