@@ -183,8 +183,8 @@ def interleaved(
 
 
 def cv_percent(samples: list[float]) -> float:
-    """The CV a stored result would show: the server's statistics (kit/stats.py), not a copy of them."""
-    from ctxbench_server.kit.stats import compute
+    """The CV a stored result would show: the server's statistics (stats/summary.py), not a copy of them."""
+    from ctxbench_server.stats.summary import compute
 
     cv = compute(samples).cv
     if cv is None:

@@ -40,7 +40,7 @@ done
 # contract's, so the server package carries it and `make gen-check` fails when the two differ.
 cp kernels/contract/legacy-ids.json "$py_out/legacy-ids.json"
 # The kernel CLI schema: its run.samples maxItems is the most samples a result may carry, its `options`
-# the kernels' own --run defaults. The server (agents/reports_wire.py, kit/contract.py for GET /limits)
+# the kernels' own --run defaults. The server (agents/reports_wire.py, contract/schema.py for GET /limits)
 # and the agent (kernels/contract/go/runresult, embedded: a Go module cannot embed a file outside its
 # directory) each read a copy, and `make gen-check` fails when one differs.
 cp kernels/contract/kernel-cli.schema.json "$py_out/kernel-cli.schema.json"

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ctxbench_server.db import create_engine, migrate
-from ctxbench_server.kit.stats import CI_ORDER_STATISTICS, median_ci_ranks
+from ctxbench_server.stats.summary import CI_ORDER_STATISTICS, median_ci_ranks
 
 SWEPT = {  # kernel -> (family, unit, base value at 1 thread)
     "syscall.getppid": ("syscall", "ns/op", 55.0),

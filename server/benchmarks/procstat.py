@@ -12,7 +12,7 @@ def _stat(pid: int) -> list[str]:
 
 def proc_stats(pid: int) -> tuple[float, int]:
     """(CPU seconds used so far, RSS bytes) of a process and its descendants (the server's statistics
-    workers: kit/stats_pool.py), from /proc."""
+    workers: stats/pool.py), from /proc."""
     parents: dict[int, int] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():

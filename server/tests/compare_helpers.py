@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.compare import latest
 from ctxbench_server.compare.schemas import CompareOut
-from ctxbench_server.kit import stats
 from ctxbench_server.models import Kernel, Machine, Result, Run, RunItem
+from ctxbench_server.stats import summary as stats
 
 FACTS: dict[str, Any] = {
     "hostname": "h",

@@ -1,4 +1,4 @@
-"""kit/bootstrap.py's fast paths give the very numbers of the straightforward code they replaced: a
+"""stats/bootstrap.py's fast paths give the very numbers of the straightforward code they replaced: a
 result's medians (sorted per row, by value) and its percentile interval (np.percentile), bit for bit, so a
 CI stored before the change is the one compare recomputes after it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxbench_server.kit import bootstrap
+from ctxbench_server.stats import bootstrap
 
 
 def reference_medians(
@@ -78,6 +78,6 @@ def test_percentile_ci_is_numpys_percentile_bit_for_bit() -> None:
 
 @pytest.mark.parametrize(("samples", "launches"), cases())
 def test_stats_median_is_numpys_median(samples: list[float], launches: list[int] | None) -> None:
-    from ctxbench_server.kit import stats
+    from ctxbench_server.stats import summary as stats
 
     assert stats.compute(samples, launches, "k").median == float(np.median(samples))

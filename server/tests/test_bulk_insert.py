@@ -1,4 +1,4 @@
-"""kit/bulk.py and kit/json_once.py: a batch's item rows through the driver's executemany store what a
+"""sql/bulk.py and sql/json_once.py: a batch's item rows through the driver's executemany store what a
 Core insert stores, on SQLite and (CTXBENCH_TEST_DATABASE_URL) on PostgreSQL, in the session's
 transaction and, on SQLite, under its one-writer gate."""
 
@@ -11,10 +11,10 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select, text
 
 from ctxbench_server.db import create_sessionmaker, migrate
-from ctxbench_server.kit import bulk, json_once
-from ctxbench_server.kit.one_writer import OneWriterSession
 from ctxbench_server.models import ItemState, Run, RunItem
 from ctxbench_server.models.base import new_ids
+from ctxbench_server.sql import bulk, json_once
+from ctxbench_server.sql.one_writer import OneWriterSession
 
 from .test_db import fresh_engine
 

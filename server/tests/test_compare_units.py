@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ctxbench_server.compare import facts, ratios
-from ctxbench_server.kit import bootstrap
+from ctxbench_server.stats import bootstrap
 
 
 @pytest.mark.parametrize(

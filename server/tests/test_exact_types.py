@@ -12,10 +12,10 @@ from pydantic import BaseModel, ValidationError
 
 from ctxbench_server.agents import reports_wire, wire
 from ctxbench_server.compare.schemas import CompareOut
+from ctxbench_server.contract import schema as contract
+from ctxbench_server.contract.params import ParamType
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.kernels.schemas import ParamOut
-from ctxbench_server.kit import contract
-from ctxbench_server.kit.params import ParamType
 from ctxbench_server.machines.schemas import MachineOut
 from ctxbench_server.models import ItemState, MachineStatus, RunStatus
 from ctxbench_server.runs.schemas import PROFILES, LaunchOut, RunItemOut, RunOut

@@ -151,10 +151,10 @@ async def test_a_stream_cancelled_waits_for_its_batch_under_way_and_drops_one_no
 ) -> None:
     """A stream that ends while the writer stores its batch keeps its machine's lock until that
     transaction ends (no cancel interleaves with it); a batch still queued is not stored at all."""
-    from ctxbench_server.kit.stored import StoredEvents
     from ctxbench_server.runs import ingest
     from ctxbench_server.runs.ingest_writer import IngestWriter
     from ctxbench_server.runs.reported import Update
+    from ctxbench_server.stored import StoredEvents
 
     class Session:
         def get_bind(self) -> Any:

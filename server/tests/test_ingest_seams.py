@@ -1,5 +1,5 @@
 """The ingest seams without a server: agents/reports_wire.py turns a ResultReport into the domain's Report
-(or says why it is malformed) and a Refused into the Reject code the agent acts on; kit/stored.py tells
+(or says why it is malformed) and a Refused into the Reject code the agent acts on; stored.py tells
 its listeners what was stored, once each, and a listener failing after the commit never fails ingest."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from ctxbench_server.agents import reports_wire
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.stored import ResultStored, StoredEvents
 from ctxbench_server.runs import ingest
 from ctxbench_server.runs.reported import Refused, Report, Update
+from ctxbench_server.stored import ResultStored, StoredEvents
 
 
 def wire(**kw: object) -> pb.ResultReport:

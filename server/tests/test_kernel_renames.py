@@ -16,9 +16,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from ctxbench_server.compare import significance
+from ctxbench_server.contract import aliases
 from ctxbench_server.db import alembic_config, migrate
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit import aliases
 
 from .fake_agent import FakeAgent
 from .test_agent_flow import post_run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench_server.kit.errors import ValidationFailed
+from ctxbench_server.errors import ValidationFailed
 from ctxbench_server.machines import labels
 
 

@@ -10,9 +10,9 @@ import httpx
 from sqlalchemy import update
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.interference import disturbed_why
 from ctxbench_server.main import CtxbenchServer
 from ctxbench_server.models import Machine
+from ctxbench_server.stats.interference import disturbed_why
 
 from .conftest import eventually
 from .runs_helpers import PIPE, MakeAgent, agents, get_run, post

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from ctxbench_server.kit import contract
+from ctxbench_server.contract import schema as contract
 from ctxbench_server.runs import expand
 from ctxbench_server.runs import schemas as runs
 

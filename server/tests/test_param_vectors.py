@@ -1,4 +1,4 @@
-"""kit/params.py against the golden vectors every parameter implementation shares
+"""contract/params.py against the golden vectors every parameter implementation shares
 (kernels/contract/param-vectors.json, kernels/contract/README.md "Parameter values")."""
 
 import json
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ctxbench_server.kit.params import ParamError, canonical, check_value, parse_canonical
+from ctxbench_server.contract.params import ParamError, canonical, check_value, parse_canonical
 
 VECTORS = json.loads(
     (Path(__file__).resolve().parents[2] / "kernels/contract/param-vectors.json").read_text()

@@ -1,8 +1,7 @@
 import pytest
 
 from ctxbench_server.agents.wire import spec_from_proto
-from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.params import (
+from ctxbench_server.contract.params import (
     ParamError,
     canonical,
     check_value,
@@ -12,6 +11,7 @@ from ctxbench_server.kit.params import (
     parse_canonical,
     to_wire,
 )
+from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 
 from .fake_agent import fake_catalog
 

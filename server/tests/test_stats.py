@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from ctxbench_server.kit import bootstrap
-from ctxbench_server.kit.stats import compute, median_ci_ranks
+from ctxbench_server.stats import bootstrap
+from ctxbench_server.stats.summary import compute, median_ci_ranks
 
 
 def coverage(n: int, j: int, k: int) -> float:

@@ -1,4 +1,4 @@
-"""kit/stats_pool.py: the reports' statistics computed in worker processes are the very ones computed in
+"""stats/pool.py: the reports' statistics computed in worker processes are the very ones computed in
 the server's own process, and a pool whose worker dies is replaced without losing a batch."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from ctxbench_server.kit import stats_pool
+from ctxbench_server.stats import pool as stats_pool
 
 
 def jobs() -> list[stats_pool.Job]:

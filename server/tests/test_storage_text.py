@@ -9,8 +9,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from ctxbench_server.contract.params import MAX_PARAMS_KEY, params_key
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit.params import MAX_PARAMS_KEY, params_key
 from ctxbench_server.models import Result
 
 from .fake_agent import fake_catalog

@@ -19,7 +19,6 @@ from ctxbench_server.fleet.dist import router as dist_router
 from ctxbench_server.fleet.router import router as fleet_router
 from ctxbench_server.history.router import router as history_router
 from ctxbench_server.kernels.router import router as kernels_router
-from ctxbench_server.kit.limits import BodyLimit
 from ctxbench_server.limits.router import router as limits_router
 from ctxbench_server.machines.router import router as machines_router
 from ctxbench_server.metrics.router import router as metrics_router
@@ -29,6 +28,7 @@ from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
 from ctxbench_server.schedules.router import router as schedules_router
 from ctxbench_server.shares.router import router as shares_router
+from ctxbench_server.web.body_limit import BodyLimit
 from ctxbench_server.webhooks.router import router as webhooks_router
 
 api = APIRouter(prefix="/api/v1")

@@ -15,8 +15,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from ctxbench_server.kit import json_once
-from ctxbench_server.kit.one_writer import one_writer_kwargs, write_gate
+from ctxbench_server.sql import json_once
+from ctxbench_server.sql.one_writer import one_writer_kwargs, write_gate
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 MIGRATION_LOCK = (
@@ -67,7 +67,7 @@ def is_data_error(exc: BaseException) -> bool:
 def create_sessionmaker(
     engine: AsyncEngine, share_writes_with: async_sessionmaker[AsyncSession] | None = None
 ) -> async_sessionmaker[AsyncSession]:
-    """On SQLite its sessions write one at a time, waiting their turn (kit/one_writer.py), with those of
+    """On SQLite its sessions write one at a time, waiting their turn (sql/one_writer.py), with those of
     `share_writes_with` (another engine's maker on the same database file) too."""
     if engine.dialect.name == "sqlite":
         gate = write_gate(share_writes_with) if share_writes_with is not None else None

@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from ctxbench_server.db import is_data_error
-from ctxbench_server.kit.errors import CtxbenchError
+from ctxbench_server.errors import CtxbenchError
 
 log = logging.getLogger(__name__)
 

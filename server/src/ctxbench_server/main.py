@@ -28,11 +28,11 @@ from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
-from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.push.budget import StreamBudget
 from ctxbench_server.push.changes import Changes
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.schedules.firing import Scheduler
+from ctxbench_server.stored import StoredEvents
 from ctxbench_server.webhooks.sender import Sender
 
 log = logging.getLogger("ctxbench_server")

@@ -15,10 +15,8 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from ctxbench_server.contract.params import MAX_STRING
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.kit import stats
-from ctxbench_server.kit.params import MAX_STRING
-from ctxbench_server.kit.text import column_length, storable
 from ctxbench_server.models import Result
 from ctxbench_server.runs import ingest
 from ctxbench_server.runs.reported import (
@@ -30,6 +28,8 @@ from ctxbench_server.runs.reported import (
     Report,
     Update,
 )
+from ctxbench_server.sql.text import column_length, storable
+from ctxbench_server.stats import summary as stats
 
 
 def _length(column: Any) -> int:
@@ -61,7 +61,7 @@ KERNEL_CLI_SCHEMA = resources.files("ctxbench_server.gen") / "kernel-cli.schema.
 MAX_SAMPLES = contract_max_items(json.loads(KERNEL_CLI_SCHEMA.read_text(encoding="utf-8")), "samples")
 # attempt_cvs: the CV of each attempt as an agent from before launches (issue 11) computed it for its
 # reruns, stored as sent, for the record; today's agents send none and compute no CV. The result's `cv`
-# is the server's alone (kit/stats.py, from the samples), and it is what every view and flag uses.
+# is the server's alone (stats/summary.py, from the samples), and it is what every view and flag uses.
 MAX_ATTEMPT_CVS = 1000
 MAX_LAUNCHES = 1000
 # Strings of a report that reach a column are bounded by its size (PostgreSQL refuses longer ones);
@@ -69,8 +69,9 @@ MAX_LAUNCHES = 1000
 MAX_ID = ID_LENGTH  # run_id, item_id: the server's UUIDs
 MAX_KERNEL_ID = _length(Result.kernel_id)
 MAX_UNIT = _length(Result.unit)
-MAX_PARAM_VALUE = MAX_STRING  # what kit.params accepts for one string value; the stored key is bounded by
-# kit.params.params_key (a long one keeps its start plus a SHA-256 of the whole)
+# What contract.params accepts for one string value; the stored key is bounded by contract.params.params_key
+# (a long one keeps its start plus a SHA-256 of the whole).
+MAX_PARAM_VALUE = MAX_STRING
 MAX_PARAM_COUNT = 64
 MAX_COUNTERS = 256
 MAX_NAME = 200  # a counter's name, the harness name and version
@@ -262,7 +263,7 @@ def messages_with_stats(
     msgs: Sequence[pb.ConnectRequest],
 ) -> tuple[list[Message], dict[str, stats.Stats | ValueError] | None]:
     """messages(msgs) and the statistics of their measured reports (ingest.compute_stats, in the
-    statistics worker processes of kit/stats_pool.py): the CPU work of a batch, called in a thread beside
+    statistics worker processes of stats/pool.py): the CPU work of a batch, called in a thread beside
     the event loop before a lock or a connection is taken."""
     domain = messages(msgs)
     has_reports = any(isinstance(m, Report) for m in domain)

@@ -19,16 +19,16 @@ from ctxbench_server.agents.wire import add_to_server as add_to_server
 from ctxbench_server.dispatch.commands import CancelRun, StartRun
 from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
+from ctxbench_server.errors import CtxbenchError, PermissionDenied, Unavailable
 from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
-from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
 from ctxbench_server.runs import ingest
 from ctxbench_server.runs.ingest_writer import IngestWriter
 from ctxbench_server.runs.reported import Refused
+from ctxbench_server.stored import StoredEvents
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Protobuf <-> domain: the only place outside gen/ that knows the wire's types (docs/architecture.md
-"Seams"). Hello -> machines.service.AgentHello, --list specs -> typed JSON specs (kit.params), dispatch's
+"Seams"). Hello -> machines.service.AgentHello, --list specs -> typed JSON specs (contract.params), dispatch's
 commands -> ConnectResponse."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
+from ctxbench_server.contract.params import ParamError, parse_canonical
 from ctxbench_server.dispatch.commands import CancelRun, StartItem, StartRun
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from ctxbench_server.kit.lru import LRU
-from ctxbench_server.kit.params import ParamError, parse_canonical
+from ctxbench_server.lru import LRU
 from ctxbench_server.machines.service import AgentHello
 
 PARAM_TYPES = {

@@ -8,10 +8,10 @@ from ctxbench_server.alerts import service
 from ctxbench_server.alerts.schemas import MAX_LIST, AlertCounts, AlertOut, AlertPatch, AlertState
 from ctxbench_server.auth.deps import WriteDep
 from ctxbench_server.compare.service import split_list
+from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.db import SessionDep
-from ctxbench_server.kit.aliases import canonical
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 UNKNOWN = "unknown alert"

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbench_server.history.schemas import FactChange, StepSignificance
-from ctxbench_server.kit.text import Note
+from ctxbench_server.sql.text import Note
 
 MAX_LIST = 500  # GET /alerts: at most this many a page
 

@@ -18,9 +18,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.alerts.schemas import AlertCounts, AlertOut, AlertPatch, AlertState
+from ctxbench_server.errors import Conflict, NotFound
 from ctxbench_server.history import changes
 from ctxbench_server.history.series_steps import series_steps
-from ctxbench_server.kit.errors import Conflict, NotFound
 from ctxbench_server.models import Alert, Machine
 from ctxbench_server.models.base import new_id
 

@@ -1,6 +1,6 @@
 """The watcher: the series that results land on are checked for steps, off the ingest path.
 
-Ingest's "result stored" event (kit/stored.py), after its commit, adds each measured result's series to
+Ingest's "result stored" event (stored.py), after its commit, adds each measured result's series to
 a set (at most MAX_PENDING; past that the series waits for the next start's look-back, and a WARNING
 says so) and wakes the watcher; it waits CTXBENCH_ALERT_SETTLE_S for the rest of the run to land, then
 checks each series once (alerts/service.check_series) in its own transaction, which also queues the
@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.alerts import service
 from ctxbench_server.config import Settings
-from ctxbench_server.kit.stored import ResultStored
 from ctxbench_server.models import Alert, LatestResult
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.stored import ResultStored
 from ctxbench_server.webhooks import service as webhooks
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from ctxbench_server.auth import service
 from ctxbench_server.auth.service import Principal
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
-from ctxbench_server.kit.errors import Forbidden, Unauthenticated
+from ctxbench_server.errors import Forbidden, Unauthenticated
 
 __all__ = ["SESSION_COOKIE", "AdminDep", "Principal", "PrincipalDep", "ReadDep", "WriteDep"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import grpc
 from fastapi import Request
 
-from ctxbench_server.kit.errors import CtxbenchError
+from ctxbench_server.errors import CtxbenchError
 
 # Addresses remembered at once; past this the least recently seen is forgotten (its bucket starts full).
 MAX_CLIENTS = 10_000

@@ -26,9 +26,9 @@ from ctxbench_server.auth.schemas import (
 )
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
-from ctxbench_server.kit.errors import Unauthenticated
-from ctxbench_server.kit.openapi import errors
+from ctxbench_server.errors import Unauthenticated
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.web.openapi import errors
 
 session_router = APIRouter(prefix="/session", tags=["session"])
 # The admin's view of credentials: /tokens and /sessions (one router: app.py includes it behind ReadDep,

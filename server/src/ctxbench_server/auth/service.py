@@ -17,7 +17,7 @@ from typing import Literal
 from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit.errors import NotFound, Unauthenticated
+from ctxbench_server.errors import NotFound, Unauthenticated
 from ctxbench_server.models import ApiToken, AuthSession, LoginCode
 from ctxbench_server.models.base import utcnow
 

@@ -10,8 +10,8 @@ from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit.stored import ResultStored
 from ctxbench_server.models import LatestResult, Result
+from ctxbench_server.stored import ResultStored
 
 
 def upsert(dialect: str, rows: list[dict[str, Any]]) -> Any:
@@ -39,7 +39,7 @@ async def record(session: AsyncSession, result: Result) -> None:
 
 
 async def on_results_stored(session: AsyncSession, stored: Sequence[ResultStored]) -> None:
-    """The "result stored" listener (kit/stored.py), inside ingest's transaction: each measured result
+    """The "result stored" listener (stored.py), inside ingest's transaction: each measured result
     moves its pointer, in one statement (one row per pointer: PostgreSQL refuses to update a row twice
     in one statement, so of a batch's results for one pointer the newest is kept)."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}

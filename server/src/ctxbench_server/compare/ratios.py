@@ -1,6 +1,6 @@
 """A machine's result against the baseline's: ratio of medians, its CI, and whether it is significant.
 
-The CI comes from the two sides' independent hierarchical bootstraps (kit/bootstrap.py: launches, then
+The CI comes from the two sides' independent hierarchical bootstraps (stats/bootstrap.py: launches, then
 samples within them), each seeded by its result id: the i-th resampled median of one side over the i-th
 of the other, 2.5 and 97.5 percentiles. Significance is compare/significance.py's rule (the CI must clear
 the run-to-run noise, not just 1). Stored results never change, so neither does the answer for a pair of
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ctxbench_server.compare import significance as sig
-from ctxbench_server.kit import bootstrap
-from ctxbench_server.kit.lru import LRU
+from ctxbench_server.lru import LRU
+from ctxbench_server.stats import bootstrap
 
 RESAMPLES = bootstrap.RESAMPLES
 CI_LEVEL = bootstrap.CONFIDENCE
@@ -69,7 +69,7 @@ def bootstrap_medians(
 def cell_ci(
     result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None
 ) -> dict[str, Any]:
-    """A cell's CI of the median (the same numbers kit/stats stores for a new result) and its label."""
+    """A cell's CI of the median (the same numbers stats/summary stores for a new result) and its label."""
     if not samples:
         return {"ci_low": None, "ci_high": None, "ci_kind": None, "n_launches": 0}
     g = bootstrap.group(samples, sample_launches)

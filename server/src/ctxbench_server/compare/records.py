@@ -15,8 +15,8 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ctxbench_server.compare import ratios
-from ctxbench_server.kit.interference import summarise_interference
 from ctxbench_server.models import Result
+from ctxbench_server.stats.interference import summarise_interference
 
 NOISY_CV = 0.03
 

@@ -9,7 +9,7 @@ from ctxbench_server.compare import service
 from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
-from ctxbench_server.kit.openapi import errors
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(tags=["compare"])
 

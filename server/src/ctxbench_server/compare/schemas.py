@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict
 
-from ctxbench_server.kit.interference import Interference
+from ctxbench_server.stats.interference import Interference
 
 
 class CompareCell(BaseModel):

@@ -20,8 +20,8 @@ from ctxbench_server.compare import ratios, records, sides
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.compare.assemble import assemble, param_sort_key
 from ctxbench_server.compare.schemas import CompareWarning
-from ctxbench_server.kit import aliases
-from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
+from ctxbench_server.contract import aliases
+from ctxbench_server.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result, Run
 
 __all__ = [

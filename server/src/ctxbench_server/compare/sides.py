@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import significance as sig
-from ctxbench_server.kit.errors import ValidationFailed, field_error
+from ctxbench_server.errors import ValidationFailed, field_error
 from ctxbench_server.models import Machine, Result, Run
 
 MAX_SIDES = 20

@@ -1,6 +1,6 @@
 """When a ratio between two machines is significant, and which rule said so.
 
-A ratio is significant only when its CI (hierarchical bootstrap, kit/bootstrap.py) excludes 1 by more
+A ratio is significant only when its CI (hierarchical bootstrap, stats/bootstrap.py) excludes 1 by more
 than the kernel's run-to-run noise on those machines: the CI must lie wholly outside
 [1 / (1 + noise), 1 + noise]. Launches inside one run already spread the samples over the run, but two
 runs at different times still differ by more (host load, frequency, page layout from boot to boot), and
@@ -22,7 +22,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
-from ctxbench_server.kit.lru import LRU
+from ctxbench_server.lru import LRU
 from ctxbench_server.models import Result
 
 RULE_SIGNIFICANT = "ci_excludes_noise"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class StartItem:
-    """One item of a StartRun: params already in wire form (canonical strings, kit.params.to_wire)."""
+    """One item of a StartRun: params already in wire form (canonical strings, contract.params.to_wire)."""
 
     item_id: str
     kernel_id: str

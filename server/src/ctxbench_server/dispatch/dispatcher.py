@@ -20,7 +20,7 @@ from sqlalchemy.orm import selectinload
 from ctxbench_server.dispatch.commands import CancelRun
 from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
 from ctxbench_server.dispatch.starts import run_items, send_start
-from ctxbench_server.kit.errors import Conflict, NotFound
+from ctxbench_server.errors import Conflict, NotFound
 from ctxbench_server.machines.service import catalog
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
 from ctxbench_server.models.base import utcnow

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ctxbench_server.cluster import locked_machine
-from ctxbench_server.kit.errors import CtxbenchError, PermissionDenied, Unavailable
+from ctxbench_server.errors import CtxbenchError, PermissionDenied, Unavailable
 from ctxbench_server.models.base import utcnow
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.cluster import lock_machines, locked_machine
+from ctxbench_server.contract.aliases import as_listed
+from ctxbench_server.contract.params import to_wire
 from ctxbench_server.dispatch.commands import StartItem, StartRun, params_size_bound, wire_size_bound
 from ctxbench_server.dispatch.hub import AgentConnection
-from ctxbench_server.kit.aliases import as_listed
-from ctxbench_server.kit.params import to_wire
 from ctxbench_server.machines.service import catalogs
 from ctxbench_server.models import Machine, Run, RunItem, RunStatus
 from ctxbench_server.models.base import utcnow

@@ -14,10 +14,10 @@ from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
 from ctxbench_server.fleet.installer import installer_sha256
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.schemas import MachineOut
 from ctxbench_server.push.deps import ChangesDep
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(tags=["fleet"])
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit.errors import (
+from ctxbench_server.errors import (
     Conflict,
     CtxbenchError,
     NotFound,

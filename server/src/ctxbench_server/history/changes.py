@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxbench_server.compare import significance as sig
-from ctxbench_server.kit import bootstrap
+from ctxbench_server.stats import bootstrap
 
 MIN_SEGMENT = 2
 WINDOW = sig.HISTORY  # runs on each side of a boundary that the test looks at

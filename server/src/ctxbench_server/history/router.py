@@ -6,10 +6,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from ctxbench_server.compare.service import split_list
+from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.db import SessionDep
 from ctxbench_server.history import service
 from ctxbench_server.history.schemas import ChangesOut, HistoryOut, PointKey
-from ctxbench_server.kit.aliases import canonical
 
 router = APIRouter(tags=["history"])
 

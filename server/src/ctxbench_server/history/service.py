@@ -12,10 +12,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import facts as facts_mod
+from ctxbench_server.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.history import changes
 from ctxbench_server.history.schemas import HistoryPoint
-from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
-from ctxbench_server.kit.lru import LRU
+from ctxbench_server.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
 
 # Points of one series looked at (the newest), and series and results a fleet-wide scan looks at.

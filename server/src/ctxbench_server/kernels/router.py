@@ -4,10 +4,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.db import SessionDep
 from ctxbench_server.kernels import service
 from ctxbench_server.kernels.schemas import KernelOut, RankedPoint
-from ctxbench_server.kit.aliases import canonical
 
 router = APIRouter(prefix="/kernels", tags=["kernels"])
 

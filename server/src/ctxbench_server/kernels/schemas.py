@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ctxbench_server.kit.params import ParamType
+from ctxbench_server.contract.params import ParamType
 
 
 class ParamOut(BaseModel):

@@ -8,8 +8,8 @@ from sqlalchemy.orm import selectinload
 
 from ctxbench_server.compare.ratios import higher_is_better
 from ctxbench_server.compare.service import param_sort_key
+from ctxbench_server.contract.aliases import aliases_of
 from ctxbench_server.kernels.schemas import KernelOut
-from ctxbench_server.kit.aliases import aliases_of
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result
 
 

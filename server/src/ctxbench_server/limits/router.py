@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ctxbench_server.compare import service as compare_service
 from ctxbench_server.config import Settings
-from ctxbench_server.kit import contract
+from ctxbench_server.contract import schema as contract
 from ctxbench_server.runs import schemas as runs
 
 router = APIRouter(tags=["limits"])

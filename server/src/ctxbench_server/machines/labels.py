@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ctxbench_server.kit.errors import ValidationFailed, field_error
+from ctxbench_server.errors import ValidationFailed, field_error
 
 MAX_LABELS = 32
 MAX_SELECTOR_CHARS = 1024

@@ -7,11 +7,11 @@ from fastapi import APIRouter, Query, Response
 from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
-from ctxbench_server.kit.errors import Forbidden
-from ctxbench_server.kit.openapi import errors
+from ctxbench_server.errors import Forbidden
 from ctxbench_server.machines import labels, service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
 from ctxbench_server.push.deps import ChangesDep
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/machines", tags=["machines"])
 UNKNOWN_MACHINE = "unknown machine"

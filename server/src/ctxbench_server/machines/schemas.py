@@ -5,8 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxbench_server.kit.text import MachineName
 from ctxbench_server.models import MachineStatus
+from ctxbench_server.sql.text import MachineName
 
 
 class PreflightOut(BaseModel):

@@ -13,9 +13,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from ctxbench_server.kit import aliases
-from ctxbench_server.kit.errors import Conflict, NotFound
-from ctxbench_server.kit.text import column_length, storable
+from ctxbench_server.contract import aliases
+from ctxbench_server.errors import Conflict, NotFound
 from ctxbench_server.machines import labels as labelling
 from ctxbench_server.machines.schemas import MachineOut, PreflightOut
 from ctxbench_server.models import (
@@ -30,6 +29,7 @@ from ctxbench_server.models import (
     RunStatus,
 )
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.sql.text import column_length, storable
 
 log = logging.getLogger(__name__)
 # Who renamed or deleted what: one INFO line each, for whoever keeps the server's log.
@@ -40,7 +40,7 @@ MAX_KERNEL_ID = column_length(Kernel.id) or 200
 
 
 def describe(machine: Machine, name: str, hostname: str, agent_version: str) -> None:
-    """What the agent says about its host, as its columns hold it (see kit.text). A display name someone
+    """What the agent says about its host, as its columns hold it (see sql.text). A display name someone
     gave the machine stays its name."""
     machine.agent_name = storable(name or hostname or machine.id, column_length(Machine.name))
     machine.name = machine.display_name or machine.agent_name
@@ -73,7 +73,7 @@ class AgentHello:
     hostname: str
     agent_version: str
     facts: dict[str, Any]
-    kernels: list[dict[str, Any]]  # typed JSON specs (kit.params), in the agent's order
+    kernels: list[dict[str, Any]]  # typed JSON specs (contract.params), in the agent's order
     labels: dict[str, str] = field(default_factory=dict)  # its --label flags, unchecked
 
 

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Response
 
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.metrics import service
 from ctxbench_server.metrics.exposition import CONTENT_TYPE
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(tags=["metrics"])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar
 
-from ctxbench_server.kit.errors import CtxbenchError
+from ctxbench_server.errors import CtxbenchError
 
 
 class TooManyStreams(CtxbenchError):

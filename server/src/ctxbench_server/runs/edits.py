@@ -9,7 +9,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import latest
-from ctxbench_server.kit.errors import Conflict, NotFound
+from ctxbench_server.errors import Conflict, NotFound
 from ctxbench_server.machines.service import drop_empty_batches
 from ctxbench_server.models import FINISHED_RUN, Batch, LatestResult, Result, Run
 from ctxbench_server.runs.schemas import BatchInfo, TitleNotePatch

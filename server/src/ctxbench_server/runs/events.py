@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ctxbench_server.kit.errors import CtxbenchError, NotFound
+from ctxbench_server.errors import CtxbenchError, NotFound
 from ctxbench_server.models import FINISHED_RUN, Result
 from ctxbench_server.push.budget import StreamBudget, StreamsFull, TooManyStreams
 from ctxbench_server.push.queue import StreamQueue
@@ -34,8 +34,8 @@ from ctxbench_server.runs import service
 
 if TYPE_CHECKING:
     from ctxbench_server.cluster import Cluster
-    from ctxbench_server.kit.stored import ResultStored
     from ctxbench_server.push.changes import Changes
+    from ctxbench_server.stored import ResultStored
 
 __all__ = ["RunEvents", "StreamsFull", "Subscriber", "TooManyStreams", "sse"]
 
@@ -129,7 +129,7 @@ class RunEvents:
             self.cluster.publish_run(run_id)
 
     def results_stored(self, stored: Sequence[ResultStored]) -> None:
-        """The "result stored" listener (kit/stored.py), after ingest's commit: each run told once."""
+        """The "result stored" listener (stored.py), after ingest's commit: each run told once."""
         for run_id in dict.fromkeys(r.run_id for r in stored):
             self.notify(run_id)
 

@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from ctxbench_server.config import Settings
-from ctxbench_server.kit.contract import KERNEL_DEFAULT_MIN_TIME_S
-from ctxbench_server.kit.errors import ValidationFailed, field_error
-from ctxbench_server.kit.params import ParamError, check_value, defaults, params_by_name
+from ctxbench_server.contract.params import ParamError, check_value, defaults, params_by_name
+from ctxbench_server.contract.schema import KERNEL_DEFAULT_MIN_TIME_S
+from ctxbench_server.errors import ValidationFailed, field_error
 from ctxbench_server.runs.schemas import MAX_ITEMS, PROFILES, RunItemIn, RunSpec
 
 # Kernels' own defaults when a run leaves these unset (used only to size the item timeout).

@@ -5,7 +5,7 @@ A batch (whatever the agent had sent when its last batch was done), or the batch
 ready at once (record_group: runs/ingest_writer.py's group commit), is looked up with a few queries for
 all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the derived
 work (whether a run is finished) done once, one commit. A refused message is refused alone. What
-was stored is told through kit/stored.py ("result stored"): compare's latest_results pointers follow it
+was stored is told through stored.py ("result stored"): compare's latest_results pointers follow it
 inside the transaction, SSE after the commit."""
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from typing import Any
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit import stats, stats_pool
-from ctxbench_server.kit.aliases import canonical
-from ctxbench_server.kit.params import params_key
-from ctxbench_server.kit.stored import ResultStored, StoredEvents
+from ctxbench_server.contract.aliases import canonical
+from ctxbench_server.contract.params import params_key
 from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.runs.ingest_batch import (
@@ -33,6 +31,9 @@ from ctxbench_server.runs.ingest_batch import (
     result_row,
 )
 from ctxbench_server.runs.reported import Message, Refused, Report, Update
+from ctxbench_server.stats import pool as stats_pool
+from ctxbench_server.stats import summary as stats
+from ctxbench_server.stored import ResultStored, StoredEvents
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class Recorded:
 
 def compute_stats(msgs: Sequence[Message]) -> dict[str, stats.Stats | ValueError]:
     """The statistics of each measured report (the bootstrap is most of what a report costs the server),
-    for record_batch, computed in a worker process (kit/stats_pool.py). Blocks: meant for a worker
+    for record_batch, computed in a worker process (stats/pool.py). Blocks: meant for a worker
     thread beside the event loop, before the machine's lock and a database connection are taken."""
     jobs: dict[str, stats_pool.Job] = {}
     for r in msgs:

@@ -14,9 +14,7 @@ from typing import Any, cast
 from sqlalchemy import BindParameter, Table, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit import stats
-from ctxbench_server.kit.params import from_wire, params_key
-from ctxbench_server.kit.stored import ResultStored, StoredEvents
+from ctxbench_server.contract.params import from_wire, params_key
 from ctxbench_server.models import (
     FINISHED_RUN,
     ItemState,
@@ -29,6 +27,8 @@ from ctxbench_server.models import (
 )
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, Report
+from ctxbench_server.stats import summary as stats
+from ctxbench_server.stored import ResultStored, StoredEvents
 
 # Core, not the ORM's unit of work: a batch's runs and items are read as plain rows, its results go in
 # with one executemany of plain rows, and what changed of its items and runs with one executemany each.

@@ -32,10 +32,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.cluster import lock_machines
-from ctxbench_server.kit import stats
-from ctxbench_server.kit.stored import StoredEvents
 from ctxbench_server.runs import ingest
 from ctxbench_server.runs.reported import Message, Refused, Report
+from ctxbench_server.stats import summary as stats
+from ctxbench_server.stored import StoredEvents
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ class Report:
     status: str = "failed"  # ok | failed | unsupported | cancelled
     malformed: str | None = None
     kernel_id: str = ""
-    params: dict[str, str] = field(default_factory=dict)  # the wire's strings (kit.params.from_wire)
+    params: dict[str, str] = field(default_factory=dict)  # the wire's strings (contract.params.from_wire)
     unit: str = ""
     samples: list[float] = field(default_factory=list)
     iterations: list[int] = field(default_factory=list)

@@ -11,11 +11,11 @@ from ctxbench_server.auth.deps import Principal, ReadDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import DispatcherDep, HubDep
 from ctxbench_server.dispatch.starts import start_many
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.models import RunStatus
 from ctxbench_server.push.deps import ChangesDep
 from ctxbench_server.runs import edits, service
 from ctxbench_server.runs.schemas import BatchInfo, BatchOut, ResultOut, RunCreate, RunOut, TitleNotePatch
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 batches_router = APIRouter(prefix="/batches", tags=["runs"])

@@ -14,10 +14,10 @@ from pydantic import (
     model_validator,
 )
 
-from ctxbench_server.kit.aliases import canonical
-from ctxbench_server.kit.interference import Interference, summarise_interference
-from ctxbench_server.kit.text import Note, Title
+from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.models import ItemState, RunStatus
+from ctxbench_server.sql.text import Note, Title
+from ctxbench_server.stats.interference import Interference, summarise_interference
 
 MAX_ITEMS = 1000
 MAX_BATCH = 100

@@ -16,8 +16,7 @@ from sqlalchemy.orm import defer, selectinload
 
 from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import load_run as load_run
-from ctxbench_server.kit import bulk, json_once
-from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
+from ctxbench_server.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
 from ctxbench_server.models.base import new_id, new_ids, utcnow
@@ -33,6 +32,7 @@ from ctxbench_server.runs.schemas import (
     RunOut,
     RunSpec,
 )
+from ctxbench_server.sql import bulk, json_once
 
 
 class Created(NamedTuple):

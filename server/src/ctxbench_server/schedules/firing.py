@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.starts import start_many
-from ctxbench_server.kit.errors import CtxbenchError, ValidationFailed
+from ctxbench_server.errors import CtxbenchError, ValidationFailed
 from ctxbench_server.models import Machine, MachineStatus, Run, RunStatus, Schedule, ScheduleFiring
 from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.push.changes import Changes

@@ -5,10 +5,10 @@ from fastapi import APIRouter, Request, Response
 from ctxbench_server.auth.deps import WriteDep
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.schedules import service
 from ctxbench_server.schedules.schemas import ScheduleCreate, ScheduleDetail, ScheduleOut, SchedulePatch
+from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/schedules", tags=["schedules"])
 UNKNOWN = "unknown schedule"

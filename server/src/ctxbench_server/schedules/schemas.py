@@ -5,9 +5,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxbench_server.kit.text import Title
 from ctxbench_server.machines.labels import MAX_SELECTOR_CHARS
 from ctxbench_server.runs.schemas import MAX_BATCH, RunSpec
+from ctxbench_server.sql.text import Title
 
 MAX_INTERVAL_S = 366 * 86400
 MAX_JITTER_S = 7 * 86400

@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.config import Settings
-from ctxbench_server.kit.errors import Conflict, NotFound, ValidationFailed, field_error
+from ctxbench_server.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.labels import effective, parse_selector
 from ctxbench_server.models import Machine, MachineStatus, Schedule, ScheduleFiring
 from ctxbench_server.models.base import new_id

@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.compare import service as compare_service
 from ctxbench_server.compare.schemas import ShareView
-from ctxbench_server.kit import aliases
-from ctxbench_server.kit.errors import NotFound, ValidationFailed, field_error
+from ctxbench_server.contract import aliases
+from ctxbench_server.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.models import Share
 
 BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase

@@ -5,8 +5,8 @@ from fastapi import APIRouter, Request, Response
 from ctxbench_server.auth.deps import AdminDep
 from ctxbench_server.config import Settings
 from ctxbench_server.db import SessionDep
-from ctxbench_server.kit.openapi import errors
 from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.web.openapi import errors
 from ctxbench_server.webhooks import service
 from ctxbench_server.webhooks.schemas import (
     DeliveryOut,

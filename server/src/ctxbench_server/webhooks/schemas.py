@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ctxbench_server.kit.text import Title
+from ctxbench_server.sql.text import Title
 
 MAX_URL = 2048
 MIN_SECRET, MAX_SECRET = 16, 128

@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.config import Settings
-from ctxbench_server.kit.errors import Conflict, NotFound
+from ctxbench_server.errors import Conflict, NotFound
 from ctxbench_server.models import Webhook, WebhookDelivery
 from ctxbench_server.models.base import new_id
 from ctxbench_server.webhooks import signing

@@ -4,7 +4,7 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-23 17:00:00
 
-The server reads an old id as an alias of its new one at every door (ctxbench_server/kit/aliases.py)
+The server reads an old id as an alias of its new one at every door (ctxbench_server/contract/aliases.py)
 and stores only new ids, so compare and history select one id through their indexes. This migration
 brings what older servers stored to that: results, run items, the latest-results read model, each run's
 posted spec, shares (their view's `kernels` and frozen answer), the kernel catalog (a machine's spec of a

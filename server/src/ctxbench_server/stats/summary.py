@@ -1,4 +1,4 @@
-"""Per-result statistics: location, spread and the CI of the median (kit/bootstrap.py: a hierarchical
+"""Per-result statistics: location, spread and the CI of the median (stats/bootstrap.py: a hierarchical
 bootstrap over launches then samples, or min-max, labelled so, with fewer than 6 launches)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ctxbench_server.kit import bootstrap
+from ctxbench_server.stats import bootstrap
 
 CONFIDENCE = 0.95
 # Stored in results.ci_method before issue 11 (the benchmark fill still writes the first).

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ctxbench_server.kit.text import ELLIPSIS, storable
+from ctxbench_server.sql.text import ELLIPSIS, storable
 
 # The parameter types of the kernel contract (kernel-cli.schema.json `param.type`).
 ParamType = Literal["int", "float", "choice", "bool", "string"]

@@ -1,5 +1,5 @@
 """What a route documents besides its answer: FastAPI's `responses` for the error statuses it may answer
-with, each a description only (the body is always `{"detail": ...}`, kit/errors.py)."""
+with, each a description only (the body is always `{"detail": ...}`, errors.py)."""
 
 from __future__ import annotations
 

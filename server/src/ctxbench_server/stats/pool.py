@@ -1,6 +1,6 @@
 """The reports' statistics in worker processes, not threads of the server's own process.
 
-A result's bootstrap (kit/bootstrap.py) is many small numpy calls: each takes the GIL, so in threads it
+A result's bootstrap (stats/bootstrap.py) is many small numpy calls: each takes the GIL, so in threads it
 competed with the event loop (gRPC, the ingest writer) for one lock. Measured with `load.py ingest` (20
 agents x 1000 items offered at 5000/s, docs/performance.md `bench:stats-pool-s7`): the statistics threads
 used 1.0-1.3 ms of CPU a result, three times what the same computation costs alone (~0.4 ms), and the
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from ctxbench_server.kit import stats
+from ctxbench_server.stats import summary as stats
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ A batch POST of 100 machines x 50 items inserts 5000 run_items rows: through a C
 builds and checks a parameter dict per row (~40 ms of the POST on the dev VM, the database's own work
 ~30 ms). Here the statement is compiled once per table and dialect, its positional order read from the
 compiled form, and each row becomes one tuple with the columns' bind processors (JSON's serializer,
-kit/json_once.py; a datetime's) applied by hand: the same values reach the driver as a Core insert
+sql/json_once.py; a datetime's) applied by hand: the same values reach the driver as a Core insert
 sends. Only the session's own transaction is used, so the insert commits or rolls back with the rest.
 """
 
@@ -17,7 +17,7 @@ from sqlalchemy import Table, insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ctxbench_server.kit.one_writer import OneWriterSession
+from ctxbench_server.sql.one_writer import OneWriterSession
 
 Processor = Callable[[Any], Any] | None  # a column type's bind processor, if it has one
 Statement = tuple[str, list[str], list[Processor]]  # SQL, its parameters' order, their processors

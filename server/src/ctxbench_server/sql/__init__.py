@@ -1,0 +1,2 @@
+"""Database helpers below the domains: SQLite's one writer, bulk inserts, JSON encoded once,
+text the database can hold."""
