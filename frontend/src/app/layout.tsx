@@ -1,8 +1,9 @@
-import { Suspense, useState } from 'react';
+import { Suspense, useState, type MouseEvent } from 'react';
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useRouteError } from 'react-router';
 import { ErrorMessage, Loading } from '@/components/Feedback';
 import { AlertBadge } from '@/features/alerts';
 import { useSession, useSignOut } from '@/features/auth/api/session';
+import { isChunkLoadError } from '@/lib/api-client';
 import { SIGN_IN_PATH, signedOutRedirect, signInPath } from '@/lib/sign-in-path';
 import { paths } from './paths';
 
@@ -125,11 +126,29 @@ function useSignInRedirect(): string | null {
 export function Layout() {
   const redirect = useSignInRedirect();
   if (redirect) return <Navigate to={redirect} replace />;
+/** The first stop of Tab: past the navigation's links to the page itself. */
+function SkipLink() {
+  // Focus moves without a `#main` in the address (the address is the state of a shareable view).
+  const skip = (e: MouseEvent<HTMLAnchorElement>) => {
+    const main = document.getElementById('main');
+    if (!main) return;
+    e.preventDefault();
+    main.focus();
+    main.scrollIntoView({ block: 'start' });
+  };
+  return (
+    <a className="skip-link" href="#main" onClick={skip}>
+      Skip to content
+    </a>
+  );
+}
+
   return (
     <>
       <Header />
-      <main className="main">
+      <main className="main" id="main" tabIndex={-1}>
         <Suspense fallback={<Loading what="the page" />}>
+      <SkipLink />
           <Outlet />
         </Suspense>
       </main>
@@ -143,10 +162,17 @@ export function RouteError() {
   return (
     <>
       <Header />
-      <main className="main">
-        <h1>Something went wrong</h1>
+      <main className="main" id="main" tabIndex={-1}>
+        {/* A page's code that could not be fetched is the server being away, not a bug in the page. */}
+        <h1>{isChunkLoadError(error) ? 'The server did not answer' : 'Something went wrong'}</h1>
+      <SkipLink />
         <ErrorMessage error={error} />
       </main>
     </>
   );
+        {isChunkLoadError(error) && (
+          <button type="button" className="button" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        )}
 }

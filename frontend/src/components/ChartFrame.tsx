@@ -1,8 +1,13 @@
-import { useRef, useState, type ReactNode } from 'react';
+import { useId, useRef, useState, type ReactNode } from 'react';
 import { chartSurface, downloadBlob, svgToPng } from '@/lib/export';
 
-/** A chart with a title and a "PNG" button that saves its SVG as an image. */
-export function ChartFrame({ title, file, children, testId }: { title: ReactNode; file: string; children: ReactNode; testId?: string }) {
+/**
+ * A chart with a title and a "PNG" button that saves it as an image. The chart inside names itself
+ * with `aria-labelledby={titleId}` (Recharts draws an `svg role="application"` that needs a name).
+ */
+export function ChartFrame({ title, file, children, testId, titleId }: { title: ReactNode; file: string; children: ReactNode; testId?: string; titleId?: string }) {
+  const ownId = useId();
+  const id = titleId ?? ownId;
   const ref = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
   const savePng = async () => {
@@ -18,7 +23,9 @@ export function ChartFrame({ title, file, children, testId }: { title: ReactNode
   return (
     <figure className="chart" data-testid={testId}>
       <figcaption className="chart-head">
-        <span>{title}</span>
+        <span id={id} className="chart-title">
+          {title}
+        </span>
         <button type="button" className="button button-small" onClick={() => void savePng()} data-testid="chart-png">
           PNG
         </button>

@@ -9,8 +9,16 @@ export function StatusBadge({ status, testId }: { status: RunStatus | string; te
   );
 }
 
-/** A machine's connection state. */
-export function OnlineBadge({ online }: { online: boolean }) {
+/** A machine's connection state; `stale`: the server cannot be asked, so it is not known (the last
+ * known state in the tooltip). */
+export function OnlineBadge({ online, stale = false }: { online: boolean; stale?: boolean }) {
+  if (stale) {
+    return (
+      <span className="badge badge-unknown" data-testid="machine-online" title={`Last known: ${online ? 'online' : 'offline'}. The server cannot be reached to ask again.`}>
+        unknown
+      </span>
+    );
+  }
   return (
     <span className={`badge ${online ? 'badge-online' : 'badge-offline'}`} data-testid="machine-online">
       {online ? 'online' : 'offline'}

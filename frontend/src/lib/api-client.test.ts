@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiError,
+  CHUNK_LOAD_MESSAGE,
   apiFetch,
+  errorMessage,
+  isChunkLoadError,
   errorFromNetwork,
   errorFromResponse,
   fieldErrorsFromDetail,
@@ -139,5 +142,24 @@ describe('apiFetch', () => {
       throw new TypeError('Failed to fetch');
     });
     await expect(apiFetch('/machines')).rejects.toMatchObject({ status: 0, name: 'ApiError' });
+  });
+});
+
+describe('errorMessage of a page whose code could not be fetched', () => {
+  it('says the server did not answer, in words, for each browser', () => {
+    for (const raw of [
+      'Failed to fetch dynamically imported module: http://127.0.0.1:8080/assets/machines-AbC123.js',
+      'error loading dynamically imported module: http://127.0.0.1:8080/assets/run-x.js',
+      'Importing a module script failed.',
+    ]) {
+      const err = new TypeError(raw);
+      expect(isChunkLoadError(err)).toBe(true);
+      expect(errorMessage(err)).toBe(CHUNK_LOAD_MESSAGE);
+      expect(errorMessage(err)).not.toMatch(/dynamically imported/);
+    }
+  });
+  it('leaves other errors as they are', () => {
+    expect(isChunkLoadError(new TypeError('x is undefined'))).toBe(false);
+    expect(errorMessage(new TypeError('x is undefined'))).toBe('x is undefined');
   });
 });

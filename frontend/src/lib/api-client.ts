@@ -121,8 +121,20 @@ export function errorFromNetwork(err: unknown, path: string): ApiError {
   return new ApiError(`Cannot reach the ctxbench server for ${path}${why}. Is it running?`, 0);
 }
 
+// How browsers say a page's code (a lazily loaded chunk) could not be fetched: Chromium, Firefox, Safari.
+const CHUNK_LOAD = /Failed to fetch dynamically imported module|error loading dynamically imported module|Importing a module script failed/i;
+
+export const CHUNK_LOAD_MESSAGE =
+  "This page's code could not be loaded from the ctxbench server: it may be stopped or restarting, or a new version was installed. Reload the page when it answers again.";
+
+/** Whether `err` is the browser failing to fetch a page's code (not a bug in the page). */
+export function isChunkLoadError(err: unknown): boolean {
+  return err instanceof Error && CHUNK_LOAD.test(err.message);
+}
+
 /** Any thrown value as a readable message. */
 export function errorMessage(err: unknown): string {
+  if (isChunkLoadError(err)) return CHUNK_LOAD_MESSAGE;
   if (err instanceof Error) return err.message;
   if (typeof err === 'string') return err;
   return 'Something went wrong.';

@@ -7,6 +7,7 @@ import { MachinesFilter } from '@/features/machines/components/MachinesFilter';
 import { MachinesTable } from '@/features/machines/components/MachinesTable';
 import { NoMachines } from '@/features/machines/components/NoMachines';
 import { decodeMachinesView, encodeMachinesView, labelKeys } from '@/features/machines/utils/labels';
+import { freshness } from '@/lib/freshness';
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
 
@@ -17,6 +18,13 @@ export function MachinesPage() {
   const machines = useMachines({ poll: true, selector: view.selector });
   const runs = useRecentRuns();
   const filtered = view.selector !== '';
+  // From the first failed refresh (not after the retries): states shown as unknown, the error above them.
+  const { problem, stale } = freshness(machines);
+  const problemTitle = machines.data && stale
+    ? `Could not refresh the machines: their states are unknown; the rest is as of ${new Date(machines.dataUpdatedAt).toLocaleTimeString()}.`
+    : filtered
+      ? 'Could not filter machines:'
+      : 'Could not load machines:';
   return (
     <>
       <h1>Machines</h1>
@@ -24,13 +32,13 @@ export function MachinesPage() {
       {(filtered || (machines.data?.length ?? 0) > 0) && (
         <MachinesFilter key={view.selector} view={view} labelKeys={labelKeys(machines.data ?? [])} onChange={(v) => setSearchParams(encodeMachinesView(v))} />
       )}
-      {machines.isPending && <Loading what="machines" />}
-      {machines.isError && <ErrorMessage title={filtered ? 'Could not filter machines:' : 'Could not load machines:'} error={machines.error} />}
+      {machines.isPending && !problem && <Loading what="machines" />}
+      {problem !== null && <ErrorMessage title={problemTitle} error={problem} />}
       {machines.data && !filtered && machines.data.length > 0 && runs.data?.length === 0 && <GettingStarted machines={machines.data} />}
       {machines.data &&
-        !machines.isError &&
+        (stale || !machines.isError) &&
         (machines.data.length > 0 ? (
-          <MachinesTable machines={machines.data} runs={runs.data} group={view.group} />
+          <MachinesTable machines={machines.data} runs={runs.data} group={view.group} stale={stale} />
         ) : filtered ? (
           <EmptyState title="No machine matches">
             <p>

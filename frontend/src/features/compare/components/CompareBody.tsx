@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useRef } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useRef } from 'react';
 import { Loading } from '@/components/Feedback';
 import type { CompareResponse } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
@@ -32,23 +32,55 @@ function Exports({ data, view }: { data: CompareResponse; view: CompareView }) {
   );
 }
 
-/** Everything a comparison shows: the same on the live page and on a frozen share. */
-export function CompareBody({ data, view, onView }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void }) {
-  const loose = (data.warnings ?? []).filter((w) => !data.rows.some((r) => rowWarning(r, [w]) !== null));
-  const selected = view.cell ? data.rows.find((r) => rowKey(r) === `${view.cell!.kernel}|${view.cell!.paramsKey}`) : undefined;
+/**
+ * The samples panel of the selected cell (`selectedKey`): focused when a click opens it, closed by its
+ * button or Escape, the focus then back on what opened it.
+ */
+function useSamplesPanel(selectedKey: string | null, onView: (patch: Partial<CompareView>) => void) {
   // A median clicked in the table opens its samples below the whole table: bring them into view and
   // move the focus there (keyboard and screen-reader users land on what they asked for). Not on the
   // first draw: an address that already names a cell opens at the top, where the reader starts.
   const panel = useRef<HTMLElement>(null);
-  const selectedKey = selected ? rowKey(selected) : null;
   const shownKey = useRef(selectedKey);
+  // What opened the panel (a median, a heatmap cell) gets the focus back when it closes.
+  const opener = useRef<HTMLElement | null>(null);
   useEffect(() => {
     if (selectedKey === shownKey.current) return;
     shownKey.current = selectedKey;
     if (selectedKey === null || !panel.current) return;
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && !panel.current.contains(active)) opener.current = active;
     panel.current.scrollIntoView({ block: 'start', behavior: 'auto' });
     panel.current.focus({ preventScroll: true });
   }, [selectedKey]);
+  const close = useCallback(() => {
+    onView({ cell: null });
+    const back = opener.current;
+    opener.current = null;
+    if (back?.isConnected) back.focus({ preventScroll: false });
+  }, [onView]);
+  // Escape closes the panel from anywhere on the page, except where it already means something (a
+  // field being edited, an open select).
+  useEffect(() => {
+    if (selectedKey === null) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      const t = e.target;
+      if (t instanceof HTMLElement && t.closest('input, select, textarea, [contenteditable="true"]')) return;
+      close();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [selectedKey, close]);
+  return { panel, close };
+}
+
+/** Everything a comparison shows: the same on the live page and on a frozen share. */
+export function CompareBody({ data, view, onView }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void }) {
+  const loose = (data.warnings ?? []).filter((w) => !data.rows.some((r) => rowWarning(r, [w]) !== null));
+  const selected = view.cell ? data.rows.find((r) => rowKey(r) === `${view.cell!.kernel}|${view.cell!.paramsKey}`) : undefined;
+  const selectedKey = selected ? rowKey(selected) : null;
+  const { panel, close } = useSamplesPanel(selectedKey, onView);
   return (
     <>
       {loose.length > 0 && (
@@ -69,10 +101,10 @@ export function CompareBody({ data, view, onView }: { data: CompareResponse; vie
         <CompareTable data={data} view={view} onView={onView} />
       )}
       {selected && (
-        <section ref={panel} tabIndex={-1} className="distribution-panel" aria-label="Distribution of the selected cell" data-testid="distribution-panel">
+        <section ref={panel} tabIndex={-1} className="distribution-panel" aria-label="Distribution of the selected cell (Escape closes it)" data-testid="distribution-panel">
           <h2>Distribution</h2>
           <Suspense fallback={<Loading what="the samples chart" />}>
-            <Distribution data={data} row={selected} onClose={() => onView({ cell: null })} />
+            <Distribution data={data} row={selected} onClose={close} />
           </Suspense>
         </section>
       )}

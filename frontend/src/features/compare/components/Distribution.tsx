@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import { formatNumber, formatParams } from '@/lib/format';
@@ -14,6 +15,8 @@ export function Distribution({ data, row, onClose }: { data: CompareResponse; ro
     </>
   );
   const names = machines.map((m) => m.name);
+  const samplesId = useId();
+  const ecdfId = useId();
   return (
     <section className="distribution" data-testid="distribution">
       {onClose && (
@@ -22,9 +25,9 @@ export function Distribution({ data, row, onClose }: { data: CompareResponse; ro
         </button>
       )}
       <div className="charts">
-        <ChartFrame title={<>Samples of {title}</>} file={`${row.kernel}-samples`}>
+        <ChartFrame title={<>Samples of {title}</>} file={`${row.kernel}-samples`} titleId={samplesId}>
           <ResponsiveContainer width="100%" height={60 + 50 * machines.length}>
-            <ScatterChart margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
+            <ScatterChart aria-labelledby={samplesId} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
               <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
               <XAxis dataKey="x" type="number" domain={['auto', 'auto']} tickFormatter={(v: number) => formatNumber(v)} label={{ value: row.unit, position: 'insideBottom', offset: -10 }} />
               <YAxis
@@ -42,9 +45,9 @@ export function Distribution({ data, row, onClose }: { data: CompareResponse; ro
             </ScatterChart>
           </ResponsiveContainer>
         </ChartFrame>
-        <ChartFrame title={<>ECDF of {title}</>} file={`${row.kernel}-ecdf`}>
+        <ChartFrame title={<>ECDF of {title}</>} file={`${row.kernel}-ecdf`} titleId={ecdfId}>
           <ResponsiveContainer width="100%" height={260}>
-            <LineChart margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
+            <LineChart aria-labelledby={ecdfId} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
               <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
               <XAxis dataKey="x" type="number" domain={['auto', 'auto']} allowDuplicatedCategory={false} tickFormatter={(v: number) => formatNumber(v)} label={{ value: row.unit, position: 'insideBottom', offset: -10 }} />
               <YAxis dataKey="y" type="number" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)} %`} width={50} />

@@ -22,15 +22,28 @@ export function Heatmap({ data, view, onView }: { data: CompareResponse; view: C
               {data.machines.map((m) => {
                 const r = row.ratios[m.id]?.ratio ?? null;
                 const pos = heatPosition(r, row.higher_is_better);
+                const open = () => onView({ cell: { kernel: row.kernel, paramsKey: row.params_key } });
+                // A button per cell: reached with Tab, opened with Enter, and its name says what a
+                // pointer's hover shows (the machine, the point, the ratio).
+                const point = row.params_key ? `${row.kernel} ${formatParams(row.params)}` : row.kernel;
                 return (
-                  <td
-                    key={m.id}
-                    style={{ background: heatColour(pos), color: heatInk(pos) }}
-                    title={r === null ? 'no ratio' : `${m.name}: ${formatNumber(r, 3)}× the baseline`}
-                    onClick={() => onView({ cell: { kernel: row.kernel, paramsKey: row.params_key } })}
-                    data-testid="heat-cell"
-                  >
-                    {r === null ? '—' : formatRatio(r)}
+                  <td key={m.id} style={{ background: heatColour(pos), color: heatInk(pos) }} data-testid="heat-cell">
+                    {r === null ? (
+                      <span title="no ratio" aria-label={`${m.name}, ${point}: no ratio`}>
+                        —
+                      </span>
+                    ) : (
+                      <button
+                        type="button"
+                        className="heat-button"
+                        title={`${m.name}: ${formatRatio(r)} the baseline (show the samples)`}
+                        aria-label={`${point}, ${m.name}: ${formatRatio(r)} the baseline`}
+                        aria-pressed={rowKey(row) === selected}
+                        onClick={open}
+                      >
+                        {formatRatio(r)}
+                      </button>
+                    )}
                   </td>
                 );
               })}

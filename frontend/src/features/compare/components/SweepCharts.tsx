@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceDot, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { CompareResponse } from '@/lib/api-types';
 import type { ChartScale } from '@/lib/compare-query';
@@ -120,8 +121,10 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
   const insights = data.machines
     .map((m, i) => ({ m, i, s: sweepInsight(group, m.id, higher) }))
     .filter((x): x is MachineInsight => x.s !== null);
+  const titleId = useId();
   return (
     <ChartFrame
+      titleId={titleId}
       title={
         <>
           <code>{group.kernel}</code> over <strong>{group.param}</strong>
@@ -132,7 +135,7 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
       testId="sweep-chart"
     >
       <ResponsiveContainer width="100%" height={280}>
-        <ComposedChart data={rows} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
+        <ComposedChart aria-labelledby={titleId} data={rows} margin={{ top: 10, right: 20, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
           {xAxis(group)}
           <YAxis
@@ -161,7 +164,8 @@ function SweepChart({ group, data, scale, units }: { group: SweepGroup; data: Co
 function ScalingTable({ group, insights, higher }: { group: SweepGroup; insights: { m: { id: string; name: string }; s: Insight }[]; higher: boolean }) {
   if (insights.length === 0) return null;
   return (
-    <div className="table-wrap sweep-insight" data-testid="sweep-insight">
+    // Focusable and named: on a narrow screen it scrolls sideways, and a keyboard must reach it to scroll.
+    <div className="table-wrap sweep-insight" data-testid="sweep-insight" tabIndex={0} role="region" aria-label={`How each machine scales over ${group.param}`}>
       <table className="table table-compact">
         <thead>
           <tr>

@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
 import { formatDateTime, formatNumber, formatPoint, seriesScale } from '@/lib/format';
@@ -20,10 +21,11 @@ export function HistoryChart({ data }: { data: History }) {
   const marks = factMarks(data.fact_changes);
   const steps = data.changes.filter((s) => s.significant);
   const label = `${data.kernel}${data.params_key ? ` (${formatPoint(data.params, data.params_key)})` : ''} on ${data.machine.name}`;
+  const titleId = useId();
   return (
-    <ChartFrame title={<>History of <code>{label}</code></>} file={`history-${data.kernel}`} testId="history-chart">
+    <ChartFrame title={<>History of <code>{label}</code></>} file={`history-${data.kernel}`} testId="history-chart" titleId={titleId}>
       <ResponsiveContainer width="100%" height={320}>
-        <ComposedChart data={rows} margin={{ top: 24, right: 24, bottom: 20, left: 10 }}>
+        <ComposedChart aria-labelledby={titleId} data={rows} margin={{ top: 24, right: 24, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
           <XAxis
             dataKey="t"

@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
 import { formatNumber, formatPoint, seriesScale } from '@/lib/format';
@@ -13,10 +14,11 @@ export function RankedChart({ kernel, point }: { kernel: string; point: RankedPo
       median: r.median! * scale.factor,
       err: r.ci_low !== null && r.ci_high !== null ? [(r.median! - r.ci_low) * scale.factor, (r.ci_high - r.median!) * scale.factor] : [0, 0],
     }));
+  const titleId = useId();
   return (
-    <ChartFrame title={<><code>{kernel}</code>{point.params_key ? ` (${formatPoint(point.params, point.params_key)})` : ''} on every machine</>} file={`${kernel}-machines`} testId="ranked-chart">
+    <ChartFrame titleId={titleId} title={<><code>{kernel}</code>{point.params_key ? ` (${formatPoint(point.params, point.params_key)})` : ''} on every machine</>} file={`${kernel}-machines`} testId="ranked-chart">
       <ResponsiveContainer width="100%" height={Math.max(120, 40 + rows.length * 34)}>
-        <BarChart data={rows} layout="vertical" margin={{ top: 10, right: 30, bottom: 20, left: 10 }}>
+        <BarChart aria-labelledby={titleId} data={rows} layout="vertical" margin={{ top: 10, right: 30, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" horizontal={false} />
           <XAxis type="number" tickFormatter={(v: number) => formatNumber(v, 3)} label={{ value: scale.unit, position: 'insideBottom', offset: -10 }} />
           <YAxis type="category" dataKey="name" width={140} />

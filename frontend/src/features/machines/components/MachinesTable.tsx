@@ -22,8 +22,8 @@ function lastRuns(runs: Run[] | undefined): Map<string, Run> {
 
 /** A machine: its pick box, name, state, last contact and run, hardware class and labels, facts, kernels
  * and a new-run link. */
-function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boolean; onPick: (on: boolean) => void }) {
-  const { machine: m, run, now, picked, onPick } = props;
+function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boolean; onPick: (on: boolean) => void; stale: boolean }) {
+  const { machine: m, run, now, picked, onPick, stale } = props;
   return (
     <tr data-testid="machine-row" data-machine-id={m.id}>
       <td>
@@ -36,7 +36,7 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
         <div className="muted small">{m.hostname}</div>
       </td>
       <td>
-        <OnlineBadge online={m.online} />
+        <OnlineBadge online={m.online} stale={stale} />
       </td>
       <td>
         <RelativeTime value={m.last_seen} now={now} />
@@ -74,8 +74,9 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
 const COLUMNS = [unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Class and labels', 'Facts', num('Kernels'), unseen('Actions')];
 
 /** The machines, with a group heading row before each group when `group` is set ('class', 'label:<key>';
- * see utils/labels.ts). Ticking two or more compares them, across groups. */
-export function MachinesTable({ machines, runs, group = '' }: { machines: Machine[]; runs?: Run[]; group?: string }) {
+ * see utils/labels.ts). Ticking two or more compares them, across groups. `stale`: the list could not be
+ * refreshed, so no machine's state is known. */
+export function MachinesTable({ machines, runs, group = '', stale = false }: { machines: Machine[]; runs?: Run[]; group?: string; stale?: boolean }) {
   const now = useNow();
   const navigate = useNavigate();
   const [picked, setPicked] = useState<string[]>([]);
@@ -107,7 +108,7 @@ export function MachinesTable({ machines, runs, group = '' }: { machines: Machin
               </tr>
             )}
             {g.machines.map((m) => (
-              <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} />
+              <MachineRow key={m.id} machine={m} run={last.get(m.id)} now={now} picked={chosen.includes(m.id)} onPick={(on) => toggle(m.id, on)} stale={stale} />
             ))}
           </Fragment>
         ))}

@@ -4,6 +4,7 @@ import { Field, Select, SubmitActions } from '@/components/Form';
 import { MIN_TIME_S, REPETITIONS, type Kernel, type Machine, type Profile } from '@/lib/api-types';
 import { formatEstimate, guessLaunchCost, repsPerLaunch, type RunEstimate } from '@/features/runs/utils/estimate';
 import type { FormErrors } from '@/features/runs/utils/run-request';
+import type { SubmitError } from '@/features/runs/utils/submit-error';
 import { profileHelp, profileNames, type Limits, type ProfileSettings } from '@/lib/limits';
 import type { ItemCount } from '@/lib/sweep';
 import { MissingKernels } from './KernelPicker';
@@ -134,14 +135,14 @@ export function RunSettingsRow(props: {
   );
 }
 
-/** The server's refusal, or how many fields are marked; nothing when neither. */
-export function FormErrorSummary({ submitError, errors }: { submitError: string | null; errors: FormErrors }) {
+/** Why the server did not start the run, or how many fields are marked; nothing when neither. */
+export function FormErrorSummary({ submitError, errors }: { submitError: SubmitError | null; errors: FormErrors }) {
   const marked = Object.keys(errors).length;
   if (!submitError && marked === 0) return null;
   return (
     <div id="form-errors" tabIndex={-1}>
       {submitError ? (
-        <ErrorMessage title="The server refused the run:" error={submitError} />
+        <ErrorMessage title={submitError.title} error={submitError.message} />
       ) : (
         <div className="message message-error" role="alert">
           Please fix the {marked === 1 ? 'marked field' : `${marked} marked fields`}: each says what is wrong beside it.

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
-import { ApiError, errorMessage } from '@/lib/api-client';
+import { ApiError } from '@/lib/api-client';
 import type { Kernel, Machine, Profile } from '@/lib/api-types';
 import { effectiveSettings, estimateRun, type RunEstimate } from '@/features/runs/utils/estimate';
 import { profileSettings, type Limits, type ProfileSettings } from '@/lib/limits';
@@ -8,6 +8,7 @@ import { initialFormValue, type FormValue } from '@/lib/params';
 import { batchPath, decodeNewRunQuery, encodeNewRunQuery, runPath, type NewRunQuery } from '@/lib/query-state';
 import { formErrorsFromServer, type buildRunRequest, type FormErrors, type RepeatedForm } from '@/features/runs/utils/run-request';
 import type { ItemCount, SweepChoice } from '@/lib/sweep';
+import { submitError as describeSubmitError, type SubmitError } from '@/features/runs/utils/submit-error';
 import { useCreateRun, useLaunchOverheads } from '../api/runs';
 
 /** The one online machine, when exactly one is: the form starts with it ticked (none otherwise). */
@@ -97,7 +98,7 @@ function useRefusalFocus() {
  */
 export function useRunSubmit() {
   const [errors, setErrors] = useState<FormErrors>({});
-  const [submitError, setSubmitError] = useState<string | null>(null);
+  const [submitError, setSubmitError] = useState<SubmitError | null>(null);
   const { formRef, refuse } = useRefusalFocus();
   const createRun = useCreateRun();
   const navigate = useNavigate();
@@ -114,7 +115,7 @@ export function useRunSubmit() {
         navigate(created.kind === 'batch' ? batchPath(created.batch.batch_id) : runPath(created.run.id)),
       onError: (err) => {
         if (err instanceof ApiError) setErrors(formErrorsFromServer(err.fieldErrors, built.request));
-        setSubmitError(errorMessage(err));
+        setSubmitError(describeSubmitError(err));
         refuse();
       },
     });
