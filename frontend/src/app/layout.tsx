@@ -123,9 +123,6 @@ function useSignInRedirect(): string | null {
   return signedOutRedirect(session.data, pathname, search, hash);
 }
 
-export function Layout() {
-  const redirect = useSignInRedirect();
-  if (redirect) return <Navigate to={redirect} replace />;
 /** The first stop of Tab: past the navigation's links to the page itself. */
 function SkipLink() {
   // Focus moves without a `#main` in the address (the address is the state of a shareable view).
@@ -143,12 +140,15 @@ function SkipLink() {
   );
 }
 
+export function Layout() {
+  const redirect = useSignInRedirect();
+  if (redirect) return <Navigate to={redirect} replace />;
   return (
     <>
+      <SkipLink />
       <Header />
       <main className="main" id="main" tabIndex={-1}>
         <Suspense fallback={<Loading what="the page" />}>
-      <SkipLink />
           <Outlet />
         </Suspense>
       </main>
@@ -161,18 +161,18 @@ export function RouteError() {
   const error = useRouteError();
   return (
     <>
+      <SkipLink />
       <Header />
       <main className="main" id="main" tabIndex={-1}>
         {/* A page's code that could not be fetched is the server being away, not a bug in the page. */}
         <h1>{isChunkLoadError(error) ? 'The server did not answer' : 'Something went wrong'}</h1>
-      <SkipLink />
         <ErrorMessage error={error} />
-      </main>
-    </>
-  );
         {isChunkLoadError(error) && (
           <button type="button" className="button" onClick={() => window.location.reload()}>
             Reload
           </button>
         )}
+      </main>
+    </>
+  );
 }
