@@ -3,6 +3,7 @@ import { ErrorMessage } from '@/components/Feedback';
 import { DataTable } from '@/components/TableHead';
 import { unseen } from '@/components/table-columns';
 import { DateTime } from '@/components/Time';
+import { formatNumber, formatPoint } from '@/lib/format';
 import { historyPath } from '@/features/history';
 import { useMoveAlert, type Alert } from '../api/alerts';
 import { actionsFor, changeText, ciText, factText } from '../utils/alerts';
@@ -54,10 +55,10 @@ export function AlertsTable({ alerts }: { alerts: Alert[] }) {
           <td>
             <Link to={historyPath({ machine: a.machine_id, kernel: a.kernel, params: a.params_key })} data-testid="alert-history">
               <span className="strong">{a.kernel}</span>
-              {a.params_key && <span className="muted"> {a.params_key}</span>} on {a.machine_name}
+              {a.params_key && <span className="muted"> {formatPoint(null, a.params_key)}</span>} on {a.machine_name}
             </Link>
           </td>
-          <td title={`${a.before.toPrecision(4)} → ${a.after.toPrecision(4)} ${a.unit}; ${a.significance.rule}, noise ${(a.significance.noise * 100).toFixed(1)} %`}>
+          <td title={`${formatNumber(a.before, 4)} → ${formatNumber(a.after, 4)} ${a.unit}; ${a.significance.rule}, noise ${(a.significance.noise * 100).toFixed(1)} %`}>
             <span className="strong">{changeText(a.ratio)}</span> <span className="muted">({ciText(a.ci_low, a.ci_high, a.significance.ci_level)})</span>
           </td>
           <td data-testid="alert-facts">
