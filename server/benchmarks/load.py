@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "server" / "tests"))  # fake_agent.py (server/test
 
 from fake_agent import FakeAgent  # noqa: E402
 from pacing import TICK_S, send_paced  # noqa: E402
-from procstat import main_thread_cpu, proc_stats  # noqa: E402
+from procstat import main_thread_cpu, proc_stats, threads_cpu  # noqa: E402
 from tests.e2e.stack import Server  # noqa: E402
 
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb  # noqa: E402
@@ -237,6 +237,7 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
         spy = profiler(server.proc.pid, profile)
         cpu0, _ = proc_stats(server.proc.pid)
         main0 = main_thread_cpu(server.proc.pid)
+        threads0 = threads_cpu(server.proc.pid)
         t0 = time.perf_counter()
         await asyncio.gather(
             *(
@@ -248,8 +249,12 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
         wall = time.perf_counter() - t0
         cpu1, _ = proc_stats(server.proc.pid)
         main1 = main_thread_cpu(server.proc.pid)
+        threads1 = threads_cpu(server.proc.pid)
         stop_profiler(spy)
         n = len(latencies)
+        by_thread = {
+            name: round(1000 * (cpu - threads0.get(name, 0.0)) / max(1, n), 3) for name, cpu in threads1.items()
+        }
         return {
             "agents": agents,
             "items_per_run": items,
@@ -263,6 +268,8 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
             "server_cpu_ms_per_result": round(1000 * (cpu1 - cpu0) / max(1, n), 3),
             # of which its event loop's thread: the one that bounds the rate (statistics run beside it)
             "main_thread_cpu_ms_per_result": round(1000 * (main1 - main0) / max(1, n), 3),
+            # the server's threads by name (the statistics workers are processes: in the total only)
+            "thread_cpu_ms_per_result": {k: v for k, v in sorted(by_thread.items()) if v > 0},
         }
 
     return await on_server(body)

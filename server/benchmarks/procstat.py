@@ -41,3 +41,18 @@ def main_thread_cpu(pid: int) -> float:
     """CPU seconds the process's main thread (its event loop: gRPC, SQLAlchemy's greenlets) used so far."""
     stat = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def threads_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the process's threads, summed by thread name (the event loop is the
+    process's own name; aiosqlite's, gRPC's and the executors' threads have theirs)."""
+    out: dict[str, float] = {}
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            raw = (t / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        name = raw[raw.index("(") + 1 : raw.rindex(")")]
+        stat = raw.rsplit(")", 1)[1].split()
+        out[name] = out.get(name, 0.0) + (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    return out

@@ -33,8 +33,8 @@ def prop(spec: dict[str, Any], model: str, field: str) -> dict[str, Any]:
     return p
 
 
-async def test_the_served_enums_are_the_sets_the_code_writes(http: httpx.AsyncClient) -> None:
-    spec = (await http.get("/openapi.json")).json()
+async def test_the_served_enums_are_the_sets_the_code_writes(api: httpx.AsyncClient) -> None:
+    spec = (await api.get("/openapi.json")).json()
     assert prop(spec, "RunOut", "status")["enum"] == [s.value for s in RunStatus]
     assert prop(spec, "RunOut", "profile")["enum"] == list(PROFILES)
     assert prop(spec, "RunItemOut", "state")["enum"] == [s.value for s in ItemState]
@@ -45,8 +45,8 @@ async def test_the_served_enums_are_the_sets_the_code_writes(http: httpx.AsyncCl
     assert types == contract.SCHEMA["$defs"]["param"]["properties"]["type"]["enum"]
 
 
-async def test_launch_and_warning_schemas_are_what_is_stored(http: httpx.AsyncClient) -> None:
-    spec = (await http.get("/openapi.json")).json()
+async def test_launch_and_warning_schemas_are_what_is_stored(api: httpx.AsyncClient) -> None:
+    spec = (await api.get("/openapi.json")).json()
     launch = prop(spec, "ResultOut", "launches")
     stored = reports_wire._launch(pb.Launch(index=0, wall_s=0.1, samples=2))
     assert set(launch["properties"]) == set(stored)

@@ -1,4 +1,4 @@
-"""Group commit (runs/ingest_writer.py): the batches several streams have ready are stored in one
+"""Group commit (ingest/writer.py): the batches several streams have ready are stored in one
 transaction, each stream still gets its own answers, and one report the database refuses is rejected for
 itself only while the other streams' reports are stored (real gRPC, a real database)."""
 
@@ -28,7 +28,7 @@ async def three_streams_held(
     """Three agents with a run of two items each; the writer's first transaction (agent 0's RUNNING)
     held until `release` is set, so what agents 1 and 2 send meanwhile waits for one turn. Returns the
     agents, their runs, the release and the machines of each transaction the writer begins."""
-    from ctxbench_server.runs import ingest
+    from ctxbench_server.ingest import service as ingest
 
     agents = [make_agent() for _ in range(3)]
     runs = []
@@ -151,9 +151,9 @@ async def test_a_stream_cancelled_waits_for_its_batch_under_way_and_drops_one_no
 ) -> None:
     """A stream that ends while the writer stores its batch keeps its machine's lock until that
     transaction ends (no cancel interleaves with it); a batch still queued is not stored at all."""
-    from ctxbench_server.runs import ingest
-    from ctxbench_server.runs.ingest_writer import IngestWriter
-    from ctxbench_server.runs.reported import Update
+    from ctxbench_server.ingest import service as ingest
+    from ctxbench_server.ingest.messages import Update
+    from ctxbench_server.ingest.writer import IngestWriter
     from ctxbench_server.stored import StoredEvents
 
     class Session:

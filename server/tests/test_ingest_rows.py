@@ -1,4 +1,4 @@
-"""What one ingest transaction writes of its runs and items (runs/ingest_batch.py reads them as plain rows
+"""What one ingest transaction writes of its runs and items (ingest/repository.py reads them as plain rows
 and writes their changes at its end): a RUNNING and the result of one item in one batch, a RUNNING alone,
 a run's start stamped, the run ended; the params of a report that names none, and of the failed result a
 malformed report leaves. The batch goes through the server's own writer (one transaction, as a stream's
@@ -12,8 +12,8 @@ from sqlalchemy import text
 
 from ctxbench_server.agents import reports_wire
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.ingest.messages import Refused
 from ctxbench_server.main import CtxbenchServer
-from ctxbench_server.runs.reported import Refused
 
 from .runs_helpers import MakeAgent, get_run, started
 

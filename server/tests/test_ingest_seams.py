@@ -15,8 +15,9 @@ import pytest
 
 from ctxbench_server.agents import reports_wire
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.runs import ingest
-from ctxbench_server.runs.reported import Refused, Report, Update
+from ctxbench_server.ingest.messages import Refused, Report, Update
+from ctxbench_server.stats import pool as stats_pool
+from ctxbench_server.stats import summary as stats
 from ctxbench_server.stored import ResultStored, StoredEvents
 
 
@@ -86,14 +87,24 @@ def test_updates_and_reject_codes() -> None:
     assert len(codes["malformed"].message) == 1024 and len(codes["malformed"].run_id) == 64
 
 
-def test_stats_are_computed_for_measured_reports_only() -> None:
-    ok, failed = reports_wire.report(wire()), reports_wire.report(wire(status=pb.RESULT_STATUS_FAILED))
-    bad = reports_wire.report(wire(samples=[math.inf]))
-    got = ingest.compute_stats([ok, failed, bad, Update("r", "i", True, "x")])
-    assert set(got) == {ok.result_id}
-    s = got[ok.result_id]
-    assert not isinstance(s, ValueError) and s.n == 6 and s.ci_low <= s.median <= s.ci_high
-    assert s.as_dict() == dataclasses.asdict(s)  # what the results row gets: every statistic
+def test_a_measured_report_is_described_without_its_ci() -> None:
+    """Ingest stores a report's summary before its ack; the CI of its median comes after (ingest/ci.py),
+    and is what the full statistics say (the same seed: the result id)."""
+    ok = reports_wire.report(wire())
+    s = stats.describe(ok.samples)
+    full = stats.compute(ok.samples, ok.sample_launches, ok.result_id)
+    assert s.n == 6 and s.as_dict() == dataclasses.asdict(s)
+    assert {k: v for k, v in full.as_dict().items() if not k.startswith("ci_")} == s.as_dict()
+    got = stats_pool.compute_all([(ok.result_id, ok.samples, ok.sample_launches), ("empty", [], None)])
+    ci = got[ok.result_id]
+    assert not isinstance(ci, ValueError) and (ci.low, ci.high, ci.method) == (
+        full.ci_low,
+        full.ci_high,
+        full.ci_method,
+    )
+    assert isinstance(got["empty"], ValueError)
+    with pytest.raises(ValueError):
+        stats.describe([math.inf])
 
 
 async def test_listeners_hear_each_batch_once_and_a_failing_one_never_fails_ingest(

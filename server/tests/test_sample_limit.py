@@ -13,7 +13,7 @@ import pytest
 
 from ctxbench_server.agents import reports_wire
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.runs.reported import Refused
+from ctxbench_server.ingest.messages import Refused
 
 CONTRACT = Path(__file__).resolve().parents[2] / "kernels" / "contract" / "kernel-cli.schema.json"
 

@@ -1,4 +1,4 @@
-"""stats/pool.py: the reports' statistics computed in worker processes are the very ones computed in
+"""stats/pool.py: the results' CIs of the median computed in worker processes are the very ones computed in
 the server's own process, and a pool whose worker dies is replaced without losing a batch."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_workers_compute_what_this_process_computes() -> None:
     here = stats_pool.compute_all(jobs())
     assert got.keys() == here.keys() == {"r1", "r2", "r3", "r4", "r5"}
     for rid in ("r1", "r2", "r3"):
-        assert got[rid] == here[rid]  # every field, the bootstrap CI included, bit for bit
+        assert got[rid] == here[rid]  # the bootstrap CI, bit for bit
     for rid in ("r4", "r5"):
         assert isinstance(got[rid], ValueError) and str(got[rid]) == str(here[rid])
     assert stats_pool._pool is not None

@@ -88,7 +88,7 @@ async def test_reports_stored_together_are_answered_alone(
     """Reports that arrive together are stored in one transaction, yet each gets its own answer: a
     malformed one and one the database refuses are rejected alone, the others stored and acknowledged,
     a report sent twice is stored once and acknowledged twice."""
-    from ctxbench_server.runs import ingest
+    from ctxbench_server.ingest import service as ingest
 
     agent = make_agent()
     await agent.connect()
@@ -229,7 +229,7 @@ async def test_many_agents_connecting_at_once(
 async def test_unexpected_error_on_a_stream_is_a_generic_status(
     make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxbench_server.runs import ingest
+    from ctxbench_server.ingest import service as ingest
 
     async def boom(*_: object) -> None:
         raise RuntimeError("secret internals")
@@ -250,7 +250,7 @@ async def test_a_report_not_stored_just_now_is_unavailable_and_kept(
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
-    from ctxbench_server.runs import ingest
+    from ctxbench_server.ingest import service as ingest
 
     agent = make_agent()
     await agent.connect()

@@ -28,10 +28,12 @@ from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.router import FleetInfo
 from ctxbench_server.fleet.tls import TlsMaterial, ensure_tls, public_grpc_addresses
+from ctxbench_server.ingest.ci import CIFiller
 from ctxbench_server.push.budget import StreamBudget
 from ctxbench_server.push.changes import Changes
 from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.schedules.firing import Scheduler
+from ctxbench_server.stats import pool as stats_pool
 from ctxbench_server.stored import StoredEvents
 from ctxbench_server.webhooks.sender import Sender
 
@@ -129,6 +131,9 @@ class CtxbenchServer:
         self.webhook_sender = Sender(self.sessionmaker, s)
         self.alerts = AlertWatcher(self.sessionmaker, s, on_queued=self.webhook_sender.wake)
         stored.on_commit(self.alerts.results_stored)
+        # The CI of each result's median, after its ack (ingest/ci.py)
+        self.ci_filler = CIFiller(self.sessionmaker, events.results_updated)
+        stored.on_commit(self.ci_filler.results_stored)
         if self.engine.dialect.name == "postgresql":
             await self._join_cluster(events)
 
@@ -153,6 +158,7 @@ class CtxbenchServer:
         self._schedules_task = asyncio.create_task(self.scheduler.run())
         self._alerts_task = asyncio.create_task(self.alerts.run())
         self._webhooks_task = asyncio.create_task(self.webhook_sender.run())
+        self._ci_task = asyncio.create_task(self.ci_filler.run())
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -254,6 +260,7 @@ class CtxbenchServer:
             "_schedules_task",
             "_alerts_task",
             "_webhooks_task",
+            "_ci_task",
             "_lost_task",
             "_seen_task",
             "_silent_task",
@@ -285,6 +292,7 @@ class CtxbenchServer:
             await self.agent_engine.dispose()
         if hasattr(self, "engine"):
             await self.engine.dispose()
+        stats_pool.shutdown()
 
 
 def _hostport(host: str, port: int) -> str:

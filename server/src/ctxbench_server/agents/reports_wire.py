@@ -1,4 +1,4 @@
-"""ResultReport and RunUpdate protobufs to the domain's Report and Update (runs/reported.py), and a
+"""ResultReport and RunUpdate protobufs to the domain's Report and Update (ingest/messages.py), and a
 Refused back to the Reject the agent acts on. The only place that reads a ResultReport: its limits are
 checked here, before anything is looked up, and a malformed report becomes a Report that says why."""
 
@@ -17,9 +17,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from ctxbench_server.contract.params import MAX_STRING
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
-from ctxbench_server.models import Result
-from ctxbench_server.runs import ingest
-from ctxbench_server.runs.reported import (
+from ctxbench_server.ingest.messages import (
     ID_LENGTH,
     LaunchProgress,
     Message,
@@ -28,8 +26,8 @@ from ctxbench_server.runs.reported import (
     Report,
     Update,
 )
+from ctxbench_server.models import Result
 from ctxbench_server.sql.text import column_length, storable
-from ctxbench_server.stats import summary as stats
 
 
 def _length(column: Any) -> int:
@@ -257,14 +255,3 @@ def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:
         report(m.result_report) if m.WhichOneof("msg") == "result_report" else update(m.run_update)
         for m in msgs
     ]
-
-
-def messages_with_stats(
-    msgs: Sequence[pb.ConnectRequest],
-) -> tuple[list[Message], dict[str, stats.Stats | ValueError] | None]:
-    """messages(msgs) and the statistics of their measured reports (ingest.compute_stats, in the
-    statistics worker processes of stats/pool.py): the CPU work of a batch, called in a thread beside
-    the event loop before a lock or a connection is taken."""
-    domain = messages(msgs)
-    has_reports = any(isinstance(m, Report) for m in domain)
-    return domain, ingest.compute_stats(domain) if has_reports else None

@@ -23,11 +23,11 @@ from ctxbench_server.errors import CtxbenchError, PermissionDenied, Unavailable
 from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from ctxbench_server.ingest import service as ingest
+from ctxbench_server.ingest.messages import Refused
+from ctxbench_server.ingest.writer import IngestWriter
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
-from ctxbench_server.runs import ingest
-from ctxbench_server.runs.ingest_writer import IngestWriter
-from ctxbench_server.runs.reported import Refused
 from ctxbench_server.stored import StoredEvents
 
 log = logging.getLogger(__name__)
@@ -318,16 +318,12 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     async def _store(self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest]) -> None:
         """Reports and updates stored in one transaction (with other streams' ready batches: the group
-        commit of runs/ingest_writer.py), under the machine's lock (like cancel, retry and dispatch: no
+        commit of ingest/writer.py), under the machine's lock (like cancel, retry and dispatch: no
         change of a run is lost to another one made between a read and a write); then each gets its
         answer: an Ack or a Reject per report. A report the database cannot take is rejected alone."""
-        if any(req.HasField("result_report") for req in msgs):
-            # off the event loop, before the lock is taken: the reports' statistics (~1 ms each)
-            domain, precomputed = await asyncio.to_thread(reports_wire.messages_with_stats, msgs)
-        else:  # updates only: a few µs, less than the hand-off to a thread and back
-            domain, precomputed = reports_wire.messages(msgs), None
+        domain = reports_wire.messages(msgs)
         async with self.hub.locks[conn.machine_id]:
-            done = await self.writer.store(conn.machine_id, domain, precomputed)
+            done = await self.writer.store(conn.machine_id, domain)
         await self._answer(conn, state, msgs, done)
 
     async def _answer(

@@ -17,6 +17,7 @@ from ctxbench_server.history import changes
 from ctxbench_server.history.schemas import HistoryPoint
 from ctxbench_server.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
+from ctxbench_server.stats import summary as stats
 
 # Points of one series looked at (the newest), and series and results a fleet-wide scan looks at.
 MAX_POINTS = 200
@@ -166,15 +167,20 @@ def _pick_point(keys: list[dict[str, Any]], kernel_id: str, params_key: str | No
     return params_key
 
 
+def _ci(r: Result) -> tuple[float | None, float | None, str | None]:
+    return stats.stored_ci(r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method))
+
+
 def _point(r: Result) -> HistoryPoint:
+    ci = _ci(r)
     return HistoryPoint(
         run_id=r.run_id,
         result_id=r.id,
         at=r.created_at,
         median=float(r.median or 0),  # (series reads median > 0 only)
-        ci_low=r.ci_low,
-        ci_high=r.ci_high,
-        ci_method=r.ci_method,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        ci_method=ci[2],
         n=r.n,
         n_launches=len(set(r.sample_launches)) if r.sample_launches else 1,
         unit=r.unit,

@@ -11,6 +11,7 @@ from ctxbench_server.compare.service import param_sort_key
 from ctxbench_server.contract.aliases import aliases_of
 from ctxbench_server.kernels.schemas import KernelOut
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result
+from ctxbench_server.stats import summary as stats
 
 
 async def list_kernels(session: AsyncSession) -> list[KernelOut]:
@@ -41,6 +42,7 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
     ).all()
     points: dict[str, dict[str, Any]] = {}
     for r, name in rows:
+        low, high, _ = stats.stored_ci(r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method))
         p = points.setdefault(
             r.params_key,
             {"params_key": r.params_key, "params": r.params, "unit": r.unit, "results": []},
@@ -53,8 +55,8 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
                 "run_id": r.run_id,
                 "at": r.created_at,
                 "median": r.median,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
+                "ci_low": low,
+                "ci_high": high,
                 "unit": r.unit,
                 "n": r.n,
             }

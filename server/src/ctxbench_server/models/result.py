@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ctxbench_server.models.base import Base, UTCDateTime, utcnow
@@ -16,6 +16,13 @@ class Result(Base):
     __table_args__ = (
         # Compare and history: a kernel's results on a machine, per parameter point, over time.
         Index("ix_results_kernel_machine_params", "kernel_id", "machine_id", "params_key", "created_at"),
+        # Results whose CI of the median is not filled in yet (ingest/ci.py): few at any time.
+        Index(
+            "ix_results_ci_pending",
+            "status",
+            sqlite_where=text("ci_method IS NULL"),
+            postgresql_where=text("ci_method IS NULL"),
+        ),
     )
 
     # The agent's UUID: a repeat of the same report is the same row.

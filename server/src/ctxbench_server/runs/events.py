@@ -133,6 +133,14 @@ class RunEvents:
         for run_id in dict.fromkeys(r.run_id for r in stored):
             self.notify(run_id)
 
+    def results_updated(self, run_id: str, result_ids: Sequence[str]) -> None:
+        """Results of the run changed after they were stored (their CI filled in): its streams here send
+        them again (the explorer replaces a result by its id)."""
+        feed = self._feeds.get(run_id)
+        if feed is not None:
+            feed.seen.difference_update(result_ids)
+        self.notify(run_id)
+
     def changed(self, run_id: str) -> None:
         """The run changed: its feed on this process (if any) re-reads it once."""
         feed = self._feeds.get(run_id)
@@ -266,7 +274,7 @@ class RunEvents:
             chunks.append(feed.run_chunk)
         for rid in new:
             if rid in rows:
-                chunk = sse("result", service.result_out(rows[rid]).model_dump(mode="json"))
+                chunk = sse("result", service.result_out(rows[rid], fill_ci=False).model_dump(mode="json"))
                 feed.keep(chunk)
                 chunks.append(chunk)
         if text != feed.run_text:

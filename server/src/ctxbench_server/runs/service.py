@@ -33,6 +33,7 @@ from ctxbench_server.runs.schemas import (
     RunSpec,
 )
 from ctxbench_server.sql import bulk, json_once
+from ctxbench_server.stats import summary as stats
 
 
 class Created(NamedTuple):
@@ -359,5 +360,11 @@ async def list_results(session: AsyncSession, run_id: str, history: bool = False
     return [result_out(r) for r in await session.scalars(q)]
 
 
-def result_out(r: Result) -> ResultOut:
-    return ResultOut.model_validate(r)
+def result_out(r: Result, fill_ci: bool = True) -> ResultOut:
+    """`fill_ci`: a CI the filler has not written yet is computed now (stats.summary.stored_ci); the
+    run's event stream sends it without (null) and sends the result again once it is written."""
+    out = ResultOut.model_validate(r)
+    if fill_ci and r.status == "ok" and r.ci_method is None:
+        low, high, method = stats.stored_ci(r.id, r.samples, r.sample_launches, (None, None, None))
+        out.ci_low, out.ci_high, out.ci_method = low, high, method
+    return out

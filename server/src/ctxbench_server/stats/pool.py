@@ -1,11 +1,9 @@
-"""The reports' statistics in worker processes, not threads of the server's own process.
+"""Results' CIs of the median in worker processes, not threads of the server's own process.
 
 A result's bootstrap (stats/bootstrap.py) is many small numpy calls: each takes the GIL, so in threads it
-competed with the event loop (gRPC, the ingest writer) for one lock. Measured with `load.py ingest` (20
-agents x 1000 items offered at 5000/s, docs/performance.md `bench:stats-pool-s7`): the statistics threads
-used 1.0-1.3 ms of CPU a result, three times what the same computation costs alone (~0.4 ms), and the
-server took ~650 results/s; with no statistics at all it took ~1900/s. Worker processes have their own
-GIL: the event loop keeps its core.
+competed with the event loop (gRPC, the ingest writer) for one lock, and cost several times what it
+costs alone (docs/performance.md `bench:stats-pool-s7`). Worker processes have their own GIL: the event
+loop keeps its core. Ingest's CI filler (ingest/ci.py) is their one caller.
 
 One pool per server process, started on first use (an idle server has no workers) with `spawn` (a fork of
 a process with gRPC's and asyncio's threads is unsafe). A pool that breaks (a worker killed) is replaced,
@@ -16,6 +14,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import logging
+import math
 import multiprocessing
 import os
 import sys
@@ -24,15 +23,15 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from ctxbench_server.stats import summary as stats
+from ctxbench_server.stats import bootstrap
 
 log = logging.getLogger(__name__)
 
 # result id, samples, sample launches (None: one launch)
 Job = tuple[str, Sequence[float], Sequence[int] | None]
-Computed = dict[str, stats.Stats | ValueError]
+Computed = dict[str, bootstrap.MedianCI | ValueError]
 
-# Two on a 2-CPU host: a 100 000-sample report (~2 s of bootstrap) does not hold every other batch.
+# Two on a 2-CPU host: a 100 000-sample result's bootstrap does not hold every other batch.
 WORKERS = max(2, min(4, (os.cpu_count() or 2) - 1))
 
 _lock = threading.Lock()
@@ -40,11 +39,16 @@ _pool: ProcessPoolExecutor | None = None
 
 
 def compute_all(jobs: Sequence[Job]) -> Computed:
-    """Each job's statistics, or the ValueError that says why it has none (no samples, a non-finite one)."""
+    """Each job's CI of the median, or the ValueError that says why it has none (no samples, a
+    non-finite one)."""
     out: Computed = {}
     for result_id, samples, launches in jobs:
         try:
-            out[result_id] = stats.compute(samples, launches, result_id)
+            if not samples:
+                raise ValueError("no samples")
+            if not all(math.isfinite(x) for x in samples):
+                raise ValueError("non-finite sample")
+            out[result_id] = bootstrap.median_ci(samples, launches, result_id)
         except ValueError as e:
             out[result_id] = e
     return out

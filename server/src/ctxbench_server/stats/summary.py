@@ -1,5 +1,7 @@
-"""Per-result statistics: location, spread and the CI of the median (stats/bootstrap.py: a hierarchical
-bootstrap over launches then samples, or min-max, labelled so, with fewer than 6 launches)."""
+"""Per-result statistics: location and spread (describe: what ingest stores before it acknowledges a
+result), and the CI of the median (median_ci: stats/bootstrap.py's hierarchical bootstrap over launches
+then samples, or min-max, labelled so, with fewer than 6 launches), filled in after the ack
+(ingest/ci.py: docs/architecture.md "Ingest")."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ctxbench_server.lru import LRU
 from ctxbench_server.stats import bootstrap
 
 CONFIDENCE = 0.95
@@ -19,7 +22,9 @@ CI_MIN_MAX = "min-max (n < 6: no order-statistic interval reaches 95 %)"
 
 
 @dataclass(frozen=True)
-class Stats:
+class Summary:
+    """A result's location and spread: everything but the CI of its median."""
+
     n: int
     median: float
     mean: float
@@ -27,13 +32,19 @@ class Stats:
     cv: float | None  # stddev / mean; None when mean == 0
     min: float
     max: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         # the fields are flat: a shallow copy is asdict's answer without its recursion (once per result)
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Stats(Summary):
+    """Summary and the CI of the median."""
+
+    ci_low: float
+    ci_high: float
+    ci_method: str
 
 
 @lru_cache(maxsize=4096)
@@ -60,8 +71,8 @@ def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] |
     return j, k
 
 
-def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = None, key: str = "") -> Stats:
-    """The result's statistics; `key` (its id) seeds the bootstrap, so compare recomputes the same CI."""
+def describe(samples: Sequence[float]) -> Summary:
+    """Location and spread of the samples. Raises ValueError when there are none, or one is not finite."""
     if not samples:
         raise ValueError("no samples")
     if not all(math.isfinite(x) for x in samples):
@@ -70,8 +81,7 @@ def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = No
     n = int(a.size)
     mean = float(a.mean())
     stddev = float(a.std(ddof=1)) if n > 1 else 0.0
-    ci = bootstrap.median_ci(samples, sample_launches, key)
-    return Stats(
+    return Summary(
         n=n,
         median=float((a[(n - 1) // 2] + a[n // 2]) / 2),  # np.median's value, without its copies
         mean=mean,
@@ -79,7 +89,33 @@ def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = No
         cv=(stddev / mean) if mean != 0 else None,
         min=float(a[0]),
         max=float(a[-1]),
-        ci_low=ci.low,
-        ci_high=ci.high,
-        ci_method=ci.method,
     )
+
+
+def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = None, key: str = "") -> Stats:
+    """The result's statistics; `key` (its id) seeds the bootstrap, so compare recomputes the same CI."""
+    s = describe(samples)
+    ci = bootstrap.median_ci(samples, sample_launches, key)
+    return Stats(**s.__dict__, ci_low=ci.low, ci_high=ci.high, ci_method=ci.method)
+
+
+# CIs a reader computed for results the filler had not reached yet (by result id; the values never change)
+_read_cis: LRU[str, bootstrap.MedianCI] = LRU(4096)
+
+
+def stored_ci(
+    result_id: str,
+    samples: Sequence[float] | None,
+    sample_launches: Sequence[int] | None,
+    stored: tuple[float | None, float | None, str | None],
+) -> tuple[float | None, float | None, str | None]:
+    """A result's (ci_low, ci_high, ci_method) as stored, or, for a measured result whose CI the filler
+    (ingest/ci.py) has not written yet, the same values computed now (seeded by its id): a reader never
+    sees "not yet" in the moment between a result's ack and its CI."""
+    if stored[2] is not None or not samples:
+        return stored
+    ci = _read_cis.get(result_id)
+    if ci is None:
+        ci = bootstrap.median_ci(samples, sample_launches, result_id)
+        _read_cis.put(result_id, ci)
+    return ci.low, ci.high, ci.method

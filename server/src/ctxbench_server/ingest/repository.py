@@ -15,6 +15,7 @@ from sqlalchemy import BindParameter, Table, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.contract.params import from_wire, params_key
+from ctxbench_server.ingest.messages import ID_LENGTH, Message, Refused, Report
 from ctxbench_server.models import (
     FINISHED_RUN,
     ItemState,
@@ -26,8 +27,6 @@ from ctxbench_server.models import (
     RunStatus,
 )
 from ctxbench_server.models.base import utcnow
-from ctxbench_server.runs.reported import ID_LENGTH, Message, Refused, Report
-from ctxbench_server.stats import summary as stats
 from ctxbench_server.stored import ResultStored, StoredEvents
 
 # Core, not the ORM's unit of work: a batch's runs and items are read as plain rows, its results go in
@@ -228,8 +227,6 @@ class Batch:
     machine_id: str
     agent_version: str | None
     lookups: Lookups
-    # result id -> its statistics (or why there are none), computed beforehand by compute_stats
-    precomputed: dict[str, stats.Stats | ValueError] = dataclasses.field(default_factory=dict)
     # what close_batches writes: the results (rows of one INSERT), their items' new state (one UPDATE
     # by id), and the runs whose items got a current result; what it tells: the results stored
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)

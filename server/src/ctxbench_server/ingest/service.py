@@ -1,8 +1,10 @@
 """Results and item progress into the database: a stream's messages (already translated from protobuf by
-agents/reports_wire.py) stored in batches, each report getting its own outcome.
+agents/reports_wire.py) stored in batches, each report getting its own outcome. A result is stored with
+its samples and their summary (stats.summary.describe); its CI of the median follows after the ack
+(ingest/ci.py).
 
 A batch (whatever the agent had sent when its last batch was done), or the batches of several streams
-ready at once (record_group: runs/ingest_writer.py's group commit), is looked up with a few queries for
+ready at once (record_group: ingest/writer.py's group commit), is looked up with a few queries for
 all of its messages, stored with one INSERT of plain rows and one UPDATE of their items, the derived
 work (whether a run is finished) done once, one commit. A refused message is refused alone. What
 was stored is told through stored.py ("result stored"): compare's latest_results pointers follow it
@@ -20,9 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.contract.params import params_key
-from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
-from ctxbench_server.models.base import new_id, utcnow
-from ctxbench_server.runs.ingest_batch import (
+from ctxbench_server.ingest.messages import Message, Refused, Report, Update
+from ctxbench_server.ingest.repository import (
     Batch,
     ItemRow,
     RunRow,
@@ -30,8 +31,8 @@ from ctxbench_server.runs.ingest_batch import (
     open_batches,
     result_row,
 )
-from ctxbench_server.runs.reported import Message, Refused, Report, Update
-from ctxbench_server.stats import pool as stats_pool
+from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
+from ctxbench_server.models.base import new_id, utcnow
 from ctxbench_server.stats import summary as stats
 from ctxbench_server.stored import ResultStored, StoredEvents
 
@@ -52,11 +53,10 @@ class Stored:
 
 @dataclass
 class Pending:
-    """A stream's messages waiting for their transaction, and their statistics computed beforehand."""
+    """A stream's messages waiting for their transaction."""
 
     machine_id: str
     msgs: Sequence[Message]
-    precomputed: dict[str, stats.Stats | ValueError] | None = None
 
 
 @dataclass
@@ -66,18 +66,6 @@ class Recorded:
 
     outcomes: list[Stored | Refused | None]
     finished: list[str]
-
-
-def compute_stats(msgs: Sequence[Message]) -> dict[str, stats.Stats | ValueError]:
-    """The statistics of each measured report (the bootstrap is most of what a report costs the server),
-    for record_batch, computed in a worker process (stats/pool.py). Blocks: meant for a worker
-    thread beside the event loop, before the machine's lock and a database connection are taken."""
-    jobs: dict[str, stats_pool.Job] = {}
-    for r in msgs:
-        if not isinstance(r, Report) or r.malformed or r.status != "ok" or r.result_id in jobs:
-            continue
-        jobs[r.result_id] = (r.result_id, r.samples, r.sample_launches)
-    return stats_pool.compute(list(jobs.values()))
 
 
 async def record_group(
@@ -90,7 +78,6 @@ async def record_group(
     opened = await open_batches(session, [(p.machine_id, p.msgs) for p in batches])
     outcomes: list[list[Stored | Refused | None]] = []
     for b, p in zip(opened, batches, strict=True):
-        b.precomputed = p.precomputed or {}
         outcomes.append([])
         for m in p.msgs:
             try:
@@ -108,15 +95,10 @@ async def record_group(
 
 
 async def record_batch(
-    session: AsyncSession,
-    machine_id: str,
-    msgs: Sequence[Message],
-    events: StoredEvents,
-    precomputed: dict[str, stats.Stats | ValueError] | None = None,
+    session: AsyncSession, machine_id: str, msgs: Sequence[Message], events: StoredEvents
 ) -> Recorded:
-    """record_group of one stream's messages. `precomputed`: compute_stats(msgs) (else each report's
-    statistics are computed here)."""
-    return (await record_group(session, [Pending(machine_id, msgs, precomputed)], events))[0]
+    """record_group of one stream's messages."""
+    return (await record_group(session, [Pending(machine_id, msgs)], events))[0]
 
 
 def _record_update(b: Batch, u: Update) -> None:
@@ -229,9 +211,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
     )
     if r.status == "ok":
         try:
-            s = b.precomputed.get(r.result_id) or stats.compute(r.samples, r.sample_launches, r.result_id)
-            if isinstance(s, ValueError):
-                raise s
+            s = stats.describe(r.samples)
         except ValueError as e:  # no samples: not a measurement
             row["status"], row["error"] = "failed", f"result has no usable samples: {e}"
         else:

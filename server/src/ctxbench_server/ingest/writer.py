@@ -32,9 +32,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.cluster import lock_machines
-from ctxbench_server.runs import ingest
-from ctxbench_server.runs.reported import Message, Refused, Report
-from ctxbench_server.stats import summary as stats
+from ctxbench_server.ingest import service as ingest
+from ctxbench_server.ingest.messages import Message, Refused, Report
 from ctxbench_server.stored import StoredEvents
 
 log = logging.getLogger(__name__)
@@ -58,15 +57,10 @@ class IngestWriter:
         self._task: asyncio.Task[None] | None = None
         self.groups = 0  # transactions begun (tests and the load benchmark read it)
 
-    async def store(
-        self,
-        machine_id: str,
-        msgs: Sequence[Message],
-        precomputed: dict[str, stats.Stats | ValueError] | None = None,
-    ) -> ingest.Recorded:
+    async def store(self, machine_id: str, msgs: Sequence[Message]) -> ingest.Recorded:
         """Stores one stream's messages with whatever else is ready; their outcomes. Raises what storing
         them alone raised (an update the database failed: the stream ends, the agent reconnects)."""
-        job = _Job(ingest.Pending(machine_id, msgs, precomputed), asyncio.get_running_loop().create_future())
+        job = _Job(ingest.Pending(machine_id, msgs), asyncio.get_running_loop().create_future())
         self._jobs.append(job)
         if self._task is None or self._task.done():
             # a context of its own: not the machine lock of the stream that happened to start it
@@ -118,9 +112,7 @@ class IngestWriter:
             async with self._session([j.pending.machine_id for j in group]) as session:
                 if len(group) == 1:
                     p = group[0].pending
-                    done = [
-                        await ingest.record_batch(session, p.machine_id, p.msgs, self.events, p.precomputed)
-                    ]
+                    done = [await ingest.record_batch(session, p.machine_id, p.msgs, self.events)]
                 else:
                     done = await ingest.record_group(session, [j.pending for j in group], self.events)
         except Exception as e:
@@ -143,9 +135,7 @@ class IngestWriter:
         self.groups += 1
         try:
             async with self._session([p.machine_id]) as session:
-                recorded = await ingest.record_batch(
-                    session, p.machine_id, p.msgs, self.events, p.precomputed
-                )
+                recorded = await ingest.record_batch(session, p.machine_id, p.msgs, self.events)
         except Exception as e:
             await self._alone(job, e)
         else:
@@ -170,9 +160,7 @@ class IngestWriter:
             for m in p.msgs:
                 try:
                     async with self._session([p.machine_id]) as session:
-                        one = await ingest.record_batch(
-                            session, p.machine_id, [m], self.events, p.precomputed
-                        )
+                        one = await ingest.record_batch(session, p.machine_id, [m], self.events)
                 except SQLAlchemyError as e1:
                     one = await self._failed(p.machine_id, m, e1)
                 done.outcomes += one.outcomes
