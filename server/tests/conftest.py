@@ -4,17 +4,28 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import NullPool
 
+from ctxbench_server.app import create_app
 from ctxbench_server.config import Settings
-from ctxbench_server.db import alembic_config, create_engine
+from ctxbench_server.db import alembic_config, create_engine, migrate
+from ctxbench_server.dispatch.dispatcher import Dispatcher
+from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.main import CtxbenchServer
+from ctxbench_server.push.budget import StreamBudget
+from ctxbench_server.push.changes import Changes
+from ctxbench_server.runs.events import RunEvents
+from ctxbench_server.sql.one_writer import one_writer_kwargs
 
 from .fake_agent import FakeAgent
 
@@ -29,10 +40,50 @@ def settings_overrides() -> dict[str, Any]:
     return {}
 
 
+def with_database(url: str, name: str) -> str:
+    """The URL of another database on the same PostgreSQL server (the query, e.g. a socket dir, kept)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
 # Set to e.g. postgresql+asyncpg://postgres@127.0.0.1:55432/ctxbench to run every server test on
 # PostgreSQL instead of a fresh SQLite file (the database is wiped before each server starts);
 # scripts/with-postgres.sh sets it to a private server of its own (`make test-server-pg`).
-TEST_DATABASE_URL = os.environ.get("CTXBENCH_TEST_DATABASE_URL", "")
+BASE_DATABASE_URL = os.environ.get("CTXBENCH_TEST_DATABASE_URL", "")
+# Under pytest-xdist (`-n N`) each worker wipes and migrates a database of its own on that server.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+TEST_DATABASE_URL = (
+    with_database(BASE_DATABASE_URL, f"{urlsplit(BASE_DATABASE_URL).path.strip('/')}_{WORKER}")
+    if BASE_DATABASE_URL and WORKER
+    else BASE_DATABASE_URL
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "timing: asserts how fast something answers; `make test-server` runs these after the parallel "
+        "part, alone, so that other tests' load cannot fail them",
+    )
+
+
+async def create_database(url: str) -> None:
+    """CREATE DATABASE for `url` on its server unless it exists (from a connection to BASE_DATABASE_URL)."""
+    name = urlsplit(url).path.strip("/")
+    engine = create_async_engine(BASE_DATABASE_URL, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            q = text("SELECT 1 FROM pg_database WHERE datname = :n")
+            if (await conn.execute(q, {"n": name})).scalar() is None:
+                await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _worker_database() -> None:
+    if TEST_DATABASE_URL and TEST_DATABASE_URL != BASE_DATABASE_URL:
+        asyncio.run(create_database(TEST_DATABASE_URL))
 
 
 def test_settings(root: Path, **overrides: Any) -> Settings:
@@ -157,3 +208,101 @@ async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) 
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.02)
+
+
+# ---------------------------------------------------------------- migrate once, roll back each test
+# Tests of a service (and of a REST read served in-process) need a migrated database, not a server:
+# `alembic upgrade head` runs once per test run (per xdist worker), and each test works inside one
+# outer transaction that is rolled back after it, as full-stack-fastapi-template's tests do. Tests of
+# the seams (gRPC streams, REST and SSE over sockets, several processes on one database) keep `server`.
+
+
+@pytest.fixture(scope="session")
+def migrated_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A database at the head revision: a SQLite file of this run, or a PostgreSQL database of its own
+    (never the one `server` wipes)."""
+    if TEST_DATABASE_URL:
+        url = with_database(TEST_DATABASE_URL, urlsplit(TEST_DATABASE_URL).path.strip("/") + "_rollback")
+        asyncio.run(create_database(url))
+        asyncio.run(wipe(url, drop=True))
+    else:
+        url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('migrated') / 'ctxbench.db'}"
+
+    async def upgrade() -> None:
+        engine = create_engine(url)
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()
+
+    asyncio.run(upgrade())
+    return url
+
+
+@dataclass
+class RolledBack:
+    """One connection in a transaction that the test's end rolls back; `sessionmaker`'s sessions work in
+    savepoints inside it, so their commits and rollbacks behave as on their own."""
+
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+async def rolled_back(migrated_url: str) -> AsyncIterator[RolledBack]:
+    engine = create_engine(migrated_url)
+    sqlite = engine.dialect.name == "sqlite"
+    if sqlite:
+        # pysqlite begins transactions itself and would let a RELEASE commit the outer one: SQLAlchemy's
+        # recipe for SAVEPOINT on SQLite hands BEGIN to SQLAlchemy.
+        @event.listens_for(engine.sync_engine, "connect")
+        def _autocommit(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN")
+
+    async with engine.connect() as conn:
+        outer = await conn.begin()
+        sessionmaker = async_sessionmaker(
+            bind=conn,
+            expire_on_commit=False,
+            join_transaction_mode="create_savepoint",
+            **(one_writer_kwargs() if sqlite else {}),  # as the server's own sessions on SQLite
+        )
+        try:
+            yield RolledBack(engine, sessionmaker)
+        finally:
+            await outer.rollback()
+    await engine.dispose()
+
+
+@pytest.fixture
+def api_transport(settings: Settings, rolled_back: RolledBack) -> httpx.ASGITransport:
+    """The server's FastAPI app in this process (no sockets, no agents, no background tasks) on the
+    rolled-back database: for tests of what a REST route answers. Sockets, streams and agents are
+    tested through `server`."""
+    sm = rolled_back.sessionmaker
+    hub = AgentHub()
+    budget = StreamBudget(settings.max_sse_per_client, settings.max_sse_total)
+    events = RunEvents(sm, budget=budget)
+    app = create_app(settings, sm, hub, Dispatcher(hub, sm, events, sm), ADMIN_TOKEN)
+    app.state.changes = events.changes = Changes(budget, sm)
+    return httpx.ASGITransport(app=app)
+
+
+@pytest.fixture
+async def api(api_transport: httpx.ASGITransport) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the in-process app that sends the admin token."""
+    async with httpx.AsyncClient(
+        transport=api_transport, base_url="http://127.0.0.1", headers=ADMIN, timeout=10
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+async def api_anon(api_transport: httpx.ASGITransport) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the in-process app without any credential."""
+    async with httpx.AsyncClient(transport=api_transport, base_url="http://127.0.0.1", timeout=10) as client:
+        yield client

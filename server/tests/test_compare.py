@@ -1,4 +1,5 @@
-"""GET /compare over the real server and SQLite: selection, ratio statistics, facts, errors, SQL cost."""
+"""GET /compare served in-process on the migrated, rolled-back database: selection, ratio statistics,
+facts, errors, SQL cost."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ctxbench_server.compare import service, significance
 from ctxbench_server.compare.schemas import CompareOut
-from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, assert_declared, spread
+from .conftest import RolledBack
 
 
 @pytest.fixture
-async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
-    s = Seeder(server.sessionmaker)
+async def seed(rolled_back: RolledBack) -> AsyncIterator[Seeder]:
+    s = Seeder(rolled_back.sessionmaker)
     await s.kernels()
     yield s
 
@@ -38,7 +40,7 @@ def row(body: dict[str, Any], kernel: str, params_key: str = "") -> dict[str, An
     return hit
 
 
-async def test_latest_result_per_machine_and_point(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_latest_result_per_machine_and_point(api: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     ra1, rb1 = await seed.run(a), await seed.run(b)
     old = await seed.result(ra1, a, "syscall.getppid", spread(100))
@@ -46,7 +48,7 @@ async def test_latest_result_per_machine_and_point(http: httpx.AsyncClient, seed
     new = await seed.result(ra2, a, "syscall.getppid", spread(110))
     await seed.result(ra2, a, "syscall.getppid", [], status="failed")  # failures never count
     b1 = await seed.result(rb1, b, "syscall.getppid", spread(200))
-    body = await get(http, machines="a,b")
+    body = await get(api, machines="a,b")
     assert body["baseline"] == "a"
     assert [m["id"] for m in body["machines"]] == ["a", "b"]
     r = row(body, "syscall.getppid")
@@ -61,27 +63,27 @@ async def test_latest_result_per_machine_and_point(http: httpx.AsyncClient, seed
     assert sorted(body["result_ids"]) == sorted([new, b1]) and old not in body["result_ids"]
 
     # runs= restricts a machine with picked runs to them; the others keep their latest
-    body = await get(http, machines="a,b", runs=ra1)
+    body = await get(api, machines="a,b", runs=ra1)
     assert row(body, "syscall.getppid")["cells"]["a"]["result_id"] == old
     assert row(body, "syscall.getppid")["cells"]["b"]["result_id"] == b1
 
 
-async def test_batch_restricts_and_names_machines(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_batch_restricts_and_names_machines(api: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     ra, rb = await seed.run(a, batch="B1"), await seed.run(b, batch="B1")
     in_a = await seed.result(ra, a, "ctxsw.pipe", spread(1000))
     in_b = await seed.result(rb, b, "ctxsw.pipe", spread(1500))
     later = await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(900))  # outside the batch
-    body = await get(http, batch="B1")  # the batch names its machines
+    body = await get(api, batch="B1")  # the batch names its machines
     assert [m["id"] for m in body["machines"]] == ["a", "b"]
     assert row(body, "ctxsw.pipe")["cells"]["a"]["result_id"] == in_a
     assert body["result_ids"] == sorted([in_a, in_b])
-    assert (await get(http, machines="a,b"))["rows"][0]["cells"]["a"]["result_id"] == later
-    await get(http, 422, machines="a,b", batch="nope")
+    assert (await get(api, machines="a,b"))["rows"][0]["cells"]["a"]["result_id"] == later
+    await get(api, 422, machines="a,b", batch="nope")
 
 
 async def test_ratio_statistics(
-    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The rule at the fallback floor (5 %), whatever floors `make bench` measured (noise_floors.json).
     monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
@@ -93,7 +95,7 @@ async def test_ratio_statistics(
     await seed.result(rc, c, "syscall.getppid", spread(130))  # clearly shifted, n = 10
     await seed.result(ra, a, "ctxsw.pipe", spread(1000, n=4))
     await seed.result(rb, b, "ctxsw.pipe", spread(2000, n=4))  # n < 5: no test
-    body = await get(http, machines="a,b,c")
+    body = await get(api, machines="a,b,c")
     r = row(body, "syscall.getppid")["ratios"]
     assert r["b"]["ratio"] == 1.0 and r["b"]["ci_low"] <= 1 <= r["b"]["ci_high"]
     assert r["b"]["p_value"] is None and r["b"]["significant"] is False  # Mann-Whitney U is gone
@@ -121,10 +123,10 @@ async def test_ratio_statistics(
 
     # the bootstrap is seeded by the result ids: recomputed without the cache, the same numbers
     service.clear_caches()
-    assert (await get(http, machines="a,b,c"))["rows"] == body["rows"]
+    assert (await get(api, machines="a,b,c"))["rows"] == body["rows"]
 
 
-async def test_geomean_units_and_direction(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_geomean_units_and_direction(api: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     ra, rb = await seed.run(a), await seed.run(b)
     for kernel, base, other in (
@@ -137,7 +139,7 @@ async def test_geomean_units_and_direction(http: httpx.AsyncClient, seed: Seeder
         await seed.result(rb, b, kernel, spread(other))
     await seed.result(ra, a, "syscall.getppid", spread(10), params={"threads": 2})
     await seed.result(rb, b, "syscall.getppid", spread(10), params={"threads": 2}, unit="us/op")
-    body = await get(http, machines="a,b", kernels="syscall.*,ctxsw.pipe,storage.write")
+    body = await get(api, machines="a,b", kernels="syscall.*,ctxsw.pipe,storage.write")
     assert row(body, "storage.write")["higher_is_better"] is True
     assert row(body, "storage.write")["ratios"]["b"]["ratio"] == pytest.approx(0.5)
     mismatch = row(body, "syscall.getppid", "threads=2")
@@ -152,11 +154,11 @@ async def test_geomean_units_and_direction(http: httpx.AsyncClient, seed: Seeder
     assert body["geomean_by_family"]["syscall"]["b"] == pytest.approx(1.0)
     assert body["geomean_by_family"]["ctxsw"]["b"] == pytest.approx(4.0)
     assert body["geomean_by_family"]["storage"]["b"] == pytest.approx(2.0)
-    only = await get(http, machines="a,b", kernels="ctxsw.*")
+    only = await get(api, machines="a,b", kernels="ctxsw.*")
     assert [r["kernel"] for r in only["rows"]] == ["ctxsw.pipe"]
 
 
-async def test_facts_diff_uses_run_snapshots(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_facts_diff_uses_run_snapshots(api: httpx.AsyncClient, seed: Seeder) -> None:
     a = await seed.machine("a")
     b = await seed.machine("b", clocksource="kvm-clock", virtualization="kvm")
     vulns = {**FACTS["vulnerabilities"], "spectre_v2": "Vulnerable"}
@@ -164,7 +166,7 @@ async def test_facts_diff_uses_run_snapshots(http: httpx.AsyncClient, seed: Seed
     rb = await seed.run(b, facts={**FACTS, "hostname": "b", **snap, "extra": {"timer_slack_ns": "1"}})
     await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(10))
     await seed.result(rb, b, "ctxsw.pipe", spread(10))
-    body = await get(http, machines="a,b")
+    body = await get(api, machines="a,b")
     diff = {d["fact"]: d for d in body["facts_diff"]}
     # b's run snapshot (tsc) is used, not its current facts (kvm-clock); hostname and cpu_mhz never count
     assert list(diff) == ["virtualization", "vulnerabilities.spectre_v2", "extra.timer_slack_ns"]
@@ -175,43 +177,43 @@ async def test_facts_diff_uses_run_snapshots(http: httpx.AsyncClient, seed: Seed
     assert body["machines"][1]["facts_run_id"] == rb and body["machines"][0]["facts_run_id"] is None
 
 
-async def test_errors_name_what_is_wrong(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_errors_name_what_is_wrong(api: httpx.AsyncClient, seed: Seeder) -> None:
     await seed.machine("a")
     await seed.machine("b")
-    r = await http.get("/api/v1/compare", params={"machines": "a,ghost"})
+    r = await api.get("/api/v1/compare", params={"machines": "a,ghost"})
     assert r.status_code == 404 and "ghost" in r.json()["detail"]
-    [e] = (await get(http, 422, machines="a,b", kernels="syscall.getppid,nope"))["detail"]
+    [e] = (await get(api, 422, machines="a,b", kernels="syscall.getppid,nope"))["detail"]
     assert e["loc"] == ["query", "kernels", 1] and "nope" in e["msg"] and e["type"] == "unknown_kernel"
-    [e] = (await get(http, 422, machines="a,b", kernels="zzz.*"))["detail"]
+    [e] = (await get(api, 422, machines="a,b", kernels="zzz.*"))["detail"]
     assert e["loc"] == ["query", "kernels", 0] and "zzz" in e["msg"]
-    [e] = (await get(http, 422, machines="a,b", baseline="c"))["detail"]
+    [e] = (await get(api, 422, machines="a,b", baseline="c"))["detail"]
     assert e["loc"] == ["query", "baseline"]
-    [e] = (await get(http, 422))["detail"]
+    [e] = (await get(api, 422))["detail"]
     assert e["loc"] == ["query", "machines"]
-    [e] = (await get(http, 422, machines=",".join(f"m{i}" for i in range(21))))["detail"]
+    [e] = (await get(api, 422, machines=",".join(f"m{i}" for i in range(21))))["detail"]
     assert e["loc"] == ["query", "machines"]
-    [e] = (await get(http, 422, machines="a,b", runs="no-such-run"))["detail"]
+    [e] = (await get(api, 422, machines="a,b", runs="no-such-run"))["detail"]
     assert e["loc"] == ["query", "runs", 0] and "no-such-run" in e["msg"]
-    assert (await get(http, machines="a,b"))["rows"] == []
+    assert (await get(api, machines="a,b"))["rows"] == []
 
 
 @contextmanager
-def count_statements(server: CtxbenchServer) -> Iterator[list[str]]:
+def count_statements(engine: AsyncEngine) -> Iterator[list[str]]:
     seen: list[str] = []
 
     def on(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if "machines.last_seen <" not in statement:  # the lost-agent timer, running beside the request
+        if "SAVEPOINT" not in statement:  # the rolled-back layer's own, not the request's
             seen.append(statement)
 
-    event.listen(server.engine.sync_engine, "before_cursor_execute", on)
+    event.listen(engine.sync_engine, "before_cursor_execute", on)
     try:
         yield seen
     finally:
-        event.remove(server.engine.sync_engine, "before_cursor_execute", on)
+        event.remove(engine.sync_engine, "before_cursor_execute", on)
 
 
 async def test_sql_statements_do_not_grow(
-    http: httpx.AsyncClient, seed: Seeder, server: CtxbenchServer
+    api: httpx.AsyncClient, seed: Seeder, rolled_back: RolledBack
 ) -> None:
     machines = [await seed.machine(f"m{i}") for i in range(10)]
     for m in machines:
@@ -221,14 +223,14 @@ async def test_sql_statements_do_not_grow(
                 await seed.result(rid, m, kernel, spread(100 + t, n=5), params={"threads": t})
 
     async def statements(**q: str) -> int:
-        with count_statements(server) as seen:
-            body = await get(http, **q)
+        with count_statements(rolled_back.engine) as seen:
+            body = await get(api, **q)
         assert body["rows"]
         return len(seen)
 
     two = await statements(machines="m0,m1", kernels="syscall.getppid")
     ten = await statements(machines=",".join(machines), kernels="syscall.getppid,ctxsw.pipe")
-    assert len((await get(http, machines=",".join(machines)))["rows"]) == 50
+    assert len((await get(api, machines=",".join(machines)))["rows"]) == 50
     assert two == ten <= 6
     assert await statements(machines="m0,m1", batch="B") == await statements(
         machines=",".join(machines), batch="B"
@@ -247,7 +249,7 @@ def launched(
 
 
 async def test_significance_says_which_rule_and_learns_noise_from_runs(
-    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
     a, b, c = await seed.machine("a"), await seed.machine("b"), await seed.machine("c")
@@ -257,7 +259,7 @@ async def test_significance_says_which_rule_and_learns_noise_from_runs(
         for center in centers:
             x, lx = launched(center)
             await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx)
-    body = await get(http, machines="a,b,c")
+    body = await get(api, machines="a,b,c")
     r = row(body, "syscall.getppid")
     assert r["cells"]["a"]["n_launches"] == 3 and r["cells"]["a"]["ci_kind"] == "minmax"
     within, slower = r["ratios"]["b"], r["ratios"]["c"]
@@ -273,13 +275,13 @@ async def test_significance_says_which_rule_and_learns_noise_from_runs(
     d = await seed.machine("d")
     x, lx = launched(102.0)
     await seed.result(await seed.run(d), d, "syscall.getppid", x, sample_launches=lx)
-    r = row(await get(http, machines="d,b,a"), "syscall.getppid")["ratios"]
+    r = row(await get(api, machines="d,b,a"), "syscall.getppid")["ratios"]
     assert r["b"]["significance"]["noise_source"] == "default" and r["b"]["significance"]["noise"] == 0.05
     assert r["a"]["significance"]["noise"] == 0.05  # a's 4 % < the default 5 %
 
 
 async def test_noise_is_learned_from_runs_of_the_same_kind_of_sample(
-    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A machine's long-sample runs (before issue 24) measured the host's load too: they do not make its
     short-sample runs look noisy (nor the other way round)."""
@@ -292,18 +294,18 @@ async def test_noise_is_learned_from_runs_of_the_same_kind_of_sample(
         for center in centers:
             x, lx = launched(center)
             await seed.result(await seed.run(m), m, "syscall.getppid", x, sample_launches=lx, estimator="p5")
-    rr = row(await get(http, machines="a,b"), "syscall.getppid")["ratios"]["b"]
+    rr = row(await get(api, machines="a,b"), "syscall.getppid")["ratios"]["b"]
     assert rr["significance"]["noise_source"] == "runs"
     assert rr["significance"]["noise"] < 0.02  # the long runs' 27 % would have hidden b's 10 %
     assert rr["significant"] is True
 
 
-async def test_one_launch_results_compare_with_launched_ones(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_one_launch_results_compare_with_launched_ones(api: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(1000, n=6))  # before launches
     x, lx = launched(2000.0)
     await seed.result(await seed.run(b), b, "ctxsw.pipe", x, sample_launches=lx)
-    r = row(await get(http, machines="a,b"), "ctxsw.pipe")
+    r = row(await get(api, machines="a,b"), "ctxsw.pipe")
     assert r["cells"]["a"]["n_launches"] == 1 and r["cells"]["a"]["ci_kind"] == "bootstrap95"
     rr = r["ratios"]["b"]
     assert rr["ratio"] == pytest.approx(2.0, rel=0.01) and rr["significant"] is True

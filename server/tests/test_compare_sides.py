@@ -1,5 +1,5 @@
-"""GET /compare?sides=: sets of runs of one machine as the columns (same-machine A/B), over the real
-server and its database."""
+"""GET /compare?sides=: sets of runs of one machine as the columns (same-machine A/B), served in-process
+on the migrated, rolled-back database."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import httpx
 import pytest
 
 from ctxbench_server.compare import significance
-from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, assert_declared, spread
+from .conftest import RolledBack
 
 
 @pytest.fixture
-async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
-    s = Seeder(server.sessionmaker)
+async def seed(rolled_back: RolledBack) -> AsyncIterator[Seeder]:
+    s = Seeder(rolled_back.sessionmaker)
     await s.kernels()
     yield s
 
@@ -59,9 +59,9 @@ def row(body: dict[str, Any], kernel: str) -> dict[str, Any]:
     return hit
 
 
-async def test_before_and_after_on_one_machine(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_before_and_after_on_one_machine(api: httpx.AsyncClient, seed: Seeder) -> None:
     before, after = await before_after(seed)
-    body = await compare(http, sides=sides(before=before, after=after))
+    body = await compare(api, sides=sides(before=before, after=after))
     assert [(m["id"], m["name"], m["hostname"]) for m in body["machines"]] == [
         ("before", "before", "box"),
         ("after", "after", "box"),
@@ -84,27 +84,27 @@ async def test_before_and_after_on_one_machine(http: httpx.AsyncClient, seed: Se
     assert body["machines"][1]["facts_run_id"] == after[-1]
     # baseline and kernel filter work as with machines
     body = await compare(
-        http, sides=sides(before=before, after=after), baseline="after", kernels="syscall.getppid"
+        api, sides=sides(before=before, after=after), baseline="after", kernels="syscall.getppid"
     )
     assert [r["kernel"] for r in body["rows"]] == ["syscall.getppid"]
     assert body["rows"][0]["ratios"]["before"]["ratio"] == pytest.approx(1 / 1.3, rel=0.01)
 
 
 async def test_one_run_a_side_uses_the_default_floor(
-    http: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, seed: Seeder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(significance, "FLOORS", significance.Floors({}, {}, significance.FALLBACK_NOISE))
     before, after = await before_after(seed)
-    body = await compare(http, sides=sides(a=before[:1], b=after[:1]))
+    body = await compare(api, sides=sides(a=before[:1], b=after[:1]))
     sig = row(body, "syscall.getppid")["ratios"]["b"]["significance"]
     assert sig["noise_source"] == "default" and sig["significant"] is True
 
 
-async def test_sides_errors_name_the_side(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_sides_errors_name_the_side(api: httpx.AsyncClient, seed: Seeder) -> None:
     before, after = await before_after(seed)
 
     async def loc(q: dict[str, str]) -> list[Any]:
-        return [e["loc"] for e in (await compare(http, 422, **q))["detail"]]
+        return [e["loc"] for e in (await compare(api, 422, **q))["detail"]]
 
     assert await loc({"sides": sides(a=before)}) == [["query", "sides"]]  # one side
     assert await loc({"sides": f"a:{before[0]};a:{after[0]}"}) == [["query", "sides", 1]]
@@ -116,10 +116,10 @@ async def test_sides_errors_name_the_side(http: httpx.AsyncClient, seed: Seeder)
     assert await loc({"sides": sides(a=before, b=after), "baseline": "c"}) == [["query", "baseline"]]
 
 
-async def test_a_share_freezes_sides(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_a_share_freezes_sides(api: httpx.AsyncClient, seed: Seeder) -> None:
     before, after = await before_after(seed)
-    created = await http.post("/api/v1/shares", json={"view": {"sides": sides(before=before, after=after)}})
+    created = await api.post("/api/v1/shares", json={"view": {"sides": sides(before=before, after=after)}})
     assert created.status_code == 201, created.text
-    share = (await http.get(f"/api/v1/shares/{created.json()['slug']}")).json()
+    share = (await api.get(f"/api/v1/shares/{created.json()['slug']}")).json()
     assert [m["id"] for m in share["compare"]["machines"]] == ["before", "after"]
     assert share["view"]["sides"] == sides(before=before, after=after)

@@ -138,6 +138,7 @@ async def test_machine_from_before_enrollment_is_claimed_once(
     )
 
 
+@pytest.mark.timing
 async def test_revoke_closes_the_stream_at_once_and_refuses_the_credential(
     make_agent: MakeAgent, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1,5 +1,5 @@
 """History: step detection on synthetic series (false alarms and power), and GET /history, /history/points
-and /changes over the real server and its database."""
+and /changes served in-process on the migrated, rolled-back database."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.history import changes
-from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, Seeder, spread
+from .conftest import RolledBack
 
 
 def series(levels: list[tuple[float, int]], noise: float, seed: int) -> list[float]:
@@ -71,8 +71,8 @@ def test_segmentation_is_exact_on_clean_steps() -> None:
 
 
 @pytest.fixture
-async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
-    s = Seeder(server.sessionmaker)
+async def seed(rolled_back: RolledBack) -> AsyncIterator[Seeder]:
+    s = Seeder(rolled_back.sessionmaker)
     await s.kernels()
     yield s
 
@@ -97,9 +97,9 @@ async def seed_step(seed: Seeder, mid: str) -> tuple[list[str], list[str]]:
     return runs, results
 
 
-async def test_history_of_a_point_with_a_fact_change(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_history_of_a_point_with_a_fact_change(api: httpx.AsyncClient, seed: Seeder) -> None:
     runs, results = await seed_step(seed, "box")
-    r = await http.get("/api/v1/history", params={"machine": "box", "kernel": "syscall.getppid"})
+    r = await api.get("/api/v1/history", params={"machine": "box", "kernel": "syscall.getppid"})
     assert r.status_code == 200, r.text
     h = r.json()
     assert h["machine"] == {"id": "box", "name": "box"} and h["family"] == "syscall" and h["unit"] == "ns/op"
@@ -125,19 +125,19 @@ async def test_history_of_a_point_with_a_fact_change(http: httpx.AsyncClient, se
     assert [c["fact"] for c in step["facts_changed"]] == ["governor"]
 
 
-async def test_history_needs_a_point_when_a_kernel_has_several(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_history_needs_a_point_when_a_kernel_has_several(api: httpx.AsyncClient, seed: Seeder) -> None:
     await seed_step(seed, "box")
-    r = await http.get("/api/v1/history", params={"machine": "box", "kernel": "syscall.open_close"})
+    r = await api.get("/api/v1/history", params={"machine": "box", "kernel": "syscall.open_close"})
     assert r.status_code == 422
     [err] = r.json()["detail"]
     assert err["loc"] == ["query", "params"] and err["ctx"]["choices"] == ["flags=r", "flags=w"]
-    r = await http.get(
+    r = await api.get(
         "/api/v1/history", params={"machine": "box", "kernel": "syscall.open_close", "params": "flags=w"}
     )
     assert r.status_code == 200 and r.json()["changes"] == []  # a flat point has no step
     assert [p["median"] for p in r.json()["points"]] == [pytest.approx(700.0)] * 12
     pts = (
-        await http.get("/api/v1/history/points", params={"machine": "box", "kernel": "syscall.open_close"})
+        await api.get("/api/v1/history/points", params={"machine": "box", "kernel": "syscall.open_close"})
     ).json()
     assert [(p["params_key"], p["params"], p["runs"]) for p in pts] == [
         ("flags=r", {"flags": "r"}, 12),
@@ -145,44 +145,44 @@ async def test_history_needs_a_point_when_a_kernel_has_several(http: httpx.Async
     ]
 
 
-async def test_history_errors_name_the_field(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_history_errors_name_the_field(api: httpx.AsyncClient, seed: Seeder) -> None:
     await seed_step(seed, "box")
-    r = await http.get("/api/v1/history", params={"machine": "nope", "kernel": "syscall.getppid"})
+    r = await api.get("/api/v1/history", params={"machine": "nope", "kernel": "syscall.getppid"})
     assert r.status_code == 404 and "nope" in r.json()["detail"]
-    r = await http.get("/api/v1/history", params={"machine": "box", "kernel": "ctxsw.pipe"})
+    r = await api.get("/api/v1/history", params={"machine": "box", "kernel": "ctxsw.pipe"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "kernel"]
-    r = await http.get(
+    r = await api.get(
         "/api/v1/history", params={"machine": "box", "kernel": "syscall.open_close", "params": "x=1"}
     )
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "params"]
-    r = await http.get("/api/v1/history", params={"machine": "box"})
+    r = await api.get("/api/v1/history", params={"machine": "box"})
     assert r.status_code == 422 and "kernel" in r.text
-    r = await http.get("/api/v1/changes", params={"limit": 10_000})
+    r = await api.get("/api/v1/changes", params={"limit": 10_000})
     assert r.status_code == 422 and "limit" in r.text
 
 
-async def test_fleet_changes_newest_first(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_fleet_changes_newest_first(api: httpx.AsyncClient, seed: Seeder) -> None:
     runs_a, _ = await seed_step(seed, "a")
     runs_b, _ = await seed_step(seed, "b")
-    body = (await http.get("/api/v1/changes")).json()
+    body = (await api.get("/api/v1/changes")).json()
     got = [(c["machine_id"], c["kernel"], c["run_id"]) for c in body["changes"]]
     assert got == [("b", "syscall.getppid", runs_b[6]), ("a", "syscall.getppid", runs_a[6])]
     c = body["changes"][0]
     assert c["machine_name"] == "b" and c["params_key"] == "" and c["unit"] == "ns/op" and c["significant"]
     assert [f["fact"] for f in c["facts_changed"]] == ["governor"] and body["more"] is False
-    body = (await http.get("/api/v1/changes", params={"machines": "a", "limit": 1})).json()
+    body = (await api.get("/api/v1/changes", params={"machines": "a", "limit": 1})).json()
     assert [c["machine_id"] for c in body["changes"]] == ["a"] and body["more"] is False
-    body = (await http.get("/api/v1/changes", params={"limit": 1})).json()
+    body = (await api.get("/api/v1/changes", params={"limit": 1})).json()
     assert len(body["changes"]) == 1 and body["more"] is True
     since = body["changes"][0]["at"]
-    body = (await http.get("/api/v1/changes", params={"since": since})).json()
+    body = (await api.get("/api/v1/changes", params={"since": since})).json()
     assert [c["machine_id"] for c in body["changes"]] == ["b"]
 
 
-async def test_history_needs_a_reader(anon: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_history_needs_a_reader(api_anon: httpx.AsyncClient, seed: Seeder) -> None:
     await seed_step(seed, "box")
     for path in ("/api/v1/history?machine=box&kernel=syscall.getppid", "/api/v1/changes"):
-        assert (await anon.get(path)).status_code == 401
+        assert (await api_anon.get(path)).status_code == 401
 
 
 def test_detection_cost_is_bounded() -> None:

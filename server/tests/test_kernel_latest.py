@@ -7,20 +7,19 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from ctxbench_server.main import CtxbenchServer
-
 from .compare_helpers import Seeder, spread
+from .conftest import RolledBack
 
 
 @pytest.fixture
-async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
-    s = Seeder(server.sessionmaker)
+async def seed(rolled_back: RolledBack) -> AsyncIterator[Seeder]:
+    s = Seeder(rolled_back.sessionmaker)
     await s.kernels()
     yield s
 
 
 async def test_latest_per_machine_ranked(
-    http: httpx.AsyncClient, anon: httpx.AsyncClient, seed: Seeder
+    api: httpx.AsyncClient, api_anon: httpx.AsyncClient, seed: Seeder
 ) -> None:
     for m in ("slow", "fast", "mid"):
         await seed.machine(m)
@@ -33,7 +32,7 @@ async def test_latest_per_machine_ranked(
         await seed.result(runs[m], m, "storage.write", spread(v), params={"bytes": 512})
     await seed.result(runs["mid"], "mid", "syscall.getppid", [], status="failed")  # never ranked
 
-    [point] = (await http.get("/api/v1/kernels/syscall.getppid/latest")).json()
+    [point] = (await api.get("/api/v1/kernels/syscall.getppid/latest")).json()
     assert point["params_key"] == "" and point["unit"] == "ns/op" and point["higher_is_better"] is False
     got = [(r["machine_name"], r["median"], r["run_id"]) for r in point["results"]]
     assert got == [
@@ -43,10 +42,10 @@ async def test_latest_per_machine_ranked(
     ]
     assert all(r["ci_low"] < r["median"] < r["ci_high"] for r in point["results"])
 
-    points = (await http.get("/api/v1/kernels/storage.write/latest")).json()
+    points = (await api.get("/api/v1/kernels/storage.write/latest")).json()
     assert [p["params_key"] for p in points] == ["bytes=512", "bytes=4096"]  # numeric, not text order
     assert points[0]["higher_is_better"] is True  # MB/s: best is highest
     assert [r["machine_name"] for r in points[0]["results"]] == ["slow", "mid", "fast"]
 
-    assert (await http.get("/api/v1/kernels/no.such/latest")).json() == []
-    assert (await anon.get("/api/v1/kernels/syscall.getppid/latest")).status_code == 401
+    assert (await api.get("/api/v1/kernels/no.such/latest")).json() == []
+    assert (await api_anon.get("/api/v1/kernels/syscall.getppid/latest")).status_code == 401

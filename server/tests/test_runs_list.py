@@ -1,24 +1,26 @@
 """The run list with 100 machines x 1000 items stored (issue 12): the light form (items=false) answers
-fast and small with exact progress, and cursor pages walk the whole list once. Real server, real DB."""
+fast and small with exact progress, and cursor pages walk the whole list once (served in-process on the
+migrated, rolled-back database); the light and full forms agree on a real server with an agent."""
 
 from __future__ import annotations
 
 import time
 
 import httpx
+import pytest
 
-from ctxbench_server.main import CtxbenchServer
-
+from .conftest import RolledBack
 from .runs_helpers import PIPE, MakeAgent, agents, fill_runs, post
 
 
+@pytest.mark.timing
 async def test_light_list_of_100k_items_is_fast_and_small(
-    server: CtxbenchServer, http: httpx.AsyncClient
+    rolled_back: RolledBack, api: httpx.AsyncClient
 ) -> None:
-    newest_first = await fill_runs(server.sessionmaker, machines=100, items_per_run=1000)
-    await http.get("/api/v1/runs?limit=200&items=false")  # first use of the connection and caches
+    newest_first = await fill_runs(rolled_back.sessionmaker, machines=100, items_per_run=1000)
+    await api.get("/api/v1/runs?limit=200&items=false")  # first use of the connection and caches
     t0 = time.perf_counter()
-    r = await http.get("/api/v1/runs?limit=200&items=false")
+    r = await api.get("/api/v1/runs?limit=200&items=false")
     took = time.perf_counter() - t0
     assert r.status_code == 200, r.text
     runs = r.json()
@@ -37,13 +39,13 @@ async def test_light_list_of_100k_items_is_fast_and_small(
     assert "X-Next-Cursor" not in r.headers  # all 100 on one page
 
 
-async def test_cursor_pages_walk_the_list_once(server: CtxbenchServer, http: httpx.AsyncClient) -> None:
-    newest_first = await fill_runs(server.sessionmaker, machines=70, items_per_run=3)
+async def test_cursor_pages_walk_the_list_once(rolled_back: RolledBack, api: httpx.AsyncClient) -> None:
+    newest_first = await fill_runs(rolled_back.sessionmaker, machines=70, items_per_run=3)
     seen: list[str] = []
     url: str | None = "/api/v1/runs?limit=30&items=false"
     pages = 0
     while url:
-        r = await http.get(url)
+        r = await api.get(url)
         assert r.status_code == 200, r.text
         seen += [run["id"] for run in r.json()]
         pages += 1
@@ -57,12 +59,12 @@ async def test_cursor_pages_walk_the_list_once(server: CtxbenchServer, http: htt
         assert f"cursor={cursor}" in url and "items=false" in url and "limit=30" in url
     assert pages == 3 and seen == newest_first
     # the full form pages the same way and embeds the items
-    r = await http.get("/api/v1/runs", params={"limit": 69})
+    r = await api.get("/api/v1/runs", params={"limit": 69})
     cursor = r.headers["X-Next-Cursor"]
-    last = (await http.get("/api/v1/runs", params={"limit": 69, "cursor": cursor})).json()
+    last = (await api.get("/api/v1/runs", params={"limit": 69, "cursor": cursor})).json()
     assert [run["id"] for run in last] == newest_first[69:]
     assert len(last[0]["items"]) == 3 and last[0]["kernels"] == ["ctxsw.pipe", "syscall.getppid"]
-    r = await http.get("/api/v1/runs", params={"cursor": "not-a-cursor"})
+    r = await api.get("/api/v1/runs", params={"cursor": "not-a-cursor"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "cursor"]
 
 

@@ -10,15 +10,17 @@ import httpx
 import pytest
 
 from ctxbench_server.main import CtxbenchServer
+from ctxbench_server.shares.service import only_facts
 
 from .compare_helpers import Seeder, spread
+from .conftest import RolledBack
 from .fake_agent import FakeAgent
 from .runs_helpers import post
 
 
 @pytest.fixture
-async def seed(server: CtxbenchServer) -> AsyncIterator[Seeder]:
-    s = Seeder(server.sessionmaker)
+async def seed(rolled_back: RolledBack) -> AsyncIterator[Seeder]:
+    s = Seeder(rolled_back.sessionmaker)
     await s.kernels()
     yield s
 
@@ -29,41 +31,41 @@ async def share(http: httpx.AsyncClient, view: dict[str, Any], status: int = 201
     return r.json()
 
 
-async def test_share_is_frozen_while_compare_moves_on(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_share_is_frozen_while_compare_moves_on(api: httpx.AsyncClient, seed: Seeder) -> None:
     a, b = await seed.machine("a"), await seed.machine("b")
     first = await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(100))
     other = await seed.result(await seed.run(b), b, "ctxsw.pipe", spread(150))
     view = {"machines": ["a", "b"], "kernels": ["ctxsw.*"], "sort": "ratio", "cell": None}
-    created = await share(http, view)
+    created = await share(api, view)
     assert re.fullmatch(r"[0-9A-Za-z]{16}", created["slug"]) and created["url"] == f"/s/{created['slug']}"
-    frozen = (await http.get(f"/api/v1/shares/{created['slug']}")).json()
+    frozen = (await api.get(f"/api/v1/shares/{created['slug']}")).json()
     assert frozen["view"]["sort"] == "ratio" and frozen["view"]["baseline"] == "a"  # UI state kept
     assert frozen["result_ids"] == sorted([first, other]) == frozen["compare"]["result_ids"]
-    live = (await http.get("/api/v1/compare", params={"machines": "a,b", "kernels": "ctxsw.*"})).json()
-    assert frozen["compare"] == live
+    live = (await api.get("/api/v1/compare", params={"machines": "a,b", "kernels": "ctxsw.*"})).json()
+    assert frozen["compare"] == only_facts(live, frozen["view"]["facts"])  # the facts the share carries
 
     newer = await seed.result(await seed.run(a), a, "ctxsw.pipe", spread(50))
-    live = (await http.get("/api/v1/compare", params={"machines": "a,b", "kernels": "ctxsw.*"})).json()
+    live = (await api.get("/api/v1/compare", params={"machines": "a,b", "kernels": "ctxsw.*"})).json()
     assert live["rows"][0]["cells"]["a"]["result_id"] == newer
-    again = (await http.get(f"/api/v1/shares/{created['slug']}")).json()
+    again = (await api.get(f"/api/v1/shares/{created['slug']}")).json()
     assert again == frozen and again["compare"]["rows"][0]["cells"]["a"]["result_id"] == first
-    assert (await share(http, view))["slug"] != created["slug"]
+    assert (await share(api, view))["slug"] != created["slug"]
 
 
-async def test_share_slugs_and_validation(http: httpx.AsyncClient, seed: Seeder) -> None:
+async def test_share_slugs_and_validation(api: httpx.AsyncClient, seed: Seeder) -> None:
     await seed.machine("a")
     for slug in ("AAAAAAAAAAAAAAAA", "short", "has-dash-0123456789", "x" * 65):
-        assert (await http.get(f"/api/v1/shares/{slug}")).status_code == 404
-    [e] = (await share(http, {"machines": ["a", "ghost"]}, 422))["detail"]
+        assert (await api.get(f"/api/v1/shares/{slug}")).status_code == 404
+    [e] = (await share(api, {"machines": ["a", "ghost"]}, 422))["detail"]
     assert e["loc"] == ["body", "view", "machines", 1] and "ghost" in e["msg"]
-    [e] = (await share(http, {"machines": ["a"], "kernels": ["nope"]}, 422))["detail"]
+    [e] = (await share(api, {"machines": ["a"], "kernels": ["nope"]}, 422))["detail"]
     assert e["loc"] == ["body", "view", "kernels", 0]
-    [e] = (await share(http, {"machines": ["a"], "baseline": "b"}, 422))["detail"]
+    [e] = (await share(api, {"machines": ["a"], "baseline": "b"}, 422))["detail"]
     assert e["loc"] == ["body", "view", "baseline"]
-    [e] = (await share(http, {"machines": "a"}, 422))["detail"]
+    [e] = (await share(api, {"machines": "a"}, 422))["detail"]
     assert e["loc"] == ["body", "view", "machines"]
-    assert (await http.post("/api/v1/shares", json={})).status_code == 422
-    assert (await share(http, {"machines": ["a"]}))["slug"]
+    assert (await api.post("/api/v1/shares", json={})).status_code == 422
+    assert (await share(api, {"machines": ["a"]}))["slug"]
 
 
 async def test_spa_serves_compare_and_share_pages(http: httpx.AsyncClient, server: CtxbenchServer) -> None:

@@ -26,6 +26,9 @@ from ctxbench_server.runs import events as run_events
 from .conftest import ADMIN, TOKEN, eventually
 from .runs_helpers import PIPE, MakeAgent, agents, post
 
+# Hundreds of streams, and answers timed while they are open: alone, not beside other tests.
+pytestmark = pytest.mark.timing
+
 
 @contextlib.asynccontextmanager
 async def open_stream(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[httpx.Response]:
