@@ -77,6 +77,11 @@ function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales
     <tr data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={selected ? 'selected' : undefined}>
       <td className="col-kernel">
         <KernelLink id={row.kernel} />
+        {/* On a phone the params and unit columns fold in here, so a median is in view without scrolling. */}
+        <div className="muted small narrow-only" data-testid="compare-point-narrow">
+          {row.params_key ? `${formatParams(row.params)} · ` : ''}
+          {scale.unit}
+        </div>
         {row.higher_is_better && <div className="muted small">higher is better</div>}
         {warning && (
           <div className="message-warn small" role="note" data-testid="row-warning">
@@ -84,8 +89,10 @@ function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales
           </div>
         )}
       </td>
-      <td className="small">{formatParams(row.params)}</td>
-      <td className="small" data-testid="compare-unit">{scale.unit}</td>
+      <td className="small wide-only">{formatParams(row.params)}</td>
+      <td className="small wide-only" data-testid="compare-unit">
+        {scale.unit}
+      </td>
       {data.machines.map((m) => (
         <MedianCell key={m.id} row={row} machine={m.id} scale={scale} onClick={onSelect} />
       ))}
@@ -110,8 +117,8 @@ function CompareTableHead({ data, view, onView, sortMachine }: { data: CompareRe
     <thead>
       <tr>
         <th scope="col" className="col-kernel">Kernel</th>
-        <th scope="col">Params</th>
-        <th scope="col">Unit</th>
+        <th scope="col" className="wide-only">Params</th>
+        <th scope="col" className="wide-only">Unit</th>
         {data.machines.map((m) => (
           <th key={m.id} scope="col" className="num" data-testid="compare-machine-head">
             {m.name}
@@ -140,9 +147,11 @@ function GeomeanFoot({ data }: { data: CompareResponse }) {
     <tfoot>
       {geomeanRows(data).map((g) => (
         <tr key={g.label} className={g.family === null ? 'geomean geomean-all' : 'geomean'} data-testid="compare-geomean">
-          <th scope="row" colSpan={3 + data.machines.length}>
+          <th scope="row" colSpan={1 + data.machines.length}>
             {g.label} <span className="muted small">({g.count} {g.count === 1 ? 'row' : 'rows'})</span>
           </th>
+          {/* The params and unit columns' share of the label: gone with those columns on a phone. */}
+          <td className="wide-only" colSpan={2} />
           {others.map((m) => (
             <td key={m.id} className="num strong" data-testid="geomean-ratio">
               {formatRatio(g.ratios[m.id])}

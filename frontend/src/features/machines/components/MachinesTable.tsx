@@ -8,6 +8,7 @@ import { useNow } from '@/components/use-now';
 import type { Machine, Run } from '@/lib/api-types';
 import { comparePath } from '@/lib/compare-query';
 import { newRunPath, runPath } from '@/lib/query-state';
+import { factsLine } from '../utils/key-facts';
 import { groupMachines } from '../utils/labels';
 import { LabelChips } from './LabelChips';
 import { MachineFacts } from './MachineFacts';
@@ -29,11 +30,12 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
       <td>
         <input type="checkbox" aria-label={`Select ${m.name} to compare`} checked={picked} onChange={(e) => onPick(e.target.checked)} data-testid="machine-select" />
       </td>
-      <td>
+      <td className="col-machine">
         <Link className="strong" to={paths.machine(m.id)} data-testid="machine-link">
           {m.name}
         </Link>
         <div className="muted small">{m.hostname}</div>
+        <div className="muted small narrow-only">{factsLine(m.facts)}</div>
       </td>
       <td>
         <OnlineBadge online={m.online} stale={stale} />
@@ -58,7 +60,7 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
         )}
         <LabelChips machine={m} />
       </td>
-      <td>
+      <td className="col-facts">
         <MachineFacts facts={m.facts} />
       </td>
       <td className="num">{m.kernels.length}</td>
@@ -71,7 +73,7 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
   );
 }
 
-const COLUMNS = [unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Class and labels', 'Facts', num('Kernels'), unseen('Actions')];
+const COLUMNS = [unseen('Select'), 'Machine', 'State', 'Last seen', 'Last run', 'Class and labels', { label: 'Facts', className: 'col-facts' }, num('Kernels'), unseen('Actions')];
 
 /** The machines, with a group heading row before each group when `group` is set ('class', 'label:<key>';
  * see utils/labels.ts). Ticking two or more compares them, across groups. `stale`: the list could not be
@@ -97,7 +99,7 @@ export function MachinesTable({ machines, runs, group = '', stale = false }: { m
         </button>
         <span className="muted small">{chosen.length < 2 ? 'Tick two or more machines to compare them.' : ''}</span>
       </div>
-      <DataTable columns={COLUMNS}>
+      <DataTable columns={COLUMNS} className="machines-table">
         {groupMachines(machines, group).map((g) => (
           <Fragment key={g.key}>
             {g.title && (

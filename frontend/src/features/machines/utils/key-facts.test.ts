@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyFacts } from './key-facts';
+import { factsLine, keyFacts } from './key-facts';
 
 describe('keyFacts', () => {
   it('labels the facts that move primitive costs', () => {
@@ -28,5 +28,13 @@ describe('keyFacts', () => {
 
   it('leaves unknown facts empty', () => {
     expect(keyFacts({}).every((f) => f.value === '')).toBe(true);
+  });
+});
+
+describe('factsLine', () => {
+  it('says CPU, CPUs and memory in one line, leaving out what is unknown', () => {
+    expect(factsLine({ cpu_model: 'AMD EPYC 7B13', logical_cpus: 2, memory_bytes: '25769803776' })).toBe('AMD EPYC 7B13 · 2 CPUs · 24.0 GiB');
+    expect(factsLine({ logical_cpus: 8 })).toBe('8 CPUs');
+    expect(factsLine({})).toBe('');
   });
 });

@@ -19,3 +19,10 @@ export function keyFacts(f: MachineFacts): { label: string; value: string }[] {
     { label: 'Governor', value: governorText(f.governor) },
   ];
 }
+
+/** The machine in one line for a narrow screen: CPU, logical CPUs and memory, whichever are known. */
+export function factsLine(f: MachineFacts): string {
+  return [f.cpu_model ?? '', f.logical_cpus !== undefined ? `${f.logical_cpus} CPUs` : '', f.memory_bytes !== undefined ? formatBytes(f.memory_bytes) : '']
+    .filter(Boolean)
+    .join(' · ');
+}
