@@ -17,7 +17,7 @@ async function kernelCellOverflow(page: Page): Promise<{ own: number; intoNext: 
       const box = c.getBoundingClientRect();
       const next = c.nextElementSibling?.getBoundingClientRect();
       let right = box.right;
-      for (const el of c.querySelectorAll('*')) right = Math.max(right, el.getBoundingClientRect().right);
+      for (const el of Array.from(c.querySelectorAll('*'))) right = Math.max(right, el.getBoundingClientRect().right);
       return { own: Math.round(c.scrollWidth - c.clientWidth), intoNext: next ? Math.round(right - next.left) : 0 };
     }),
   );
