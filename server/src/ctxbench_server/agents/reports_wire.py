@@ -97,24 +97,29 @@ def reject(refused: Refused) -> pb.Reject:
     )
 
 
-def check_report(r: pb.ResultReport) -> None:
-    """Rules a report must meet before anything is looked up. Raises ValueError saying which."""
+def check_report(r: pb.ResultReport, samples: list[float]) -> None:
+    """Rules a report must meet before anything is looked up (`samples`: its samples, read once).
+    Raises ValueError saying which."""
+    result_id = r.result_id
     try:
-        if len(r.result_id) != 36:
+        if len(result_id) != 36:
             raise ValueError
-        uuid.UUID(r.result_id)
+        uuid.UUID(result_id)
     except ValueError:
-        raise ValueError(f"result_id {r.result_id[:64]!r} is not a UUID") from None
-    if len(r.samples) > MAX_SAMPLES:
-        raise ValueError(f"{len(r.samples)} samples, more than the {MAX_SAMPLES} a result may carry")
-    if r.iterations and len(r.iterations) != len(r.samples):  # none at all: the kernel did not say
-        raise ValueError(f"{len(r.samples)} samples but {len(r.iterations)} iteration counts")
-    if not all(math.isfinite(x) for x in r.samples):
+        raise ValueError(f"result_id {result_id[:64]!r} is not a UUID") from None
+    n = len(samples)
+    if n > MAX_SAMPLES:
+        raise ValueError(f"{n} samples, more than the {MAX_SAMPLES} a result may carry")
+    iterations = len(r.iterations)
+    if iterations and iterations != n:  # none at all: the kernel did not say
+        raise ValueError(f"{n} samples but {iterations} iteration counts")
+    if not all(map(math.isfinite, samples)):
         raise ValueError("samples are not all finite numbers")
     if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
         raise ValueError(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
-    if r.sample_launches and len(r.sample_launches) != len(r.samples):  # none: one launch
-        raise ValueError(f"{len(r.samples)} samples but {len(r.sample_launches)} sample_launches")
+    launches = len(r.sample_launches)
+    if launches and launches != n:  # none: one launch
+        raise ValueError(f"{n} samples but {launches} sample_launches")
     if len(r.launches) > MAX_LAUNCHES:
         raise ValueError(f"{len(r.launches)} launches, more than {MAX_LAUNCHES}")
     for name, value, most in (
@@ -182,8 +187,9 @@ def report(r: pb.ResultReport) -> Report:
     """The domain's Report of r; a malformed one carries why (and only what fails its item)."""
     started = _ts(r.started_at, r.HasField("started_at"))
     finished = _ts(r.finished_at, r.HasField("finished_at"))
+    samples = list(r.samples)
     try:
-        check_report(r)
+        check_report(r, samples)
     except ValueError as bad:
         return Report(
             r.result_id,
@@ -202,7 +208,7 @@ def report(r: pb.ResultReport) -> Report:
         kernel_id=r.kernel_id,
         params=dict(r.params),
         unit=storable(r.unit, MAX_UNIT),
-        samples=list(r.samples),
+        samples=samples,
         iterations=list(r.iterations),
         sample_launches=list(r.sample_launches) or None,
         # JSON has no NaN or infinity: such counters are dropped, not the measurement

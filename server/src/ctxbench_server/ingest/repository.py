@@ -27,6 +27,7 @@ from ctxbench_server.models import (
     RunStatus,
 )
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.sql import bulk
 from ctxbench_server.stored import ResultStored, StoredEvents
 
 # Core, not the ORM's unit of work: a batch's runs and items are read as plain rows, its results go in
@@ -318,7 +319,7 @@ async def close_batches(
             await session.execute(_SET_RUN_STARTED, started)
     rows = [row for b in batches for row in b.rows]
     if rows:
-        await session.execute(RESULTS.insert(), rows)
+        await bulk.insert_many(session, RESULTS, rows)
     if items:
         await session.execute(_SET_ITEM_RESULT, items)
     await events.stored(session, [r for b in batches for r in b.results])

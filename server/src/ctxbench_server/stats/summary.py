@@ -16,6 +16,8 @@ from ctxbench_server.lru import LRU
 from ctxbench_server.stats import bootstrap
 
 CONFIDENCE = 0.95
+# Up to this many samples describe() works in plain Python, past it in numpy.
+SMALL = 64
 # Stored in results.ci_method before issue 11 (the benchmark fill still writes the first).
 CI_ORDER_STATISTICS = "binomial order statistics, 95 %"
 CI_MIN_MAX = "min-max (n < 6: no order-statistic interval reaches 95 %)"
@@ -77,6 +79,8 @@ def describe(samples: Sequence[float]) -> Summary:
         raise ValueError("no samples")
     if not all(math.isfinite(x) for x in samples):
         raise ValueError("non-finite sample")
+    if len(samples) <= SMALL:
+        return _describe_small(samples)
     a = np.sort(np.asarray(samples, dtype=float))
     n = int(a.size)
     mean = float(a.mean())
@@ -89,6 +93,24 @@ def describe(samples: Sequence[float]) -> Summary:
         cv=(stddev / mean) if mean != 0 else None,
         min=float(a[0]),
         max=float(a[-1]),
+    )
+
+
+def _describe_small(samples: Sequence[float]) -> Summary:
+    """describe() in plain Python: for a few samples numpy's calls cost more than the arithmetic.
+    math.fsum keeps the mean exact to the last bit (numpy's pairwise sum may differ from it there)."""
+    a = sorted(float(x) for x in samples)
+    n = len(a)
+    mean = math.fsum(a) / n
+    stddev = math.sqrt(math.fsum((x - mean) ** 2 for x in a) / (n - 1)) if n > 1 else 0.0
+    return Summary(
+        n=n,
+        median=(a[(n - 1) // 2] + a[n // 2]) / 2,
+        mean=mean,
+        stddev=stddev,
+        cv=(stddev / mean) if mean != 0 else None,
+        min=a[0],
+        max=a[-1],
     )
 
 
