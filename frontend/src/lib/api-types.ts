@@ -133,6 +133,8 @@ export type CompareWarning = Schemas['CompareWarning'];
 export type CompareResponse = Narrow<Schemas['CompareOut'], { machines: CompareMachine[]; rows: CompareRow[] }>;
 
 export type ShareCreated = Schemas['ShareCreated'];
+/** A machine fact a share may carry (POST /shares `facts`). */
+export type ShareFact = NonNullable<Schemas['ShareCreate']['facts']>[number];
 
 /** GET /shares/{slug}: `compare` is null for shares stored before frozen answers (migration 0003). */
 export type Share = Narrow<Schemas['ShareOut'], { compare: CompareResponse | null }>;

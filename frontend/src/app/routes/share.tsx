@@ -57,7 +57,12 @@ export function SharePage() {
         {data.machines.map((m) => m.name).join(' vs ')}, baseline {data.machines.find((m) => m.id === data.baseline)?.name ?? data.baseline};{' '}
         {s.result_ids.length} results.
       </p>
-      <CompareBody data={data} view={view} onView={(patch) => setLocal((prev) => ({ ...prev, ...patch }))} />
+      <CompareBody
+        data={data}
+        view={view}
+        onView={(patch) => setLocal((prev) => ({ ...prev, ...patch }))}
+        sharedFacts={Array.isArray(s.view.facts) ? s.view.facts.map(String) : undefined}
+      />
     </>
   );
 }

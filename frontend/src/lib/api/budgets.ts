@@ -156,6 +156,11 @@ export const BUDGETS = {
       "minLength": 1
     }
   },
+  "ShareCreate": {
+    "facts": {
+      "maxItems": 19
+    }
+  },
   "ShareView": {
     "baseline": {
       "maxLength": 64

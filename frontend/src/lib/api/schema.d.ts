@@ -749,8 +749,10 @@ export interface paths {
         put?: never;
         /**
          * Create Share
-         * @description Computes the comparison the view describes now and freezes it: its result ids and its answer.
-         *     `url`: absolute under CTXBENCH_PUBLIC_URL when set, else relative to this server.
+         * @description Computes the comparison the view describes now and freezes it: its result ids and its answer,
+         *     with only the machine facts `facts` names (by default what a comparison needs: no hostname, kernel
+         *     command line or vulnerabilities); the stored view lists them as `facts`. `url`: absolute under
+         *     CTXBENCH_PUBLIC_URL when set, else relative to this server.
          */
         post: operations["create_share_api_v1_shares_post"];
         delete?: never;
@@ -770,7 +772,8 @@ export interface paths {
          * Get Share
          * @description Open without a credential: whoever has the link. The frozen comparison, identical forever
          *     whatever results come later (as GET /compare answered when it was shared, byte for byte in
-         *     content).
+         *     content), with only the machine facts its view's `facts` names (a share made before sharers chose:
+         *     the default ones).
          */
         get: operations["get_share_api_v1_shares__slug__get"];
         put?: never;
@@ -2740,6 +2743,11 @@ export interface components {
         };
         /** ShareCreate */
         ShareCreate: {
+            /**
+             * Facts
+             * @description the machine facts the share shows (each machine's facts, its hostname, the facts diff); null: cpu_model, arch, logical_cpus, physical_cores, smt_active, memory_bytes, kernel_release, virtualization
+             */
+            facts?: ("cpu_model" | "arch" | "logical_cpus" | "physical_cores" | "smt_active" | "memory_bytes" | "kernel_release" | "virtualization" | "os_release" | "governor" | "boost" | "clocksource" | "caches" | "extra" | "load_average" | "preflight" | "hostname" | "kernel_cmdline" | "vulnerabilities")[] | null;
             view: components["schemas"]["ShareView"];
         };
         /** ShareCreated */
@@ -4916,7 +4924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShareCreated"];
                 };
             };
-            /** @description a view field does not validate (unknown machine included) */
+            /** @description a view field does not validate (unknown machine included), or an unknown fact */
             422: {
                 headers: {
                     [name: string]: unknown;

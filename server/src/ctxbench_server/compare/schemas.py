@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict
@@ -166,10 +166,52 @@ class ShareView(BaseModel):
         return self
 
 
+# A machine's facts (MachineFacts, proto names) a share may carry.
+ShareFact = Literal[
+    "cpu_model",
+    "arch",
+    "logical_cpus",
+    "physical_cores",
+    "smt_active",
+    "memory_bytes",
+    "kernel_release",
+    "virtualization",
+    "os_release",
+    "governor",
+    "boost",
+    "clocksource",
+    "caches",
+    "extra",
+    "load_average",
+    "preflight",
+    "hostname",
+    "kernel_cmdline",
+    "vulnerabilities",
+]
+# What a comparison needs, and what a share carries unless its sharer chooses: no hostname, kernel
+# command line or vulnerability list for anonymous viewers.
+DEFAULT_SHARE_FACTS: tuple[ShareFact, ...] = (
+    "cpu_model",
+    "arch",
+    "logical_cpus",
+    "physical_cores",
+    "smt_active",
+    "memory_bytes",
+    "kernel_release",
+    "virtualization",
+)
+
+
 class ShareCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     view: ShareView
+    facts: list[ShareFact] | None = Field(
+        default=None,
+        max_length=len(get_args(ShareFact)),
+        description="the machine facts the share shows (each machine's facts, its hostname, the facts diff); "
+        "null: " + ", ".join(DEFAULT_SHARE_FACTS),
+    )
 
 
 class ShareCreated(BaseModel):

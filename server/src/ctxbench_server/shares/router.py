@@ -16,14 +16,18 @@ router = APIRouter(prefix="/shares", tags=["shares"])
     "",
     status_code=201,
     response_model=ShareCreated,
-    responses={422: {"description": "a view field does not validate (unknown machine included)"}},
+    responses={
+        422: {"description": "a view field does not validate (unknown machine included), or an unknown fact"}
+    },
 )
 async def create_share(
     body: ShareCreate, request: Request, session: SessionDep, hub: HubDep, _who: WriteDep
 ) -> ShareCreated:
-    """Computes the comparison the view describes now and freezes it: its result ids and its answer.
-    `url`: absolute under CTXBENCH_PUBLIC_URL when set, else relative to this server."""
-    share = await service.create(session, body.view, await hub.online())
+    """Computes the comparison the view describes now and freezes it: its result ids and its answer,
+    with only the machine facts `facts` names (by default what a comparison needs: no hostname, kernel
+    command line or vulnerabilities); the stored view lists them as `facts`. `url`: absolute under
+    CTXBENCH_PUBLIC_URL when set, else relative to this server."""
+    share = await service.create(session, body.view, await hub.online(), body.facts)
     public_url = request.app.state.settings.public_url or ""
     return ShareCreated(slug=share.slug, url=f"{public_url}/s/{share.slug}")
 
@@ -32,13 +36,14 @@ async def create_share(
 async def get_share(slug: str, session: SessionDep) -> JSONResponse:
     """Open without a credential: whoever has the link. The frozen comparison, identical forever
     whatever results come later (as GET /compare answered when it was shared, byte for byte in
-    content)."""
+    content), with only the machine facts its view's `facts` names (a share made before sharers chose:
+    the default ones)."""
     share = await service.get(session, slug)
     return JSONResponse(
         {
             "view": share.view,
             "result_ids": share.result_ids,
             "created_at": share.created_at.isoformat().replace("+00:00", "Z"),
-            "compare": share.compare,
+            "compare": service.shown(share),
         }
     )

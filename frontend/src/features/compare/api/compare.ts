@@ -1,6 +1,6 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { apiGet, apiPost } from '@/lib/api-client';
-import type { CompareResponse, Share, ShareCreated } from '@/lib/api-types';
+import type { CompareResponse, Share, ShareCreated, ShareFact } from '@/lib/api-types';
 import { compareApiQuery, type CompareView } from '@/lib/compare-query';
 import { pollUnlessPushed } from '@/lib/push';
 
@@ -28,10 +28,11 @@ export function useCompare(view: CompareView) {
   });
 }
 
-/** Freezes the comparison on the server: POST /shares {view} → {slug, url}. */
+/** Freezes the comparison on the server with the machine facts it shows: POST /shares {view, facts} →
+ * {slug, url}. */
 export function useCreateShare() {
   return useMutation({
-    mutationFn: (view: Record<string, unknown>) => apiPost<ShareCreated>('/shares', { view }),
+    mutationFn: ({ view, facts }: { view: Record<string, unknown>; facts: ShareFact[] }) => apiPost<ShareCreated>('/shares', { view, facts }),
   });
 }
 

@@ -76,7 +76,9 @@ function useSamplesPanel(selectedKey: string | null, onView: (patch: Partial<Com
 }
 
 /** Everything a comparison shows: the same on the live page and on a frozen share. */
-export function CompareBody({ data, view, onView }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void }) {
+/** A comparison drawn; `sharedFacts`: on a share, the host facts it carries. */
+export function CompareBody(props: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void; sharedFacts?: string[] }) {
+  const { data, view, onView, sharedFacts } = props;
   const loose = (data.warnings ?? []).filter((w) => !data.rows.some((r) => rowWarning(r, [w]) !== null));
   const selected = view.cell ? data.rows.find((r) => rowKey(r) === `${view.cell!.kernel}|${view.cell!.paramsKey}`) : undefined;
   const selectedKey = selected ? rowKey(selected) : null;
@@ -119,7 +121,7 @@ export function CompareBody({ data, view, onView }: { data: CompareResponse; vie
         </>
       )}
       <h2>What differs between the machines</h2>
-      <FactsDiff data={data} />
+      <FactsDiff data={data} shown={sharedFacts} />
     </>
   );
 }

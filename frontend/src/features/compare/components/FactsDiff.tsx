@@ -2,13 +2,26 @@ import { DataTable } from '@/components/TableHead';
 import type { CompareResponse } from '@/lib/api-types';
 import { factHint, factLabel, factText, preflightDetails } from '@/lib/facts';
 
-/** Only the facts that differ between the compared machines, with a hint on each (the server's first). */
-export function FactsDiff({ data }: { data: CompareResponse }) {
+/** Only the facts that differ between the compared machines, with a hint on each (the server's first).
+ * `shown`: on a share, the facts its sharer let it carry (the others are not compared here). */
+export function FactsDiff({ data, shown }: { data: CompareResponse; shown?: string[] }) {
+  const among = shown ? (
+    <p className="muted small" data-testid="share-facts-shown">
+      This link shows only these host facts: {shown.length > 0 ? shown.map(factLabel).join(', ') : 'none'}.
+    </p>
+  ) : null;
   if (data.facts_diff.length === 0) {
-    return <p className="muted">The compared machines have the same facts.</p>;
+    return (
+      <>
+        {among}
+        <p className="muted">The compared machines have the same {shown ? 'facts among those' : 'facts'}.</p>
+      </>
+    );
   }
   return (
-    <DataTable columns={['Fact', ...data.machines.map((m) => m.name)]} testId="facts-diff">
+    <>
+      {among}
+      <DataTable columns={['Fact', ...data.machines.map((m) => m.name)]} testId="facts-diff">
       {data.facts_diff.map((d) => {
         const hint = factHint(d.fact, d.hint);
         return (
@@ -30,6 +43,7 @@ export function FactsDiff({ data }: { data: CompareResponse }) {
           </tr>
         );
       })}
-    </DataTable>
+      </DataTable>
+    </>
   );
 }
