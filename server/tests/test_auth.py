@@ -32,9 +32,9 @@ OPEN_ROUTES = {
     ("GET", "/"),  # the explorer's shell, and the sign-in link /?login=
     ("GET", "/{path:path}"),  # the explorer's files: /s/<slug>, /signin, assets (no data in them)
     ("GET", "/openapi.json"),
-    ("GET", "/docs"),
-    ("GET", "/docs/oauth2-redirect"),
-    ("GET", "/redoc"),
+    ("GET", "/docs"),  # Swagger UI, its start-up script and files (web/swagger.py)
+    ("GET", "/docs/init.js"),
+    ("GET", "/docs/{name}"),
     ("GET", "/install-agent.sh"),  # the agent installer and bundles hold no secret
     ("GET", "/dist/{name}"),
     # Unknown API paths: 404 for every method, nothing behind them.
@@ -331,7 +331,7 @@ async def test_security_headers_on_every_response(anon: httpx.AsyncClient) -> No
         assert r.headers["x-content-type-options"] == "nosniff"
         assert r.headers["referrer-policy"] == "no-referrer"
     docs = await anon.get("/docs")
-    assert docs.status_code == 200 and "cdn.jsdelivr.net" in docs.headers["content-security-policy"]
+    assert docs.status_code == 200 and "http" not in docs.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in docs.headers["content-security-policy"]
     spec = (await anon.get("/openapi.json")).json()
     assert spec["components"]["securitySchemes"]["bearer"] == {

@@ -28,6 +28,7 @@ from ctxbench_server.runs.router import batches_router
 from ctxbench_server.runs.router import router as runs_router
 from ctxbench_server.schedules.router import router as schedules_router
 from ctxbench_server.shares.router import router as shares_router
+from ctxbench_server.web import swagger
 from ctxbench_server.web.body_limit import BodyLimit
 from ctxbench_server.webhooks.router import router as webhooks_router
 
@@ -70,7 +71,9 @@ def create_app(
         title="ctxbench",
         version=__version__,
         description="What OS primitives cost on your machines.",
-        docs_url="/docs",
+        # FastAPI's pages load Swagger UI and ReDoc from CDNs: /docs is served from here instead.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.sessionmaker = sessionmaker
@@ -81,6 +84,7 @@ def create_app(
     app.include_router(api)
     app.include_router(metrics_router, dependencies=readers)  # /metrics, where Prometheus looks
     app.include_router(dist_router)  # open: the installer and the bundles hold no secret
+    swagger.install(app)  # /docs, open like /openapi.json
     install_login_link(app, lambda: frontend.index_response(settings.frontend_dir))
     frontend.install(app, settings.frontend_dir)
     app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)

@@ -6,8 +6,8 @@
    (a session cookie, an Origin or a Sec-Fetch-Site header), must come from this server's own origin:
    403 otherwise. Bearer-token writes need no Origin: browsers never attach that header by themselves.
 3. Every response carries a Content-Security-Policy without inline script, nosniff, no referrer (sign-in
-   links carry a code), and frame-ancestors 'none'. /docs and /redoc (FastAPI's pages: a CDN bundle and
-   one inline script) get their own, looser policy.
+   links carry a code), and frame-ancestors 'none'; /docs too (Swagger UI, served from here:
+   web/swagger.py).
 """
 
 from __future__ import annotations
@@ -28,14 +28,6 @@ CSP = (
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
-DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
-    "font-src 'self' https://fonts.gstatic.com; img-src 'self' data: blob: https://fastapi.tiangolo.com "
-    "https://cdn.redoc.ly; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; "
-    "base-uri 'self'; frame-ancestors 'none'"
-)
-DOCS_PATHS = ("/docs", "/redoc")
 COMMON_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
@@ -57,14 +49,12 @@ class BrowserSafety:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        path: str = scope.get("path", "")
-        csp = DOCS_CSP if path.startswith(DOCS_PATHS) else CSP
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 raw = list(message.get("headers", []))
                 present = {k.lower() for k, _ in raw}
-                extra: Iterable[tuple[bytes, bytes]] = [(b"content-security-policy", csp.encode())]
+                extra: Iterable[tuple[bytes, bytes]] = [(b"content-security-policy", CSP.encode())]
                 raw += [(k, v) for k, v in [*extra, *COMMON_HEADERS] if k not in present]
                 message = {**message, "headers": raw}
             await send(message)
