@@ -11,7 +11,6 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload
 
 from ctxbench_server.contract import aliases
 from ctxbench_server.errors import Conflict, NotFound
@@ -165,7 +164,9 @@ async def touch_many(session: AsyncSession, machine_ids: Iterable[str]) -> None:
     await session.commit()
 
 
-def _out(m: Machine, online: Container[str], heard: Mapping[str, datetime] | None = None) -> MachineOut:
+def _out(
+    m: Machine, kernels: list[str], online: Container[str], heard: Mapping[str, datetime] | None = None
+) -> MachineOut:
     # last_seen: the stored one lags (written in bulk, agents/liveness.py); an online agent's last
     # message on this process is fresher (`heard`: AgentHub.last_heard)
     seen = heard.get(m.id) if heard and m.id in online else None
@@ -182,7 +183,7 @@ def _out(m: Machine, online: Container[str], heard: Mapping[str, datetime] | Non
         last_seen=max(m.last_seen, seen) if seen is not None else m.last_seen,
         facts=m.facts,
         preflight=preflight(m.facts),
-        kernels=sorted(k.kernel_id for k in m.kernels),
+        kernels=kernels,
         labels=labelling.effective(m.labels or {}, m.agent_labels or {}),
         admin_labels=dict(sorted((m.labels or {}).items())),
         agent_labels=dict(sorted((m.agent_labels or {}).items())),
@@ -198,11 +199,22 @@ async def list_machines(
 ) -> list[MachineOut]:
     """Every machine, by name; with a selector, those whose effective labels it matches. `heard`: when
     online agents last spoke, fresher than the stored last_seen."""
-    rows = await session.scalars(
-        select(Machine).options(selectinload(Machine.kernels)).order_by(Machine.name)
-    )
-    out = (_out(m, online, heard) for m in rows)
+    rows = await session.scalars(select(Machine).order_by(Machine.name))
+    kernels = await _kernel_ids(session, None)
+    out = (_out(m, kernels.get(m.id, []), online, heard) for m in rows)
     return [m for m in out if selector is None or selector.matches(m.labels)]
+
+
+async def _kernel_ids(session: AsyncSession, machine_id: str | None) -> dict[str, list[str]]:
+    """machine id -> the ids of its kernels, sorted; of one machine, or of all. Two columns, not the
+    catalog rows with their specs (a fleet's catalogs are thousands of JSON specs to decode)."""
+    q = select(MachineKernel.machine_id, MachineKernel.kernel_id).order_by(MachineKernel.kernel_id)
+    if machine_id is not None:
+        q = q.where(MachineKernel.machine_id == machine_id)
+    out: dict[str, list[str]] = {}
+    for mid, kid in await session.execute(q):
+        out.setdefault(mid, []).append(kid)
+    return out
 
 
 async def get_machine(
@@ -211,12 +223,11 @@ async def get_machine(
     online: Container[str],
     heard: Mapping[str, datetime] | None = None,
 ) -> MachineOut:
-    m = await session.get(
-        Machine, machine_id, options=[selectinload(Machine.kernels)], populate_existing=True
-    )
+    m = await session.get(Machine, machine_id, populate_existing=True)
     if m is None:
         raise NotFound(f"machine {machine_id!r} not found")
-    return _out(m, online, heard)
+    kernels = await _kernel_ids(session, machine_id)
+    return _out(m, kernels.get(machine_id, []), online, heard)
 
 
 async def must_exist(session: AsyncSession, machine_id: str) -> None:
