@@ -17,6 +17,7 @@ from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.hub import AgentHub
 from ctxbench_server.fleet.dist import router as dist_router
 from ctxbench_server.fleet.router import router as fleet_router
+from ctxbench_server.fleetchanges.router import router as fleetchanges_router
 from ctxbench_server.history.router import router as history_router
 from ctxbench_server.kernels.router import router as kernels_router
 from ctxbench_server.limits.router import router as limits_router
@@ -52,6 +53,7 @@ api.include_router(schedules_router, dependencies=readers)
 api.include_router(compare_router, dependencies=readers)
 api.include_router(history_router, dependencies=readers)
 api.include_router(alerts_router, dependencies=readers)
+api.include_router(fleetchanges_router, dependencies=readers)
 api.include_router(webhooks_router, dependencies=readers)  # and an admin, route by route
 api.include_router(limits_router, dependencies=readers)
 api.include_router(tokens_router, dependencies=readers)
