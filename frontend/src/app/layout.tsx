@@ -85,6 +85,9 @@ function Header() {
           <NavLink to={paths.history} className={cls}>
             History
           </NavLink>
+          <NavLink to={paths.fleet} className={cls}>
+            Fleet
+          </NavLink>
           <NavLink to={paths.runs} className={cls} end>
             Runs
           </NavLink>

@@ -23,6 +23,7 @@ export const routes = {
   batch: 'batches/:batchId',
   schedules: 'schedules',
   alerts: 'alerts',
+  fleet: 'fleet',
 } as const;
 
 /** The address of each page. */
@@ -44,6 +45,7 @@ export const paths = {
   batch: (batchId: string) => `/batches/${seg(batchId)}`,
   schedules: '/schedules',
   alerts: '/alerts',
+  fleet: '/fleet',
 } as const;
 
 /** A page's address with a query string, when it has one. */

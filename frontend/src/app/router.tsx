@@ -29,6 +29,7 @@ const SignInPage = lazy(() => import('./routes/signin'));
 const TokensPage = lazy(() => import('./routes/tokens'));
 const SchedulesPage = lazy(() => import('./routes/schedules'));
 const AlertsPage = lazy(() => import('./routes/alerts'));
+const FleetPage = lazy(() => import('./routes/fleet'));
 
 /**
  * The compare page's data is asked for as soon as its address is known, while its code (and the
@@ -69,6 +70,7 @@ const router = createBrowserRouter([
       { path: routes.batch, element: <BatchPage /> },
       { path: routes.schedules, element: <SchedulesPage /> },
       { path: routes.alerts, element: <AlertsPage /> },
+      { path: routes.fleet, element: <FleetPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },
