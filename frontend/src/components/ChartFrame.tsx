@@ -1,5 +1,5 @@
 import { useId, useRef, useState, type ReactNode } from 'react';
-import { chartSurface, downloadBlob, svgToPng } from '@/lib/export';
+import { chartCaption, chartSurface, downloadBlob, svgToPng } from '@/lib/export';
 
 /**
  * A chart with a title and a "PNG" button that saves it as an image. The chart inside names itself
@@ -15,7 +15,8 @@ export function ChartFrame({ title, file, children, testId, titleId }: { title: 
     const svg = ref.current ? chartSurface(ref.current) : null;
     if (!svg) return setError('No chart to save yet.');
     try {
-      downloadBlob(`${file}.png`, await svgToPng(svg));
+      const frame = ref.current?.closest('figure');
+      downloadBlob(`${file}.png`, await svgToPng(svg, 2, frame ? chartCaption(frame) : undefined));
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { response, row } from '@/lib/test-fixtures';
 import type { Result, Run } from './api-types';
-import { compareToCsv, compareToJson, exportName, runToCsv, runToJson } from './export';
+import { captionLayout, compareToCsv, compareToJson, exportName, runToCsv, runToJson, wrapText, type CaptionItem } from './export';
 
 describe('compareToCsv', () => {
   const data = response([row('ctxswitch.pipe', { placement: 'same_core', msg: 'a,"b"' }, 1000, 2000)]);
@@ -71,5 +71,53 @@ describe('runToCsv', () => {
     expect(parsed.run.id).toBe('run-1');
     expect(parsed.results[0]!.samples).toEqual([5]);
     expect(exportName('json', new Date('2026-11-22T03:04:05Z'), 'run-run-1')).toBe('ctxbench-run-run-1-2026-11-22-03-04-05.json');
+  });
+});
+
+// A font 7 px a character wide: enough to check where things go.
+const measure = (t: string) => t.length * 7;
+const texts = (items: CaptionItem[]) => items.flatMap((i) => (i.kind === 'text' ? [i.text] : []));
+
+describe('wrapText', () => {
+  it('keeps words whole and lines within the width', () => {
+    expect(wrapText('Line: each run median; band: its CI', 100, measure)).toEqual(['Line: each run', 'median; band:', 'its CI']);
+    expect(wrapText('averyveryverylongword x', 50, measure)).toEqual(['averyveryverylongword', 'x']);
+    expect(wrapText('', 50, measure)).toEqual([]);
+  });
+});
+
+describe('captionLayout (issue 27, 9)', () => {
+  const caption = {
+    title: 'sched.yield over threads',
+    legend: [
+      { label: 'alpha', colour: 'rgb(9, 105, 218)' },
+      { label: 'beta', colour: 'rgb(207, 34, 46)' },
+    ],
+    note: 'Open dot: seed 001, 900 ns/op on seed laptop.',
+  };
+
+  it('puts the title and the legend above the chart and the note below it', () => {
+    const { top, bottom, items } = captionLayout(caption, 600, 280, measure);
+    expect(texts(items)).toEqual(['sched.yield over threads', 'alpha', 'beta', 'Open dot: seed 001, 900 ns/op on seed laptop.']);
+    const [title, alpha, beta, note] = items.filter((i) => i.kind === 'text');
+    expect(title!.y).toBeLessThan(alpha!.y);
+    expect(alpha!.y).toBeLessThan(top);
+    expect(beta!.y).toBe(alpha!.y); // one row: they fit
+    expect(beta!.x).toBeGreaterThan(alpha!.x);
+    expect(note!.y).toBeGreaterThan(top + 280);
+    expect(note!.y).toBeLessThan(top + 280 + bottom);
+    // Each entry has its series colour beside it.
+    expect(items.filter((i) => i.kind === 'swatch').map((i) => i.colour)).toEqual(['rgb(9, 105, 218)', 'rgb(207, 34, 46)']);
+  });
+
+  it('wraps the legend onto more rows on a narrow chart', () => {
+    const many = { ...caption, legend: Array.from({ length: 6 }, (_, i) => ({ label: `machine-${i}`, colour: '#000' })) };
+    const rows = new Set(captionLayout(many, 200, 100, measure).items.filter((i) => i.kind === 'text' && i.text.startsWith('machine')).map((i) => i.y));
+    expect(rows.size).toBeGreaterThan(1);
+    for (const i of captionLayout(many, 200, 100, measure).items) if (i.kind === 'text') expect(i.x + measure(i.text)).toBeLessThanOrEqual(200);
+  });
+
+  it('takes no room when there is nothing to say', () => {
+    expect(captionLayout({ title: '', legend: [], note: '' }, 300, 100, measure)).toEqual({ top: 0, bottom: 0, items: [] });
   });
 });

@@ -110,13 +110,110 @@ export function chartSurface(root: ParentNode): SVGSVGElement | null {
   return all.reduce<SVGSVGElement | null>((best, svg) => (best === null || area(svg) > area(best) ? svg : best), null);
 }
 
-/** An SVG element (a Recharts chart) as a PNG Blob: serialised, drawn on a canvas at `scale`×. */
-export async function svgToPng(svg: SVGSVGElement, scale = 2): Promise<Blob> {
+/** What a saved chart says around its drawing: its title, its legend, and the note under it. */
+export interface ChartCaption {
+  title: string;
+  legend: { label: string; colour: string }[];
+  note: string;
+}
+
+const squash = (s: string | null | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
+
+/** The caption of the chart in `frame` (a ChartFrame's figure), read from what the page shows. */
+export function chartCaption(frame: ParentNode): ChartCaption {
+  const legend = [...frame.querySelectorAll('.recharts-legend-item')]
+    .map((item) => {
+      const label = item.querySelector<HTMLElement>('.recharts-legend-item-text');
+      // Recharts gives each entry's text its series colour (`none` for a band drawn without a stroke:
+      // then its icon's fill says it).
+      const icon = item.querySelector('svg path, svg rect, svg line');
+      const colours = [label?.style.color, icon?.getAttribute('fill'), icon?.getAttribute('stroke')];
+      const colour = colours.find((c) => c && c !== 'none') ?? '#1b1f24';
+      return { label: squash(label?.textContent), colour };
+    })
+    .filter((l) => l.label !== '');
+  return { title: squash(frame.querySelector('.chart-title')?.textContent), legend, note: squash(frame.querySelector('.chart-note')?.textContent) };
+}
+
+export const CAPTION_FONTS = { title: 'bold 14px system-ui, sans-serif', legend: '12px system-ui, sans-serif', note: '11px system-ui, sans-serif' };
+const PAD = 8;
+const SWATCH = 10;
+
+export type CaptionItem =
+  | { kind: 'text'; text: string; x: number; y: number; font: string; colour: string }
+  | { kind: 'swatch'; x: number; y: number; size: number; colour: string };
+
+/** `text` in lines no wider than `max` (words kept whole; a word wider than `max` gets a line). */
+export function wrapText(text: string, max: number, measure: (text: string) => number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ').filter(Boolean)) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && measure(next) > max) {
+      lines.push(line);
+      line = word;
+    } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/**
+ * Where a caption goes around a chart drawn `width` × `height` (CSS px): the title and the legend above
+ * it (the legend's entries flowing onto more rows when they do not fit), the note below. `top` and
+ * `bottom`: the room they take; y of a text is its baseline.
+ */
+export function captionLayout(
+  caption: ChartCaption,
+  width: number,
+  height: number,
+  measure: (text: string, font: string) => number,
+): { top: number; bottom: number; items: CaptionItem[] } {
+  const items: CaptionItem[] = [];
+  const max = width - 2 * PAD;
+  let y = PAD;
+  for (const line of wrapText(caption.title, max, (t) => measure(t, CAPTION_FONTS.title))) {
+    items.push({ kind: 'text', text: line, x: PAD, y: y + 14, font: CAPTION_FONTS.title, colour: '#1b1f24' });
+    y += 18;
+  }
+  let x = PAD;
+  if (caption.legend.length > 0) y += 2;
+  for (const [i, entry] of caption.legend.entries()) {
+    const w = SWATCH + 4 + measure(entry.label, CAPTION_FONTS.legend);
+    if (i > 0 && x + w > width - PAD) {
+      x = PAD;
+      y += 16;
+    }
+    items.push({ kind: 'swatch', x, y: y + 3, size: SWATCH, colour: entry.colour });
+    items.push({ kind: 'text', text: entry.label, x: x + SWATCH + 4, y: y + 12, font: CAPTION_FONTS.legend, colour: '#1b1f24' });
+    x += w + 12;
+  }
+  if (caption.legend.length > 0) y += 16;
+  const top = y === PAD ? 0 : y + 4;
+  let below = top + height + 4;
+  for (const line of wrapText(caption.note, max, (t) => measure(t, CAPTION_FONTS.note))) {
+    items.push({ kind: 'text', text: line, x: PAD, y: below + 11, font: CAPTION_FONTS.note, colour: '#5c6670' });
+    below += 14;
+  }
+  const bottom = caption.note ? below - (top + height) + PAD : 0;
+  return { top, bottom, items };
+}
+
+/**
+ * An SVG element (a Recharts chart) as a PNG Blob: serialised, drawn on a canvas at `scale`×, with its
+ * `caption` (title and legend above, note below) when given: the file says what it shows on its own.
+ */
+export async function svgToPng(svg: SVGSVGElement, scale = 2, caption?: ChartCaption): Promise<Blob> {
   const { width, height } = svg.getBoundingClientRect();
   const clone = svg.cloneNode(true) as SVGSVGElement;
   clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
   clone.setAttribute('width', String(width));
   clone.setAttribute('height', String(height));
+  // The page's CSS does not reach an SVG drawn as an image: its text keeps the page's font (a wider
+  // default font ran the last axis label past the edge).
+  const style = getComputedStyle(svg);
+  clone.setAttribute('font-family', style.fontFamily);
+  clone.setAttribute('font-size', style.fontSize);
   const text = new XMLSerializer().serializeToString(clone);
   const url = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
   const img = new Image();
@@ -126,14 +223,27 @@ export async function svgToPng(svg: SVGSVGElement, scale = 2): Promise<Blob> {
     img.src = url;
   });
   const canvas = document.createElement('canvas');
-  canvas.width = Math.ceil(width * scale);
-  canvas.height = Math.ceil(height * scale);
   const ctx = canvas.getContext('2d');
   if (!ctx) throw new Error('This browser cannot draw on a canvas.');
+  const measure = (t: string, font: string) => {
+    ctx.font = font;
+    return ctx.measureText(t).width;
+  };
+  const layout = caption ? captionLayout(caption, width, height, measure) : { top: 0, bottom: 0, items: [] };
+  canvas.width = Math.ceil(width * scale);
+  canvas.height = Math.ceil((layout.top + height + layout.bottom) * scale);
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.scale(scale, scale);
-  ctx.drawImage(img, 0, 0, width, height);
+  ctx.drawImage(img, 0, layout.top, width, height);
+  for (const item of layout.items) {
+    ctx.fillStyle = item.colour;
+    if (item.kind === 'swatch') ctx.fillRect(item.x, item.y, item.size, item.size);
+    else {
+      ctx.font = item.font;
+      ctx.fillText(item.text, item.x, item.y);
+    }
+  }
   return new Promise((resolve, reject) =>
     canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('The chart could not be saved as PNG.'))), 'image/png'),
   );

@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
 import { formatDateTime, formatNumber, formatPoint, seriesScale } from '@/lib/format';
 import type { History } from '../api/history';
@@ -25,7 +25,7 @@ export function HistoryChart({ data }: { data: History }) {
   return (
     <ChartFrame title={<>History of <code>{label}</code></>} file={`history-${data.kernel}`} testId="history-chart" titleId={titleId}>
       <ResponsiveContainer width="100%" height={320}>
-        <ComposedChart aria-labelledby={titleId} data={rows} margin={{ top: 24, right: 24, bottom: 20, left: 10 }}>
+        <ComposedChart aria-labelledby={titleId} data={rows} margin={{ top: 24, right: 44, bottom: 20, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e4e7eb" />
           <XAxis
             dataKey="t"
@@ -67,6 +67,7 @@ export function HistoryChart({ data }: { data: History }) {
               label={{ value: m.label, position: 'top', fontSize: 11, fill: FACT_COLOUR }}
             />
           ))}
+          <Legend verticalAlign="top" height={24} />
           <Area dataKey="ci" name="CI of the median" stroke="none" fill="#0969da" fillOpacity={0.15} isAnimationActive={false} connectNulls />
           <Line dataKey="median" name="median" stroke="#0969da" strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} />
         </ComposedChart>
