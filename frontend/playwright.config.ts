@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { ADMIN_STATE, ADMIN_TOKEN, E2E_DIR, RUN_LOG } from './e2e/credentials';
+import { ADMIN_STATE, ADMIN_TOKEN, DIST_DIR, E2E_DIR, RUN_LOG } from './e2e/credentials';
 import { GRPC_PORT, HTTP_PORT } from './e2e/ports';
 
 // Browser tests drive Debian's Chromium (no browser download) against the real stack: scripts/run.sh
@@ -55,6 +55,7 @@ export default defineConfig({
       CTXBENCH_AGENT_SPOOL: '../build/e2e-playwright/spool',
       CTXBENCH_RUN_FRESH: '1',
       CTXBENCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      CTXBENCH_DIST_DIR: DIST_DIR,
     },
   },
 });

@@ -15,5 +15,9 @@ export const ADMIN_STATE = resolve(E2E_DIR, 'admin-state.json');
 /** run.sh's stdout, copied: the server prints its one-time sign-in link there, as a person sees it. */
 export const RUN_LOG = resolve(E2E_DIR, 'run.log');
 
+/** The stack's dist dir (no bundles: the specs that need some write them), inside its data dir, which
+ * each start empties (CTXBENCH_RUN_FRESH). */
+export const DIST_DIR = resolve(E2E_DIR, 'data/dist');
+
 /** A browser context with no cookies: someone who has never signed in. */
 export const SIGNED_OUT = { cookies: [], origins: [] };

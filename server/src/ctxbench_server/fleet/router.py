@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.fleet import service
 from ctxbench_server.fleet.installer import installer_sha256
+from ctxbench_server.fleet.offer import read_offer
 from ctxbench_server.fleet.schemas import JoinTokenCreate, JoinTokenCreated, JoinTokenOut
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.schemas import MachineOut
@@ -100,13 +102,13 @@ async def delete_join_token(token_id: str, session: SessionDep, _admin: AdminDep
 
 @router.post("/machines/{machine_id}/revoke", response_model=MachineOut, responses=errors({404: "unknown"}))
 async def revoke_machine(
-    machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
+    machine_id: str, request: Request, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
 ) -> MachineOut:
     await service.set_status(session, machine_id, service.REVOKED)
     # Closes the open stream now; a stream authenticated just before the commit cannot register after.
     hub.revoke(machine_id)
     changes.machine(machine_id, "changed")
-    return await machines.get_machine(session, machine_id, await hub.online())
+    return await _machine(request, session, machine_id, await hub.online())
 
 
 @router.post(
@@ -115,8 +117,17 @@ async def revoke_machine(
     responses=errors({404: "unknown", 409: "revoked"}),
 )
 async def approve_machine(
-    machine_id: str, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
+    machine_id: str, request: Request, session: SessionDep, hub: HubDep, changes: ChangesDep, _admin: AdminDep
 ) -> MachineOut:
     await service.set_status(session, machine_id, service.ACTIVE)
     changes.machine(machine_id, "changed")
-    return await machines.get_machine(session, machine_id, await hub.online())
+    return await _machine(request, session, machine_id, await hub.online())
+
+
+async def _machine(
+    request: Request, session: SessionDep, machine_id: str, online: Container[str]
+) -> MachineOut:
+    """The machine as GET /machines/{id} shows it, its agent's upgrade included."""
+    out = await machines.get_machine(session, machine_id, online)
+    read_offer(request.app.state.settings.dist_dir, public_url(request)).apply([out])
+    return out

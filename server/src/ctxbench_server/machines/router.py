@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ctxbench_server.auth.deps import AdminDep, WriteDep
 from ctxbench_server.db import SessionDep
 from ctxbench_server.dispatch.deps import HubDep
 from ctxbench_server.errors import Forbidden
+from ctxbench_server.fleet.offer import AgentOffer, read_offer
+from ctxbench_server.fleet.router import public_url
 from ctxbench_server.machines import labels, service
 from ctxbench_server.machines.schemas import MachineOut, MachinePatch
 from ctxbench_server.push.deps import ChangesDep
@@ -15,6 +17,14 @@ from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/machines", tags=["machines"])
 UNKNOWN_MACHINE = "unknown machine"
+
+
+def agent_offer(request: Request) -> AgentOffer:
+    """The agent versions this server's dist dir offers (fleet/offer.py)."""
+    return read_offer(request.app.state.settings.dist_dir, public_url(request))
+
+
+OfferDep = Annotated[AgentOffer, Depends(agent_offer)]
 
 
 SELECTOR_HELP = (
@@ -27,15 +37,22 @@ SELECTOR_HELP = (
 async def list_machines(
     session: SessionDep,
     hub: HubDep,
+    offer: OfferDep,
     selector: Annotated[str | None, Query(description=SELECTOR_HELP, examples=["env=prod,rack"])] = None,
 ) -> list[MachineOut]:
+    """Every machine, by name. `agent_outdated` marks those whose agent is older than the one this server
+    offers, with the `upgrade_command` to run on them."""
     chosen = labels.parse_selector(selector, ["query", "selector"]) if selector else None
-    return await service.list_machines(session, await hub.online(), chosen, hub.last_heard())
+    out = await service.list_machines(session, await hub.online(), chosen, hub.last_heard())
+    offer.apply(out)
+    return out
 
 
 @router.get("/{machine_id}", response_model=MachineOut, responses=errors({404: UNKNOWN_MACHINE}))
-async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> MachineOut:
-    return await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
+async def get_machine(machine_id: str, session: SessionDep, hub: HubDep, offer: OfferDep) -> MachineOut:
+    out = await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
+    offer.apply([out])
+    return out
 
 
 @router.patch(
@@ -50,7 +67,13 @@ async def get_machine(machine_id: str, session: SessionDep, hub: HubDep) -> Mach
     ),
 )
 async def rename_machine(
-    machine_id: str, body: MachinePatch, session: SessionDep, hub: HubDep, changes: ChangesDep, who: WriteDep
+    machine_id: str,
+    body: MachinePatch,
+    session: SessionDep,
+    hub: HubDep,
+    changes: ChangesDep,
+    who: WriteDep,
+    offer: OfferDep,
 ) -> MachineOut:
     """Gives the machine a display name (its id stays); `null` or `""` gives the agent's own name back.
     The agent's later Hellos keep it. `labels` (admin only) is a JSON merge patch of the admin's labels:
@@ -68,7 +91,9 @@ async def rename_machine(
         changes.machine(machine_id, "renamed")
     if "labels" in given:
         changes.machine(machine_id, "changed")
-    return await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
+    out = await service.get_machine(session, machine_id, await hub.online(), hub.last_heard())
+    offer.apply([out])
+    return out
 
 
 @router.delete(

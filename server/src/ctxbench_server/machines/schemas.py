@@ -28,6 +28,20 @@ class MachineOut(BaseModel):
     agent_name: str = Field(default="", description="what its agent calls it (--name, else the hostname)")
     hostname: str
     agent_version: str
+    agent_offered_version: str | None = Field(
+        default=None,
+        description="the agent version this server's installer installs on the host's architecture (the "
+        "newest bundle of `make dist`); null: none offered for it",
+    )
+    agent_outdated: bool = Field(
+        default=False,
+        description="its agent runs another version than the one offered, and not a later release",
+    )
+    upgrade_command: str | None = Field(
+        default=None,
+        description="when agent_outdated: one line to run on the host that upgrades its agent in place "
+        "(the installer, checked against its sha256; no token)",
+    )
     online: bool
     status: MachineStatus = Field(description='"pending": waits for an admin\'s approval (no runs)')
     first_seen: datetime

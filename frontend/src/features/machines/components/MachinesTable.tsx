@@ -12,6 +12,7 @@ import { factsLine } from '../utils/key-facts';
 import { groupMachines } from '../utils/labels';
 import { LabelChips } from './LabelChips';
 import { MachineFacts } from './MachineFacts';
+import { OutdatedAgents, OutdatedBadge } from './OutdatedAgents';
 import { paths } from '@/app/paths';
 
 /** Each machine's newest run among `runs` (newest first, as the server lists them). */
@@ -38,7 +39,7 @@ function MachineRow(props: { machine: Machine; run?: Run; now: Date; picked: boo
         <div className="muted small narrow-only">{factsLine(m.facts)}</div>
       </td>
       <td>
-        <OnlineBadge online={m.online} stale={stale} />
+        <OnlineBadge online={m.online} stale={stale} /> <OutdatedBadge machine={m} />
       </td>
       <td>
         <RelativeTime value={m.last_seen} now={now} />
@@ -87,6 +88,7 @@ export function MachinesTable({ machines, runs, group = '', stale = false }: { m
   const toggle = (id: string, on: boolean) => setPicked((p) => (on ? [...p.filter((x) => x !== id), id] : p.filter((x) => x !== id)));
   return (
     <>
+      <OutdatedAgents machines={machines} />
       <div className="toolbar">
         <button
           type="button"
