@@ -203,6 +203,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fleet-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fleet Changes
+         * @description Steps (History's rule, as alerts find them) of one kernel point on several hosts within a window,
+         *     grouped: what the stepping hosts' facts changed alike, and whether the hosts that measured the point
+         *     then without a step made that change too. Newest first; computed on read over at most 90 days.
+         */
+        get: operations["fleet_changes_api_v1_fleet_changes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -437,6 +459,28 @@ export interface paths {
         put?: never;
         /** Revoke Machine */
         post: operations["revoke_machine_api_v1_machines__machine_id__revoke_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/peers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Peer Outliers
+         * @description Machines whose latest figure for a point is an outlier among the machines of their hardware class
+         *     (median and MAD of the class, at least 3 peers), with the facts where each differs from most of its
+         *     class.
+         */
+        get: operations["peer_outliers_api_v1_peers_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1433,6 +1477,30 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** FactDiffers */
+        FactDiffers: {
+            /** Fact */
+            fact: string;
+            /** Hint */
+            hint: string | null;
+            /**
+             * Majority
+             * @description the value most of its class has
+             */
+            majority: unknown;
+            /** Majority Count */
+            majority_count: number;
+            /**
+             * Reporting
+             * @description machines of the class that report this fact
+             */
+            reporting: number;
+            /**
+             * Value
+             * @description this machine's value (at the run of its latest figure)
+             */
+            value: unknown;
+        };
         /** FiringOut */
         FiringOut: {
             /**
@@ -1457,6 +1525,112 @@ export interface components {
             run_ids: string[];
             /** Skipped */
             skipped: components["schemas"]["SkippedOut"][];
+        };
+        /** FleetChange */
+        FleetChange: {
+            /**
+             * Direction
+             * @description "up" (after > before) or "down"
+             */
+            direction: string;
+            /**
+             * First At
+             * Format: date-time
+             * @description the earliest step of the group
+             */
+            first_at: string;
+            /**
+             * Hosts
+             * @description the hosts with a significant step, in time order
+             */
+            hosts: components["schemas"]["StepHost"][];
+            /**
+             * Id
+             * @description stable while the earliest step of the group stays the earliest
+             */
+            id: string;
+            /** Kernel */
+            kernel: string;
+            /**
+             * Last At
+             * Format: date-time
+             * @description the latest step of the group
+             */
+            last_at: string;
+            /**
+             * Others
+             * @description hosts that measured the point in the window without a step
+             */
+            others: components["schemas"]["OtherHost"][];
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Params Key */
+            params_key: string;
+            /**
+             * Ratio
+             * @description the median of the hosts' step ratios
+             */
+            ratio: number;
+            /**
+             * Shared
+             * @description fact changes every stepping host made, the same way
+             */
+            shared: components["schemas"]["SharedChange"][];
+            /**
+             * Summary
+             * @description one line: "syscall.getppid +18.0 % on 3 of 5 hosts; all 3 went from kernel_release 6.1 to 6.8 …; the other 2 did not"
+             */
+            summary: string;
+            /** Unit */
+            unit: string;
+            /**
+             * Window From
+             * Format: date-time
+             * @description the window the other hosts were looked at in
+             */
+            window_from: string;
+            /**
+             * Window To
+             * Format: date-time
+             */
+            window_to: string;
+        };
+        /** FleetChangesOut */
+        FleetChangesOut: {
+            /**
+             * Fleet Changes
+             * @description newest first (by last_at)
+             */
+            fleet_changes: components["schemas"]["FleetChange"][];
+            /**
+             * Next Cursor
+             * @description pass as `cursor` for the next page; null: no more
+             */
+            next_cursor: string | null;
+            /**
+             * Series
+             * @description series (machine, kernel, point) whose steps were looked at
+             */
+            series: number;
+            /**
+             * Since
+             * Format: date-time
+             */
+            since: string;
+            /**
+             * Truncated
+             * @description more series were measured in the range than are looked at
+             */
+            truncated: boolean;
+            /**
+             * Until
+             * Format: date-time
+             */
+            until: string;
+            /** Window Hours */
+            window_hours: number;
         };
         /** FleetStep */
         FleetStep: {
@@ -1964,6 +2138,30 @@ export interface components {
          * @enum {string}
          */
         MachineStatus: "active" | "pending" | "revoked";
+        /** OtherHost */
+        OtherHost: {
+            /**
+             * Facts
+             * @description its value of each shared fact at its last run in the window
+             */
+            facts: {
+                [key: string]: unknown;
+            };
+            /**
+             * Facts Changed
+             * @description its fact changes between its first and last run of the point in the window
+             */
+            facts_changed: components["schemas"]["FactChange"][];
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /**
+             * Runs
+             * @description its runs of the point in the window
+             */
+            runs: number;
+        };
         /** ParamOut */
         ParamOut: {
             /**
@@ -1994,6 +2192,88 @@ export interface components {
              * @enum {string}
              */
             type: "int" | "float" | "choice" | "bool" | "string";
+        };
+        /** PeerOutlier */
+        PeerOutlier: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Class Median
+             * @description the median of the latest figures of its class
+             */
+            class_median: number;
+            /**
+             * Facts Differ
+             * @description facts where it differs from most of its class
+             */
+            facts_differ: components["schemas"]["FactDiffers"][];
+            /** Hardware Class */
+            hardware_class: string;
+            /** Kernel */
+            kernel: string;
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /**
+             * Median
+             * @description this machine's latest figure
+             */
+            median: number;
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Params Key */
+            params_key: string;
+            /**
+             * Peers
+             * @description other machines of the class with a figure for the point
+             */
+            peers: number;
+            /**
+             * Ratio
+             * @description median / class_median
+             */
+            ratio: number;
+            /**
+             * Run Id
+             * @description the run of this machine's latest figure
+             */
+            run_id: string;
+            /**
+             * Score
+             * @description |log ratio| in robust spreads (1.4826 MAD, at least the noise floor)
+             */
+            score: number;
+            /**
+             * Summary
+             * @description one line: "syscall.getppid on box-3: +30.0 % against the median of …"
+             */
+            summary: string;
+            /** Unit */
+            unit: string;
+        };
+        /** PeersOut */
+        PeersOut: {
+            /**
+             * Outliers
+             * @description largest score first
+             */
+            outliers: components["schemas"]["PeerOutlier"][];
+            /**
+             * Points
+             * @description (class, kernel, point) groups with enough peers that were judged
+             */
+            points: number;
+            /**
+             * Truncated
+             * @description more latest figures exist than were looked at
+             */
+            truncated: boolean;
         };
         /** PointKey */
         PointKey: {
@@ -2812,6 +3092,23 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** SharedChange */
+        SharedChange: {
+            /** After */
+            after: unknown;
+            /** Before */
+            before: unknown;
+            /**
+             * Fact
+             * @description a watched fact ("kernel_release", "governor", "agent_version")
+             */
+            fact: string;
+            /**
+             * Others Changed
+             * @description how many of the other hosts made the same change in the window
+             */
+            others_changed: number;
+        };
         /** Significance */
         Significance: {
             /** Ci Level */
@@ -2904,6 +3201,39 @@ export interface components {
             significance: components["schemas"]["StepSignificance"];
             /** Significant */
             significant: boolean;
+        };
+        /** StepHost */
+        StepHost: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Before Run Id */
+            before_run_id: string;
+            /** Ci High */
+            ci_high: number;
+            /** Ci Low */
+            ci_low: number;
+            /**
+             * Facts Changed
+             * @description the host's fact changes across its step
+             */
+            facts_changed: components["schemas"]["FactChange"][];
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /**
+             * Ratio
+             * @description after / before, History's step on this host
+             */
+            ratio: number;
+            /**
+             * Run Id
+             * @description the first run after the step
+             */
+            run_id: string;
         };
         /** StepSignificance */
         StepSignificance: {
@@ -3619,6 +3949,47 @@ export interface operations {
             };
         };
     };
+    fleet_changes_api_v1_fleet_changes_get: {
+        parameters: {
+            query?: {
+                /** @description default: 14 days before `until` */
+                since?: string | null;
+                /** @description default: now */
+                until?: string | null;
+                /** @description steps at most this far after a group's first are one change */
+                window_hours?: number;
+                /** @description comma-separated kernel ids (at most 50) */
+                kernel?: string | null;
+                /** @description hosts that must step together */
+                min_hosts?: number;
+                limit?: number;
+                /** @description next_cursor */
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetChangesOut"];
+                };
+            };
+            /** @description a parameter out of its budget (named): range, kernels, cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     health_api_v1_health_get: {
         parameters: {
             query?: never;
@@ -4124,6 +4495,39 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+        };
+    };
+    peer_outliers_api_v1_peers_get: {
+        parameters: {
+            query?: {
+                /** @description a hardware class, as machines show */
+                class?: string | null;
+                /** @description comma-separated kernel ids (at most 50) */
+                kernel?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PeersOut"];
+                };
+            };
+            /** @description a parameter out of its budget (named): range, kernels, cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
