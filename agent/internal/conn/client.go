@@ -283,8 +283,8 @@ func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
 		case *agentv1.ConnectResponse_StartRun:
 			run, dropped := parts.add(x.StartRun)
 			if dropped {
-				c.log.Warn("StartRun part without its run's first part ignored; the server re-sends open items",
-					"run", x.StartRun.GetRunId())
+				c.log.Warn("StartRun part ignored: no first part of its run on this stream, or the run past "+
+					"the agent's budget of items and bytes; the server re-sends open items", "run", x.StartRun.GetRunId())
 			}
 			if run == nil {
 				continue

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +65,33 @@ func TestStartPartsPassesAWholeRunAndDropsStrayParts(t *testing.T) {
 	run, _ := p.add(&agentv1.StartRun{RunId: "new", Items: items("b")})
 	if run.GetRunId() != "new" || len(run.GetItems()) != 1 {
 		t.Fatalf("got %v, want run new with one item", run)
+	}
+}
+
+func TestStartPartsDropsARunPastItsByteBudget(t *testing.T) {
+	// Parts of few but big items (a parameter of 1 MiB each): the item budget never trips, the byte
+	// budget does, so the agent does not hold the run's parts without end.
+	big := []*agentv1.RunItem{{ItemId: "i", KernelId: "k", Params: map[string]string{"p": strings.Repeat("x", 1<<20)}}}
+	var p startParts
+	if _, dropped := p.add(&agentv1.StartRun{RunId: "r", Items: big, More: true}); dropped {
+		t.Fatal("first part dropped")
+	}
+	parts := 1
+	for ; parts < 200; parts++ {
+		_, dropped := p.add(&agentv1.StartRun{RunId: "r", Items: big, More: true, Continued: true})
+		if dropped {
+			break
+		}
+	}
+	if parts*(1<<20) > maxAssembledBytes || parts < maxAssembledBytes/(2<<20) {
+		t.Fatalf("dropped at part %d, want it near %d MiB of parts", parts+1, maxAssembledBytes>>20)
+	}
+	if p.run != nil || p.bytes != 0 {
+		t.Fatalf("the dropped run is still held: %d bytes", p.bytes)
+	}
+	// The next run starts from nothing.
+	if run, dropped := p.add(&agentv1.StartRun{RunId: "next", Items: big}); dropped || run == nil {
+		t.Fatalf("a whole run after a dropped one: got %v, dropped %v", run, dropped)
 	}
 }
 
