@@ -82,6 +82,23 @@ func TestMachinesTableShowsLabelsWhenThereAreAny(t *testing.T) {
 	}
 }
 
+func TestMachinesSelectorGoesToTheServer(t *testing.T) {
+	f := newFake(t)
+	f.answer("GET /api/v1/machines", 200, twoMachines[:1])
+	got := runCLI(t, f, nil, "", "machines", "--selector", "rack=r1,env!=dev")
+	if got.code != 0 || !strings.Contains(got.stdout, "m-a  alpha") || strings.Contains(got.stdout, "beta") {
+		t.Errorf("%+v", got)
+	}
+	if q := f.requests[len(f.requests)-1].query; q != "selector=rack%3Dr1%2Cenv%21%3Ddev" {
+		t.Errorf("query %q", q)
+	}
+	bad := newFake(t)
+	bad.answer("GET /api/v1/machines", 422, `{"detail":[{"loc":["query","selector"],"msg":"bad selector"}]}`)
+	if got := runCLI(t, bad, nil, "", "machines", "--selector", "=x"); got.code == 0 || !strings.Contains(got.stderr, "selector") {
+		t.Errorf("a refused selector: %+v", got)
+	}
+}
+
 func TestKernelsTableAndJSON(t *testing.T) {
 	f := newFake(t)
 	f.answer("GET /api/v1/kernels", 200, someKernels)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type Param struct {
 
 func setupMachines(a *app, fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the server's JSON answer")
+	selector := fs.String("selector", "", "only machines whose labels match, e.g. env=prod,rack (the server checks it)")
 	return func(ctx context.Context, args []string) error {
 		if err := noArgs("machines", args); err != nil {
 			return err
@@ -51,7 +53,11 @@ func setupMachines(a *app, fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		data, err := c.request(ctx, "GET", "/machines", nil, nil)
+		var q url.Values
+		if *selector != "" {
+			q = url.Values{"selector": {*selector}}
+		}
+		data, err := c.request(ctx, "GET", "/machines", q, nil)
 		if err != nil {
 			return err
 		}
