@@ -14,11 +14,14 @@ AGENT_LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: help run build deps deps-test deps-dist deps-bench venv ansible agent cli kernels kernels-cpp kernels-go kernels-py frontend gen gen-check lint test \
         test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
-        test-multiserver test-storm test-dist dist bench clean
+        test-multiserver test-storm test-dist dist bench clean check test-together test-alone \
+        test-server-parallel test-server-timing test-server-pg-parallel test-server-pg-timing test-server-unit \
+        test-agent-unit
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
 	@echo "make test   build what is missing, run every test suite"
+	@echo "make check  lint and the unit tests: the inner loop"
 	@echo "make build | gen | lint | bench | clean"
 
 # ---------------------------------------------------------------- setup
@@ -129,17 +132,56 @@ lint: venv ansible proto/node_modules/.installed frontend/node_modules/.installe
 	ANSIBLE_CONFIG=deploy/ansible/ansible.cfg $(VENV)/bin/ansible-playbook --syntax-check \
 	  -i deploy/ansible/inventory.example.ini deploy/ansible/playbook.yml
 
-test: deps-test build gen-check lint test-server test-server-pg test-agent test-kernels test-frontend test-e2e \
-      test-fuzz test-faults test-faults-pg test-multiserver test-storm test-dist
+# The inner loop: lint and the unit tests (the server's without a server booted, the agent's without the
+# race detector, the explorer's), side by side.
+check:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint test-server-unit test-agent-unit test-frontend
+	@echo "make check: lint and unit tests passed"
+
+test-server-unit: venv
+	cd server && $(PY) -m pytest -q -n 2 -m "not server"
+
+test-agent-unit:
+	cd agent && go test -count=1 ./...
+
+# Built once, then two passes: suites that mostly wait (on sockets, on a PostgreSQL of their own, on the
+# compiler) run side by side; suites that time things or load the machine on purpose (the kernels'
+# self-checks, the server's `timing` tests, browsers, killed processes and cut links, two servers, the
+# 200-agent storm) run one at a time after them. -k: a failing suite does not hide another's result; make
+# waits for every job and fails if any did.
+BUILT := -o deps -o venv -o ansible -o agent -o cli -o kernels -o kernels-cpp -o kernels-go -o kernels-py \
+         -o frontend
+test: deps-test build gen-check
+	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-together
+	@$(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone
 	@echo "make test: all suites passed"
 
-test-server: venv
-	cd server && $(PY) -m pytest -q
+test-together: lint test-server-parallel test-server-pg-parallel test-agent test-frontend test-fuzz test-dist
+test-alone: test-server-timing test-server-pg-timing test-kernels test-e2e test-faults test-faults-pg \
+            test-multiserver test-storm
+
+# The server's suite on SERVER_WORKERS pytest-xdist workers (every test has its own ports and SQLite file,
+# every worker its own PostgreSQL database), then its `timing` tests on their own.
+SERVER_WORKERS ?= 2
+test-server: test-server-parallel
+	@$(MAKE) --no-print-directory -o venv -j1 test-server-timing
+
+test-server-parallel: venv
+	cd server && $(PY) -m pytest -q -n $(SERVER_WORKERS) -m "not timing"
+
+test-server-timing: venv
+	cd server && $(PY) -m pytest -q -m timing
 
 # The same suites on a real PostgreSQL server of their own (scripts/with-postgres.sh: initdb in a temp
 # dir, a unix socket, removed at the end), so what SQLite lets pass and PostgreSQL refuses is found here.
-test-server-pg: venv
-	cd server && ../scripts/with-postgres.sh $(PY) -m pytest -q
+test-server-pg: test-server-pg-parallel
+	@$(MAKE) --no-print-directory -o venv -j1 test-server-pg-timing
+
+test-server-pg-parallel: venv
+	cd server && ../scripts/with-postgres.sh $(PY) -m pytest -q -n $(SERVER_WORKERS) -m "not timing"
+
+test-server-pg-timing: venv
+	cd server && ../scripts/with-postgres.sh $(PY) -m pytest -q -m timing
 
 test-agent:
 	cd agent && go test -race -count=1 ./...

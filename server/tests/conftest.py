@@ -65,6 +65,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "timing: asserts how fast something answers; `make test-server` runs these after the parallel "
         "part, alone, so that other tests' load cannot fail them",
     )
+    config.addinivalue_line(
+        "markers",
+        "server: boots a real server, through the `server` fixture or running_server() (set here) or as "
+        "a process; `make check` leaves these out",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        if "server" in getattr(item, "fixturenames", ()) or (
+            code is not None and "running_server" in code.co_names
+        ):
+            item.add_marker(pytest.mark.server)
 
 
 async def create_database(url: str) -> None:

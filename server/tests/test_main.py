@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 SERVER = Path(sys.executable).parent / "ctxbench-server"
+pytestmark = pytest.mark.server  # each test starts the console script
 
 
 def start(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
