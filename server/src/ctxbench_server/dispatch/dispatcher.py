@@ -1,5 +1,6 @@
 """Dispatch: push StartRun to a connected, idle agent the moment there is work; cancel, retry, and fail
-runs whose agent stays away. Nothing polls the agents; one timer task looks for lost ones.
+runs whose agent stays away. Nothing polls the agents; one timer task looks for lost ones. Every start
+goes through one path, RunStarter.start (dispatch/starts.py).
 
 With several server processes (PostgreSQL, cluster.py) only the process holding a machine's stream talks
 to its agent: another one that queues, cancels or retries a run of it commits, then tells the machine's
@@ -9,19 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from datetime import timedelta
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import selectinload
 
 from ctxbench_server.dispatch.commands import CancelRun
 from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
-from ctxbench_server.dispatch.starts import run_items, send_start
-from ctxbench_server.errors import Conflict, NotFound
-from ctxbench_server.machines.service import catalog
+from ctxbench_server.dispatch.repository import StartRow, load_run, running_run
+from ctxbench_server.dispatch.starts import RunNotifier, RunStarter
+from ctxbench_server.errors import Conflict
 from ctxbench_server.models import FINISHED_RUN, ItemState, Machine, Run, RunStatus
 from ctxbench_server.models.base import utcnow
 
@@ -29,21 +29,7 @@ log = logging.getLogger(__name__)
 
 AGENT_LOST = "agent lost"
 
-
-class RunNotifier(Protocol):
-    """Who tells browsers a run changed (runs.events.RunEvents)."""
-
-    def notify(self, run_id: str) -> None: ...
-
-
 N = TypeVar("N", bound=RunNotifier)
-
-
-async def load_run(session: AsyncSession, run_id: str) -> Run:
-    run = await session.get(Run, run_id, options=[selectinload(Run.items)], populate_existing=True)
-    if run is None:
-        raise NotFound(f"run {run_id!r} not found")
-    return run
 
 
 class Dispatcher(Generic[N]):
@@ -60,19 +46,16 @@ class Dispatcher(Generic[N]):
         self.sessionmaker = sessionmaker
         self.rest_sessionmaker = rest_sessionmaker or sessionmaker
         self.events: N = events
+        self.starter = RunStarter(hub, sessionmaker, self.rest_sessionmaker, events)
         self._reconciling: set[asyncio.Task[None]] = set()
 
-    async def kick(self, machine_id: str, *, from_rest: bool = False) -> None:
-        """Starts the machine's oldest queued run if its agent is connected and has no running run."""
-        sessionmaker = self.rest_sessionmaker if from_rest else self.sessionmaker
-        async with self.hub.locks[machine_id]:
-            conn = self.hub.get(machine_id)
-            if conn is None:
-                self.tell_holder(machine_id)
-                return
-            async with sessionmaker() as session:
-                if await self._running(session, machine_id) is None:
-                    await self._start_next(session, conn)
+    async def start(self, machine_ids: Iterable[str], *, from_rest: bool = False) -> list[StartRow]:
+        """Starts the next queued run of each of the machines that is free (RunStarter.start)."""
+        return await self.starter.start(machine_ids, from_rest=from_rest)
+
+    async def kick(self, machine_id: str) -> None:
+        """A run of the machine finished: its next queued run starts."""
+        await self.starter.start([machine_id])
 
     async def on_hello(self, conn: AgentConnection, current_run_id: str) -> None:
         """After Welcome: resume a run the agent lost (restart), else start the next queued one. With
@@ -80,22 +63,22 @@ class Dispatcher(Generic[N]):
         async with self.hub.locks[conn.machine_id]:
             if not await self.hub.claim(conn):
                 return
-            sent_here = conn.current_run_id  # a StartRun already sent on this stream (a kick just before)
+            sent_here = conn.current_run_id  # a StartRun already sent on this stream (a start just before)
             conn.current_run_id = current_run_id or sent_here
             async with self.sessionmaker() as session:
-                running = await self._running(session, conn.machine_id)
+                running = await running_run(session, conn.machine_id)
                 if current_run_id and (running is None or running.id != current_run_id):
                     lost = await session.get(Run, current_run_id)
                     if lost is None or lost.machine_id != conn.machine_id or lost.status in FINISHED_RUN:
                         # cancelled (or forgotten) while the agent was away: tell it to stop
                         conn.send(CancelRun(current_run_id))
-                if running is None:
-                    await self._start_next(session, conn)
-                elif running.id not in (current_run_id, sent_here):
-                    sent = await self._send_start(session, conn, running)
+                if running is not None and running.id not in (current_run_id, sent_here):
+                    sent = await self.starter.resend(session, conn, running.id)
                     log.info(
                         "re-dispatched run %s to %s: %d unfinished items", running.id, conn.machine_id, sent
                     )
+        if running is None:
+            await self.starter.start([conn.machine_id])
 
     async def on_heartbeat(self, conn: AgentConnection, current_run_id: str, interval_s: float) -> None:
         """Two heartbeats in a row say the agent runs nothing, yet the machine has had a run `running`
@@ -108,7 +91,7 @@ class Dispatcher(Generic[N]):
             return
         async with self.hub.locks[conn.machine_id]:
             async with self.sessionmaker() as session:
-                running = await self._running(session, conn.machine_id)
+                running = await running_run(session, conn.machine_id)
                 if (
                     running is None
                     or running.started_at is None
@@ -120,7 +103,7 @@ class Dispatcher(Generic[N]):
                     conn.idle_during = running.id
                     return
                 conn.idle_during = None
-                sent = await self._send_start(session, conn, running)
+                sent = await self.starter.resend(session, conn, running.id)
                 log.warning(
                     "agent %s idle while run %s is running: re-sent %d unfinished items",
                     conn.machine_id,
@@ -129,6 +112,7 @@ class Dispatcher(Generic[N]):
                 )
 
     async def cancel(self, run_id: str) -> Run:
+        """Cancels a queued or running run (its agent told to stop it); the machine's next run starts."""
         async with self.rest_sessionmaker() as session:
             machine_id = (await load_run(session, run_id)).machine_id
         async with self.hub.locks[machine_id]:
@@ -146,13 +130,11 @@ class Dispatcher(Generic[N]):
                 await session.commit()
                 self.events.notify(run_id)
                 conn = self.hub.get(machine_id)
-                if conn is None:
-                    self.tell_holder(machine_id)  # it stops the run and starts the next
-                elif was_running:
+                if conn is not None and was_running:
                     conn.send(CancelRun(run_id))
-                if conn is not None and await self._running(session, machine_id) is None:
-                    await self._start_next(session, conn)
-                return run
+        # the next run; where the stream is on another process, that one stops this run and starts it
+        await self.starter.start([machine_id], from_rest=True)
+        return run
 
     async def retry(self, run_id: str) -> Run:
         """Queues a finished run's unfinished items again (attempt + 1) and the run at the queue's back."""
@@ -186,17 +168,8 @@ class Dispatcher(Generic[N]):
                 await session.commit()
                 log.info("run %s retried: %d items queued again", run_id, len(unfinished))
                 self.events.notify(run_id)
-                conn = self.hub.get(machine_id)
-                if conn is None:
-                    self.tell_holder(machine_id)
-                elif await self._running(session, machine_id) is None:
-                    await self._start_next(session, conn)
-                return run
-
-    def tell_holder(self, machine_id: str) -> None:
-        """The machine's stream is not on this process: the process holding it (if any) reconciles."""
-        if self.hub.cluster is not None:
-            self.hub.cluster.publish_machine(machine_id)
+        await self.starter.start([machine_id], from_rest=True)
+        return run
 
     def reconcile_soon(self, machine_id: str) -> None:
         """Another process told this machine's news (cluster): reconcile it here if its stream is here."""
@@ -220,14 +193,13 @@ class Dispatcher(Generic[N]):
                 conn = self.hub.get(machine_id)
                 if conn is None:
                     return
-                async with self.sessionmaker() as session:
-                    if conn.current_run_id:
+                if conn.current_run_id:
+                    async with self.sessionmaker() as session:
                         current = await session.get(Run, conn.current_run_id)
-                        if current is None or current.status == RunStatus.CANCELLED:
-                            run_id, conn.current_run_id = conn.current_run_id, ""
-                            conn.send(CancelRun(run_id))
-                    if await self._running(session, machine_id) is None:
-                        await self._start_next(session, conn)
+                    if current is None or current.status == RunStatus.CANCELLED:
+                        run_id, conn.current_run_id = conn.current_run_id, ""
+                        conn.send(CancelRun(run_id))
+            await self.starter.start([machine_id])
         except Exception:  # the next news, the agent's next heartbeat or a reconnect tries again
             log.exception("reconciling machine %s failed", machine_id)
 
@@ -270,36 +242,3 @@ class Dispatcher(Generic[N]):
                     await session.commit()
             log.warning("run %s failed: agent %s offline for over %.0f s", run_id, machine_id, grace_s)
             self.events.notify(run_id)
-
-    async def _running(self, session: AsyncSession, machine_id: str) -> Run | None:
-        q = (
-            select(Run)
-            .where(Run.machine_id == machine_id, Run.status == RunStatus.RUNNING)
-            .order_by(Run.started_at)
-            .limit(1)
-        )
-        return (await session.scalars(q)).first()
-
-    async def _start_next(self, session: AsyncSession, conn: AgentConnection) -> None:
-        q = (
-            select(Run)
-            .where(Run.machine_id == conn.machine_id, Run.status == RunStatus.QUEUED)
-            .order_by(Run.queued_at, Run.created_at, Run.id)
-            .limit(1)
-        )
-        run = (await session.scalars(q)).first()
-        if run is None:
-            return
-        machine = await session.get(Machine, conn.machine_id)
-        run.status = RunStatus.RUNNING
-        run.started_at = utcnow()
-        run.facts = machine.facts if machine else None
-        await session.commit()
-        self.events.notify(run.id)
-        sent = await self._send_start(session, conn, run)
-        log.info("dispatched run %s to %s: %d items", run.id, conn.machine_id, sent)
-
-    async def _send_start(self, session: AsyncSession, conn: AgentConnection, run: Run) -> int:
-        run = await session.get_one(Run, run.id, options=[selectinload(Run.items)], populate_existing=True)
-        specs = await catalog(session, conn.machine_id)
-        return send_start(conn, run, run_items(run, run.items, specs))

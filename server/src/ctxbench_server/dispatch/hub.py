@@ -7,10 +7,11 @@ all of them too."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Container, Iterable
+from collections.abc import AsyncIterator, Callable, Container, Iterable
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -90,6 +91,21 @@ class MachineLocks(dict[str, MachineLock]):
         lock = self[machine_id] = MachineLock(machine_id)
         return lock
 
+    @contextlib.asynccontextmanager
+    async def holding(self, machine_ids: Iterable[str]) -> AsyncIterator[list[str]]:
+        """Several machines' locks at once, taken in sorted order (two holders never wait for each other
+        in a circle); yields the machine ids in that order. Inside, a transaction takes no machine's
+        advisory lock by itself: one that changes these machines takes them all (cluster.lock_machines)."""
+        ids = sorted(set(machine_ids))
+        async with contextlib.AsyncExitStack() as stack:
+            for machine_id in ids:
+                await stack.enter_async_context(self[machine_id]._lock)
+            token = locked_machine.set(None)
+            try:
+                yield ids
+            finally:
+                locked_machine.reset(token)
+
 
 class AgentHub:
     def __init__(self) -> None:
@@ -168,6 +184,12 @@ class AgentHub:
 
     def get(self, machine_id: str) -> AgentConnection | None:
         return self._conns.get(machine_id)
+
+    def tell_holder(self, machine_id: str) -> None:
+        """The machine's stream is not on this process: the process holding it (if any) reconciles
+        (Dispatcher.reconcile: stops a cancelled run, starts the next)."""
+        if self.cluster is not None:
+            self.cluster.publish_machine(machine_id)
 
     def connections(self) -> Iterable[AgentConnection]:
         """The open streams of this process."""

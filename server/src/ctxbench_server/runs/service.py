@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from pydantic import TypeAdapter
 from sqlalchemy import Table, and_, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer, selectinload
+from sqlalchemy.orm import selectinload
 
 from ctxbench_server.config import Settings
-from ctxbench_server.dispatch.dispatcher import load_run as load_run
+from ctxbench_server.dispatch.repository import StartRow
+from ctxbench_server.dispatch.repository import load_run as load_run
 from ctxbench_server.errors import Conflict, NotFound, ValidationFailed, field_error
 from ctxbench_server.machines.service import catalogs as machine_catalogs
 from ctxbench_server.models import ItemState, Machine, MachineStatus, Result, Run, RunItem, RunStatus
@@ -39,8 +40,8 @@ from ctxbench_server.stats import summary as stats
 class Created(NamedTuple):
     batch_id: str
     run_ids: dict[str, str]  # machine id -> run id, in the order of the body's machines
+    runs: dict[str, dict[str, Any]]  # run id -> its row as inserted
     items: dict[str, list[dict[str, Any]]]  # run id -> its items' rows as inserted, by index
-    catalogs: dict[str, dict[str, dict[str, Any]]]  # machine id -> kernel id -> spec, as checked
     spec: dict[str, Any]  # the body as stored in each run's spec
 
 
@@ -110,8 +111,8 @@ async def check_spec(
 
 async def create_runs(session: AsyncSession, body: RunCreate, settings: Settings) -> Created:
     """One run per machine, all in one batch, validated against every catalog first: all or nothing.
-    Stored with bulk inserts (one statement per table, not one per row); the rows are returned so that
-    starting the runs and the response need not read them back.
+    Stored with bulk inserts (one statement per table, not one per row); the rows are returned so
+    that the response need not read them back.
     """
     created = await add_runs(session, body, settings)
     await session.commit()
@@ -126,7 +127,7 @@ async def add_runs(
     ValidationFailed or Conflict leaves the transaction as it was. `schedule_id`: the schedule firing."""
     machine_ids = await target_machines(session, body)
     checked = await check_spec(session, body, machine_ids, settings)
-    catalogs, expanded = checked.catalogs, checked.expanded
+    expanded = checked.expanded
     repetitions, min_time_s, sample_time_s = checked.repetitions, checked.min_time_s, checked.sample_time_s
     profile = PROFILES[body.profile]
     timeout = item_timeout_s(repetitions, min_time_s, settings.item_timeout_s)
@@ -180,56 +181,33 @@ async def add_runs(
             }
             for i, (k, p) in enumerate(expanded[mid])
         ]
-    # Core inserts of the tables (the ORM's bulk insert costs ~0.15 ms a row in bookkeeping: 0.7 s for 5000)
+    # Core inserts of the tables: the ORM's bulk insert spends more on each row's bookkeeping than the
+    # insert itself (docs/performance.md, "batch-post")
     await session.execute(insert(cast(Table, Run.__table__)), run_rows)
     await bulk.insert_many(
         session, cast(Table, RunItem.__table__), [row for rows in items.values() for row in rows]
     )
-    return Created(batch_id, run_ids, items, catalogs, spec)
+    return Created(batch_id, run_ids, {row["id"]: row for row in run_rows}, items, spec)
 
 
-async def runs_out(
-    session: AsyncSession,
-    run_ids: list[str],
-    known: dict[str, list[dict[str, Any]]] | None = None,
-    *,
-    with_items: bool = True,
-    spec: dict[str, Any] | None = None,
-) -> list[RunOut]:
-    """The runs with their items, in the order of run_ids, in two queries (the items as plain rows: a
-    batch's 100 x 50 of them as ORM objects cost more than the rest of its POST). `known`: the items of
-    all these runs as just inserted (create_runs): not read back; with `with_items=False` they are only
+def created_out(created: Created, started: Iterable[StartRow], *, with_items: bool = True) -> list[RunOut]:
+    """The runs just created, as the POST answers them: their rows as inserted and, for those that
+    started, what the start wrote (status, started_at, facts); nothing read back, so the answer is made
+    before the started runs' streams build their messages. With `with_items=False` the items are only
     counted (POST /runs?items=false: the light shape of GET /runs?items=false)."""
-    q = select(Run).where(Run.id.in_(run_ids)).execution_options(populate_existing=True)
-    request = None
-    if spec is not None:  # the POST's runs: its body, not read back and decoded once a run
-        request = _request(spec)
-        q = q.options(defer(Run.spec, raiseload=True))
-    by_id = {run.id: run for run in await session.scalars(q)}
-    if known is not None and not with_items:
-        return [run_out(by_id[rid], *counted(by_id[rid], known[rid]), request=request) for rid in run_ids]
-    if known is not None:
-        return [run_out(by_id[rid], items=items_out(known[rid]), request=request) for rid in run_ids]
-    items: dict[str, list[Any]] = {rid: [] for rid in run_ids}
-    rows = select(
-        RunItem.run_id,
-        RunItem.id,
-        RunItem.index,
-        RunItem.kernel_id,
-        RunItem.params,
-        RunItem.state,
-        RunItem.error,
-        RunItem.result_id,
-        RunItem.timeout_s,
-        RunItem.attempt,
-        RunItem.launches_done,
-        RunItem.launches_planned,
-        RunItem.launches_wall_s,
-        RunItem.launch_at,
-    ).where(RunItem.run_id.in_(run_ids))
-    for it in await session.execute(rows.order_by(RunItem.run_id, RunItem.index)):
-        items[it.run_id].append(it._mapping)  # (a Row's .index is tuple.index)
-    return [run_out(by_id[rid], items=items_out(items[rid])) for rid in run_ids]
+    request = _request(created.spec)
+    now_running = {row.id: row for row in started}
+    out = []
+    for run_id in created.run_ids.values():
+        run = Run(**created.runs[run_id])  # not added to a session: only read here
+        if (start := now_running.get(run_id)) is not None:
+            run.status, run.started_at, run.facts = RunStatus.RUNNING, start.started_at, start.facts
+        items = created.items[run_id]
+        if with_items:
+            out.append(run_out(run, items=items_out(items), request=request))
+        else:
+            out.append(run_out(run, *counted(run, items), request=request))
+    return out
 
 
 _ITEMS = TypeAdapter(list[RunItemOut])
@@ -237,7 +215,7 @@ _ITEMS = TypeAdapter(list[RunItemOut])
 
 def items_out(rows: Sequence[Any]) -> list[RunItemOut]:
     """Many items as the API sends them, from row mappings or dicts, in one validation (pydantic's own
-    loop: a batch's 5000 items ~2x faster than one model_validate each)."""
+    loop rather than one model_validate each)."""
     return _ITEMS.validate_python(rows)
 
 

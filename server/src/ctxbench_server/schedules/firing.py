@@ -25,7 +25,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.config import Settings
 from ctxbench_server.dispatch.dispatcher import Dispatcher
-from ctxbench_server.dispatch.starts import start_many
 from ctxbench_server.errors import CtxbenchError, ValidationFailed
 from ctxbench_server.models import Machine, MachineStatus, Run, RunStatus, Schedule, ScheduleFiring
 from ctxbench_server.models.base import new_id, utcnow
@@ -159,7 +158,7 @@ class Scheduler:
         if fired.created is not None:
             created = fired.created
             self.changes.runs(created.run_ids.values(), "created")
-            await start_many(self.dispatcher, created.run_ids, created.items, created.catalogs)
+            await self.dispatcher.start(created.run_ids, from_rest=True)
         log.info(
             "schedules: %s fired for %s: %d runs, %d machines skipped",
             schedule_id,
