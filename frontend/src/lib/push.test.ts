@@ -21,6 +21,7 @@ describe('parsePushEvent', () => {
       run({ what: 'deleted', status: null, machine_id: null, batch_id: null }),
     );
     expect(parsePushEvent('resync', '{}')).toEqual({ kind: 'resync' });
+    expect(parsePushEvent('alert', '{"id":"a1","what":"opened"}')).toEqual({ kind: 'alert', id: 'a1', what: 'opened' });
     expect(parsePushEvent('run', 'not json')).toBeNull();
     expect(parsePushEvent('run', '{"what":"changed"}')).toBeNull();
     expect(parsePushEvent('other', '{"id":"x","what":"y"}')).toBeNull();
@@ -60,6 +61,10 @@ describe('invalidationsFor', () => {
     );
     expect(keys({ kind: 'batch', id: 'b1', what: 'changed' })).toEqual(['["batches","b1"]', '["runs","batch","b1"]']);
     expect(invalidationsFor({ kind: 'resync' })).toBeNull();
+  });
+
+  it('an alert opened or moved refreshes the header count and the alerts page', () => {
+    expect(keys({ kind: 'alert', id: 'a1', what: 'opened' })).toEqual(['["alerts"]']);
   });
 });
 

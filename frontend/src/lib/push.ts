@@ -1,12 +1,13 @@
 // The explorer's one push channel: GET /api/v1/events (Server-Sent Events) says what changed — a machine
-// went on- or offline, a run was created, progressed, finished or was deleted, a batch was edited — and
+// went on- or offline, a run was created, progressed, finished or was deleted, a batch was edited, an alert
+// opened or was acknowledged or resolved — and
 // the queries that show it are invalidated, so pages update without timers. While the channel is down
 // (no EventSource, refused, reconnecting) the old timers come back: `pollUnlessPushed(ms)`.
 import type { QueryClient, QueryKey } from '@tanstack/react-query';
 import { API_BASE } from '@/lib/api-client';
 
 export const PUSH_URL = `${API_BASE}/events`;
-export const PUSH_EVENT_NAMES = ['machine', 'run', 'batch', 'resync'] as const;
+export const PUSH_EVENT_NAMES = ['machine', 'run', 'batch', 'alert', 'resync'] as const;
 /** Compare is heavy: while runs progress it refreshes at most this often (a finished run at once). */
 export const COMPARE_THROTTLE_MS = 10_000;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -15,6 +16,7 @@ export type PushEvent =
   | { kind: 'machine'; id: string; what: string }
   | { kind: 'run'; id: string; what: string; status: string | null; machine_id: string | null; batch_id: string | null }
   | { kind: 'batch'; id: string; what: string }
+  | { kind: 'alert'; id: string; what: string }
   | { kind: 'resync' };
 
 export function parsePushEvent(type: string, data: string): PushEvent | null {
@@ -29,7 +31,7 @@ export function parsePushEvent(type: string, data: string): PushEvent | null {
   const b = body as Record<string, unknown>;
   if (typeof b.id !== 'string' || typeof b.what !== 'string') return null;
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  if (type === 'machine' || type === 'batch') return { kind: type, id: b.id, what: b.what };
+  if (type === 'machine' || type === 'batch' || type === 'alert') return { kind: type, id: b.id, what: b.what };
   if (type === 'run') {
     return { kind: 'run', id: b.id, what: b.what, status: str(b.status), machine_id: str(b.machine_id), batch_id: str(b.batch_id) };
   }
@@ -55,6 +57,8 @@ export function invalidationsFor(event: PushEvent, cachedRunStatus?: string): In
       if (event.what === 'deleted') out.push({ queryKey: ['runs'] });
       return out;
     }
+    case 'alert':
+      return [{ queryKey: ['alerts'] }]; // the header's count, the alerts page
     case 'batch':
       return [
         { queryKey: ['batches', event.id] },

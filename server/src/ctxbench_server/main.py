@@ -129,7 +129,12 @@ class CtxbenchServer:
         # Alerts: the series results land on are checked after the commit, off ingest's path; the
         # webhook deliveries they queue go out from the sender's task (alerts/watch.py, webhooks/sender.py).
         self.webhook_sender = Sender(self.sessionmaker, s)
-        self.alerts = AlertWatcher(self.sessionmaker, s, on_queued=self.webhook_sender.wake)
+        self.alerts = AlertWatcher(
+            self.sessionmaker,
+            s,
+            on_queued=self.webhook_sender.wake,
+            on_opened=lambda alert_id: self.changes.alert(alert_id, "opened"),
+        )
         stored.on_commit(self.alerts.results_stored)
         # The CI of each result's median, after its ack (ingest/ci.py)
         self.ci_filler = CIFiller(self.sessionmaker, events.results_updated)

@@ -11,6 +11,7 @@ from ctxbench_server.compare.service import split_list
 from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.db import SessionDep
 from ctxbench_server.models.base import utcnow
+from ctxbench_server.push.deps import ChangesDep
 from ctxbench_server.web.openapi import errors
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
@@ -48,21 +49,26 @@ async def get_alert(alert_id: str, session: SessionDep) -> AlertOut:
 
 
 @router.patch("/{alert_id}", response_model=AlertOut, responses=errors({404: UNKNOWN, 409: BACKWARDS}))
-async def patch_alert(alert_id: str, body: AlertPatch, session: SessionDep, who: WriteDep) -> AlertOut:
+async def patch_alert(
+    alert_id: str, body: AlertPatch, session: SessionDep, who: WriteDep, changes: ChangesDep
+) -> AlertOut:
     """Acknowledge or resolve it (who and when are kept), and/or set its note."""
     await service.patch(session, alert_id, body, who.name, utcnow())
+    changes.alert(alert_id, "changed")
     return await service.one(session, alert_id)
 
 
 @router.post("/{alert_id}/ack", response_model=AlertOut, responses=errors({404: UNKNOWN, 409: BACKWARDS}))
-async def ack_alert(alert_id: str, session: SessionDep, who: WriteDep) -> AlertOut:
+async def ack_alert(alert_id: str, session: SessionDep, who: WriteDep, changes: ChangesDep) -> AlertOut:
     """Someone is looking at it. Acknowledging an acknowledged alert changes nothing."""
     await service.patch(session, alert_id, AlertPatch(state=AlertState.ACKNOWLEDGED), who.name, utcnow())
+    changes.alert(alert_id, "changed")
     return await service.one(session, alert_id)
 
 
 @router.post("/{alert_id}/resolve", response_model=AlertOut, responses=errors({404: UNKNOWN}))
-async def resolve_alert(alert_id: str, session: SessionDep, who: WriteDep) -> AlertOut:
+async def resolve_alert(alert_id: str, session: SessionDep, who: WriteDep, changes: ChangesDep) -> AlertOut:
     """Done with it (explained, fixed, or accepted). The same step never opens again."""
     await service.patch(session, alert_id, AlertPatch(state=AlertState.RESOLVED), who.name, utcnow())
+    changes.alert(alert_id, "changed")
     return await service.one(session, alert_id)

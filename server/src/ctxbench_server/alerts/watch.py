@@ -38,10 +38,12 @@ class AlertWatcher:
         settings: Settings,
         on_queued: Callable[[], None] | None = None,
         clock: Callable[[], datetime] = utcnow,
+        on_opened: Callable[[str], None] | None = None,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.settings = settings
         self.on_queued = on_queued  # webhook deliveries were queued (the sender looks at once)
+        self.on_opened = on_opened  # an alert was opened (committed): browsers are told
         self.clock = clock
         self.checks = 0  # series checked (tests)
         self._pending: set[service.SeriesKey] = set()
@@ -116,6 +118,9 @@ class AlertWatcher:
                             )
                         await session.commit()
                         opened.extend(got)
+                        if self.on_opened is not None:
+                            for a in got:
+                                self.on_opened(a.id)
                         for a in got:
                             log.info(
                                 "alerts: opened %s: %s", a.id, service.summary(a, names.get(a.machine_id, ""))

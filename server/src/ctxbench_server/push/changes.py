@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KINDS = ("machine", "run", "batch")
+KINDS = ("machine", "run", "batch", "alert")
 FLUSH_S = 0.25  # changes within this are coalesced into one event per (kind, id)
 KEEPALIVE_S = 15.0
 RETRY_MS = 3000  # EventSource waits this long before reconnecting
@@ -95,6 +95,11 @@ class Changes:
         """`changed` (title, note) or `deleted`."""
         self._publish("batch", what, batch_id)
 
+    def alert(self, alert_id: str, what: str) -> None:
+        """`opened`, or `changed` (acknowledged, resolved, its note): the header's count and the alerts
+        page follow."""
+        self._publish("alert", what, alert_id)
+
     def _publish(self, kind: str, what: str, id_: str, *, tell_cluster: bool = True) -> None:
         self._queue(kind, what, id_)
         if tell_cluster and self.cluster is not None:
@@ -121,7 +126,7 @@ class Changes:
         if not self.streams:
             return  # nobody listens here; a browser connecting later reads the current state anyway
         key = (kind, id_)
-        if self._pending.get(key) in ("created", "deleted") and what == "changed":
+        if self._pending.get(key) in ("created", "opened", "deleted") and what == "changed":
             what = self._pending[key]  # a later "changed" does not hide why the row appeared or went
         self._pending[key] = what
         self._wake.set()

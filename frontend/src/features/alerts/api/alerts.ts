@@ -1,5 +1,6 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiGet, apiPost } from '@/lib/api-client';
+import { pollUnlessPushed } from '@/lib/push';
 // The shapes of /api/v1/alerts, from the server's OpenAPI document (`make gen`: lib/api/schema.d.ts).
 import type { components } from '@/lib/api/schema';
 
@@ -11,8 +12,8 @@ export type AlertState = Schemas['AlertState'];
 export type AlertCounts = Schemas['AlertCounts'];
 
 const ALL = ['alerts'] as const;
-/** Alerts open after runs finish (the server checks their series a moment later): the header looks
- * again every minute, and whenever the window regains focus. */
+/** Alerts open after runs finish (the server checks their series a moment later) and reach the header
+ * through the push channel; while it is down the header looks again every minute. */
 export const ALERTS_POLL_MS = 60_000;
 
 export const alertCountsQuery = () =>
@@ -28,11 +29,11 @@ export const alertsQuery = (state: AlertState | null) =>
   });
 
 export function useAlertCounts(enabled: boolean) {
-  return useQuery({ ...alertCountsQuery(), enabled, refetchInterval: ALERTS_POLL_MS });
+  return useQuery({ ...alertCountsQuery(), enabled, refetchInterval: pollUnlessPushed(ALERTS_POLL_MS) });
 }
 
 export function useAlerts(state: AlertState | null) {
-  return useQuery({ ...alertsQuery(state), refetchInterval: ALERTS_POLL_MS });
+  return useQuery({ ...alertsQuery(state), refetchInterval: pollUnlessPushed(ALERTS_POLL_MS) });
 }
 
 /** Acknowledge or resolve (POST /alerts/{id}/ack | resolve). */
