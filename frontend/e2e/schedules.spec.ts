@@ -47,5 +47,10 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   await form.getByRole('button', { name: 'Create schedule' }).click();
   await expect(form.getByRole('alert')).toContainText('cron');
 
-  expect((await request.delete(`/api/v1/schedules/${id}`)).status()).toBe(204);
+  // Deleted from its row, after one more question: gone from the page and from the server.
+  await row.getByTestId('schedule-delete').click();
+  await expect(row.getByTestId('schedule-delete-confirm')).toContainText('The runs it made stay');
+  await row.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(page.getByTestId('schedule-row').filter({ hasText: 'e2e hourly getppid' })).toHaveCount(0);
+  expect((await request.get(`/api/v1/schedules/${id}`)).status()).toBe(404);
 });

@@ -1,9 +1,10 @@
+import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { ErrorMessage } from '@/components/Feedback';
 import { DataTable } from '@/components/TableHead';
 import { unseen } from '@/components/table-columns';
 import { DateTime } from '@/components/Time';
 import { useNow } from '@/components/use-now';
-import { useSetPaused, type Schedule } from '../api/schedules';
+import { useDeleteSchedule, useSetPaused, type Schedule } from '../api/schedules';
 import { countdown, describeFiring, describeTiming } from '../utils/describe';
 
 function PauseButton({ schedule }: { schedule: Schedule }) {
@@ -22,6 +23,20 @@ function PauseButton({ schedule }: { schedule: Schedule }) {
       </button>
       {set.isError && <ErrorMessage title={`Could not ${label.toLowerCase()}:`} error={set.error} />}
     </>
+  );
+}
+
+function DeleteButton({ schedule }: { schedule: Schedule }) {
+  const remove = useDeleteSchedule();
+  return (
+    <ConfirmDelete
+      label="Delete"
+      consequence={`Delete the schedule "${schedule.name}"? The runs it made stay; it fires no more.`}
+      onDelete={() => remove.mutate(schedule.id)}
+      deleting={remove.isPending}
+      error={remove.error}
+      testId="schedule-delete"
+    />
   );
 }
 
@@ -58,7 +73,7 @@ export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
             )}
           </td>
           <td>
-            <PauseButton schedule={s} />
+            <PauseButton schedule={s} /> <DeleteButton schedule={s} />
           </td>
         </tr>
       ))}
