@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from './fixtures';
 import { COMPARE_FIXTURE } from './compare-fixture';
 import { localMachine, runToSuccess } from './runs';
+import { showSweeps } from './sweeps';
 
 // Issue 27 item 13: axe-core on the main pages, light and dark, at a phone's width and a desktop's,
 // with no serious or critical violation; a skip link; charts with a name; Escape closes the samples
@@ -50,7 +51,13 @@ test('no serious or critical axe violation on the main pages, light and dark, at
     ['/machines', async () => void (await expect(page.getByTestId('machine-row').first()).toBeVisible())],
     ['/runs/new', async () => void (await expect(page.getByTestId('kernel-option').first()).toBeVisible())],
     [`/runs/${runId}`, async () => void (await expect(page.getByTestId('result-row')).toHaveCount(3))],
-    [COMPARE, async () => void (await expect(page.locator('.recharts-line').first()).toBeVisible())],
+    [
+      COMPARE,
+      async () => {
+        await showSweeps(page);
+        await expect(page.locator('.recharts-line').first()).toBeVisible();
+      },
+    ],
     [`/history?machine=${encodeURIComponent(machineId)}&kernel=call.indirect`, async () => void (await expect(page.getByTestId('history-chart')).toBeVisible())],
     ['/kernels/call.indirect', async () => void (await expect(page.getByTestId('ranked-chart')).toBeVisible())],
   ];

@@ -3,6 +3,7 @@ import type { Locator } from '@playwright/test';
 import { expect, test, type Page } from './fixtures';
 import { COMPARE_FIXTURE } from './compare-fixture';
 import { localMachine, runToSuccess } from './runs';
+import { showSweeps } from './sweeps';
 
 // Issue 27 item 9: a chart saved as PNG says what it is on its own (its title, and its legend when it
 // has one, above the drawing) and History's PNG keeps its last x label. Real server and agent for
@@ -74,6 +75,7 @@ async function savedPng(page: Page, frame: Locator, colours: string[]): Promise<
 test('a sweep chart saved as PNG carries its title and its legend, in the series colours (issue 27, 9)', async ({ page }) => {
   await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
+  await showSweeps(page);
   const frame = page.getByTestId('sweep-chart').first();
   await expect(frame.locator('.recharts-line').first()).toBeVisible();
   const legend = frame.locator('.recharts-legend-item-text');

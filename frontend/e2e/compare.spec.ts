@@ -6,6 +6,7 @@ import { startAgent, stopAgent } from './agents';
 import { startRuns, sweepCustom } from './new-run';
 import { shot } from './screenshots';
 import { localMachine } from './runs';
+import { showSweeps } from './sweeps';
 
 // Issue "The explorer: compare machines, kernels and sweeps side by side, and share the comparison".
 // The story tests run against the real server and two real agents (run.sh's and one the test starts);
@@ -51,6 +52,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     const loadMs = Date.now() - started;
     await expect(page.getByTestId('compare-machine-head')).toHaveCount(2);
     await expect(page.getByTestId('compare-ratio').first()).toHaveText(/\d.*×/);
+    await showSweeps(page);
     await expect(page.getByTestId('sweep-chart')).toHaveCount(1);
     await expect(page.getByTestId('heatmap')).toBeVisible();
     await shot(page, 'compare.png');
@@ -141,6 +143,7 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   const rows = page.getByTestId('compare-row');
   await expect(rows).toHaveCount(5);
   const usableMs = Date.now() - opened;
+  await showSweeps(page);
   await expect(page.getByTestId('sweep-chart').locator('svg.recharts-surface').first()).toBeVisible();
   console.log(`compare page (fixed answer): table ${usableMs} ms, charts ${Date.now() - opened} ms after navigation`);
   // The 1 s budget (about 0.8 s on the dev VM, cold browser context) is a figure to watch in this line,
@@ -182,6 +185,7 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   await expect(page.getByTestId('heat-cell')).toHaveCount(10);
   await expect(page.getByTestId('fact-diff')).toHaveCount(2);
   await expect(page.getByTestId('facts-diff')).toContainText('syscall costs depend on mitigations');
+  await showSweeps(page);
   const chart = page.getByTestId('sweep-chart');
   await expect(chart).toHaveCount(1);
   await expect(chart.locator('svg.recharts-surface').first()).toBeVisible();
@@ -200,6 +204,7 @@ test('the compare page draws a comparison: marks, warnings, sort, charts, sample
   // The whole view comes back from its address.
   await page.reload();
   await expect(page.getByTestId('distribution')).toBeVisible();
+  await showSweeps(page);
   await expect(page.getByRole('radio', { name: 'log' })).toBeChecked();
 
   // Exports: CSV and JSON of the table, PNG of a chart.

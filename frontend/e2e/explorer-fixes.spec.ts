@@ -3,6 +3,7 @@ import { kernelOption } from './new-run';
 import { localMachine, postRun } from './runs';
 import { readFileSync } from 'node:fs';
 import { COMPARE_FIXTURE, fakeCompareAndShare } from './compare-fixture';
+import { showSweeps } from './sweeps';
 
 // Issue 13 "The explorer people live in", its numbered problems 1, 2 and 8: a chart's PNG is the chart,
 // "Run again…" repeats the run, Cancel asks first and a cancelled run says so. The run tests use the
@@ -56,6 +57,7 @@ async function dominantColourShare(page: Page, png: Buffer): Promise<number> {
 
 /** Saves the first sweep chart as PNG and checks the file is that chart: its size, with axes drawn. */
 async function checkChartPng(page: Page) {
+  await showSweeps(page);
   const chart = page.getByTestId('sweep-chart').first();
   // The chart's drawing (the SVG holding the axes), not one of the legend's icons.
   const surface = chart.locator('svg:has(.recharts-cartesian-axis)');
@@ -201,6 +203,7 @@ test("a sweep's rows and its chart's axis read in one unit (issue 13, 7)", async
   expect(await sweep.locator('td').filter({ hasText: /^(ns|µs|ms|s)\/op$/ }).allTextContents()).toEqual(['ns/op', 'ns/op', 'ns/op']);
   await expect(sweep.last().getByTestId('compare-median').last()).toHaveText('2,600');
   // The chart of the same kernel labels its y axis with the table's unit.
+  await showSweeps(page);
   const chart = page.getByTestId('sweep-chart').filter({ hasText: 'sched.yield' }).first();
   await expect(chart.locator('text.recharts-label').filter({ hasText: /\/op$/ })).toHaveText('ns/op');
 });

@@ -1,6 +1,7 @@
 import { expect, test } from './fixtures';
 import { localMachine, runToSuccess } from './runs';
 import { shot } from './screenshots';
+import { showSweeps } from './sweeps';
 
 // Issue 13 "Sweep insight": on a sweep chart, each machine's scaling against the first point and its
 // knee. Two real runs of one thread sweep on run.sh's agent, compared as sides (same-machine A/B), so the
@@ -16,6 +17,7 @@ test('a sweep chart shows each side’s scaling against the first point and its 
   await page.goto(`/compare?sides=first:${a};second:${b}&kernels=lock.pthread_mutex`);
   // a link naming only the sides still shows their machine in the picker
   await expect(page.getByTestId('ab-machine')).toHaveValue(machine);
+  await showSweeps(page);
   const chart = page.getByTestId('sweep-chart').filter({ hasText: 'threads' }).first();
   await expect(chart).toBeVisible();
   const insight = chart.getByTestId('sweep-insight');

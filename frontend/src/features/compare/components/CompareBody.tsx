@@ -1,5 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useRef } from 'react';
 import { Loading } from '@/components/Feedback';
+import { WhenNear } from '@/components/WhenNear';
 import type { CompareResponse } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { compareToCsv, compareToJson, downloadBlob, exportName } from '@/lib/export';
@@ -115,9 +116,12 @@ export function CompareBody(props: { data: CompareResponse; view: CompareView; o
           <h2>Heatmap</h2>
           <Heatmap data={data} view={view} onView={onView} />
           <h2>Sweeps</h2>
-          <Suspense fallback={<Loading what="the sweep charts" />}>
-            <SweepCharts data={data} scale={view.scale} onScale={(scale) => onView({ scale })} />
-          </Suspense>
+          {/* The charts' code (Recharts, half the page's JS) is fetched when they come near the window. */}
+          <WhenNear testId="sweeps" fallback={<p className="muted">The sweep charts are drawn as they come into view.</p>}>
+            <Suspense fallback={<Loading what="the sweep charts" />}>
+              <SweepCharts data={data} scale={view.scale} onScale={(scale) => onView({ scale })} />
+            </Suspense>
+          </WhenNear>
         </>
       )}
       <h2>What differs between the machines</h2>
