@@ -19,6 +19,15 @@ try {
   await page.goto(path);
   if (waitFor) await page.getByTestId(waitFor).first().waitFor({ timeout: 30_000 });
   await page.waitForLoadState('networkidle');
+  // What loads as it comes into view (Compare's sweep charts): through the page once, then back up.
+  await page.evaluate(async () => {
+    for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight / 2) {
+      window.scrollTo(0, y);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    window.scrollTo(0, 0);
+  });
+  await page.waitForLoadState('networkidle');
   await page.screenshot({ path: out, fullPage: true });
 } finally {
   await browser.close();
