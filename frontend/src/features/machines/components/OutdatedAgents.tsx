@@ -1,18 +1,29 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { Machine } from '@/lib/api-types';
 
 function UpgradeCommand({ command }: { command: string }) {
   const [copied, setCopied] = useState(false);
+  const code = useRef<HTMLElement>(null);
   return (
     <>
       <pre className="code-block">
-        <code data-testid="upgrade-command">{command}</code>
+        <code ref={code} data-testid="upgrade-command">
+          {command}
+        </code>
       </pre>
       <button
         type="button"
         className="button"
         onClick={() => {
-          void navigator.clipboard.writeText(command).then(() => setCopied(true));
+          // Without a secure context there is no clipboard API: the command is selected to copy by hand.
+          const select = () => {
+            if (code.current) window.getSelection()?.selectAllChildren(code.current);
+          };
+          try {
+            navigator.clipboard.writeText(command).then(() => setCopied(true), select);
+          } catch {
+            select();
+          }
         }}
       >
         {copied ? 'Copied' : 'Copy'}
