@@ -49,7 +49,8 @@ async def _machines(rb: RolledBack, *names: str) -> None:
 
 
 async def _queue(rb: RolledBack, machine_id: str, points: int, *, age_s: float = 0, done: int = 0) -> str:
-    """A queued run of `points` items (the first `done` with a result: a retried run's)."""
+    """A queued run of `points` items, item i's id `<i>-<run id's first 30 characters>` (the first
+    `done` with a result: a retried run's)."""
     run_id, at = new_id(), utcnow() - timedelta(seconds=age_s)
     async with rb.sessionmaker() as s:
         s.add(
@@ -69,7 +70,7 @@ async def _queue(rb: RolledBack, machine_id: str, points: int, *, age_s: float =
         await s.flush()
         s.add_all(
             RunItem(
-                id=f"{run_id}-{i}",
+                id=_item(run_id, i),
                 run_id=run_id,
                 index=i,
                 kernel_id=SPEC["id"],
@@ -82,6 +83,10 @@ async def _queue(rb: RolledBack, machine_id: str, points: int, *, age_s: float =
         )
         await s.commit()
     return run_id
+
+
+def _item(run_id: str, index: int) -> str:
+    return f"{index}-{run_id[:30]}"
 
 
 def _starter(rb: RolledBack, *online: str) -> tuple[RunStarter, dict[str, AgentConnection], Told]:
@@ -131,7 +136,7 @@ async def test_a_start_claims_each_free_machines_oldest_run_once(rolled_back: Ro
         assert (await _status(rolled_back, other))[0] == RunStatus.QUEUED
     (msg,) = _sent(conns["a"])
     assert isinstance(msg, StartRun) and msg.run_id == a_old and not msg.more and not msg.continued
-    assert [it.item_id for it in msg.items] == [f"{a_old}-{i}" for i in range(3)]  # in index order
+    assert [it.item_id for it in msg.items] == [_item(a_old, i) for i in range(3)]  # in index order
     assert [it.params for it in msg.items] == [{"threads": str(i + 1), "scale": "1.5"} for i in range(3)]
     assert {(it.kernel_id, it.repetitions, it.min_time_s, it.launches, it.timeout_s) for it in msg.items} == {
         (SPEC["id"], 5, 0.01, 3, 60.0)
@@ -179,7 +184,7 @@ async def test_resend_sends_a_running_runs_open_items_only(rolled_back: RolledBa
     starter, conns, _ = _starter(rolled_back, "a")
     (started,) = await starter.start(["a"])
     (first,) = _sent(conns["a"])
-    assert [it.item_id for it in first.items] == [f"{run_id}-2", f"{run_id}-3"]
+    assert [it.item_id for it in first.items] == [_item(run_id, 2), _item(run_id, 3)]
     async with rolled_back.sessionmaker() as s:
         assert await starter.resend(s, conns["a"], started.id) == 2
     (again,) = _sent(conns["a"])
