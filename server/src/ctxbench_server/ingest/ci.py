@@ -16,6 +16,7 @@ filling the same result write the same values (the UPDATE takes the first).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -103,6 +104,7 @@ class CIFiller:
                 raise
             except Exception:
                 log.exception("could not fill results' CIs; trying again shortly")
+                self._overflow = True  # the ids of that pass are found again through the index
                 await asyncio.sleep(1.0)
 
     async def _wait_turn(self) -> None:
@@ -117,7 +119,7 @@ class CIFiller:
 
     async def fill_once(self) -> int:
         """One pass: up to BATCH results' CIs computed and written. Returns how many were written."""
-        ids = list(self._pending)[:BATCH]
+        ids = list(itertools.islice(self._pending, BATCH))
         async with self.sessionmaker() as session:
             if not ids:
                 ids = [rid for rid, _ in await session.execute(_PENDING)]
