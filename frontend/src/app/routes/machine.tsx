@@ -1,6 +1,7 @@
 import { Link, useParams } from 'react-router';
 import { EmptyState, ErrorMessage, Loading, QueryFallback } from '@/components/Feedback';
 import { OnlineBadge } from '@/components/StatusBadge';
+import { freshness } from '@/lib/freshness';
 import { DateTime, RelativeTime } from '@/components/Time';
 import { useCanWrite, useSession } from '@/features/auth/api/session';
 import { useDeleteMachine, useMachine } from '@/features/machines/api/machine';
@@ -88,7 +89,7 @@ export function MachinePage() {
     <>
       <div className="page-head">
         <h1 data-testid="machine-name">{m.name}</h1>
-        <OnlineBadge online={m.online} />
+        <OnlineBadge online={m.online} stale={freshness(machine).stale} />
         <span className="run-actions">
           <Link className="button button-primary" to={newRunPath({ machines: [m.id] })}>
             New run
