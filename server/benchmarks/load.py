@@ -253,7 +253,8 @@ async def ingest(agents: int, items: int, rate: float, profile: Path | None = No
         stop_profiler(spy)
         n = len(latencies)
         by_thread = {
-            name: round(1000 * (cpu - threads0.get(name, 0.0)) / max(1, n), 3) for name, cpu in threads1.items()
+            name: round(1000 * (cpu - threads0.get(name, 0.0)) / max(1, n), 3)
+            for name, cpu in threads1.items()
         }
         return {
             "agents": agents,
