@@ -40,7 +40,8 @@ test.beforeAll(async ({ request }) => {
   machineId = machine.id;
   runId = await runToSuccess(request, machine.id, [
     { kernel: 'call.indirect', params: {} },
-    { kernel: 'lock.go_mutex', params: {}, sweep: { procs: [1, 2] } },
+    // Not lock.go_mutex nor ucontext.swapcontext: explorer-fixes-3 needs them never run before it.
+    { kernel: 'lock.pthread_mutex', params: {}, sweep: { threads: [1, 2] } },
   ]);
 });
 
