@@ -38,7 +38,7 @@ export function Heatmap({ data, view, onView }: { data: CompareResponse; view: C
                         className="heat-button"
                         title={`${m.name}: ${formatRatio(r)} the baseline (show the samples)`}
                         aria-label={`${point}, ${m.name}: ${formatRatio(r)} the baseline`}
-                        aria-pressed={rowKey(row) === selected}
+                        aria-current={rowKey(row) === selected ? true : undefined}
                         onClick={open}
                       >
                         {formatRatio(r)}
