@@ -97,8 +97,9 @@ async def test_runs_and_machines_are_pushed(
         await p.until("machine", {"id": b.agent_id, "what": "renamed"})
 
         assert (await http.delete(f"/api/v1/runs/{run['id']}")).status_code == 204
-        _, _, gone = await p.until("run", {"id": run["id"]})
-        assert (gone["what"], gone["status"]) == ("deleted", None)
+        # (the CI filler may tell of the run's results first: a "changed" before it)
+        _, _, gone = await p.until("run", {"id": run["id"], "what": "deleted"})
+        assert gone["status"] is None
     await eventually(lambda: opened(server, 0))
 
 
