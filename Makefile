@@ -16,7 +16,7 @@ AGENT_LDFLAGS := -X main.version=$(VERSION)
         test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
         test-multiserver test-storm test-dist dist bench clean check test-together test-alone \
         test-server-parallel test-server-timing test-server-pg-parallel test-server-pg-timing test-server-unit \
-        test-agent-unit
+        test-agent-unit test-e2e-stack test-e2e-browser
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -144,11 +144,11 @@ test-server-unit: venv
 test-agent-unit:
 	cd agent && go test -count=1 ./...
 
-# Built once, then two passes: suites that mostly wait (on sockets, on a PostgreSQL of their own, on the
-# compiler) run side by side; suites that time things or load the machine on purpose (the kernels'
-# self-checks, the server's `timing` tests, browsers, killed processes and cut links, two servers, the
-# 200-agent storm) run one at a time after them. -k: a failing suite does not hide another's result; make
-# waits for every job and fails if any did.
+# Built once, then two passes: suites that mostly wait (on sockets, on a PostgreSQL of their own, on a
+# browser, on the compiler) run side by side, the longest first; suites that time things, cut links, kill
+# processes or load the machine on purpose (the server's `timing` tests, the kernels' self-checks, the e2e
+# stack tests, faults, two servers, the 200-agent storm) run one at a time after them. -k: a failing suite
+# does not hide another's result; make waits for every job and fails if any did.
 BUILT := -o deps -o venv -o ansible -o agent -o cli -o kernels -o kernels-cpp -o kernels-go -o kernels-py \
          -o frontend
 test: deps-test build gen-check
@@ -156,8 +156,9 @@ test: deps-test build gen-check
 	@$(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone
 	@echo "make test: all suites passed"
 
-test-together: lint test-server-parallel test-server-pg-parallel test-agent test-frontend test-fuzz test-dist
-test-alone: test-server-timing test-server-pg-timing test-kernels test-e2e test-faults test-faults-pg \
+test-together: test-e2e-browser test-server-parallel test-server-pg-parallel lint test-agent test-dist \
+               test-fuzz test-frontend
+test-alone: test-server-timing test-server-pg-timing test-kernels test-e2e-stack test-faults test-faults-pg \
             test-multiserver test-storm
 
 # The server's suite on SERVER_WORKERS pytest-xdist workers (every test has its own ports and SQLite file,
@@ -196,6 +197,14 @@ test-frontend: frontend/node_modules/.installed
 
 test-e2e: venv agent cli kernels frontend
 	$(PY) -m pytest -q tests/e2e
+	cd frontend && npm run e2e
+
+# The two halves, for `make test`'s two passes.
+test-e2e-stack: venv agent cli kernels frontend
+	$(PY) -m pytest -q tests/e2e
+
+# Playwright: its own stack on fixed ports below the ephemeral range (frontend/e2e/ports.ts).
+test-e2e-browser: venv agent cli kernels frontend
 	cd frontend && npm run e2e
 
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).

@@ -26,9 +26,6 @@ from ctxbench_server.runs import events as run_events
 from .conftest import ADMIN, TOKEN, eventually
 from .runs_helpers import PIPE, MakeAgent, agents, post
 
-# Hundreds of streams, and answers timed while they are open: alone, not beside other tests.
-pytestmark = pytest.mark.timing
-
 
 @contextlib.asynccontextmanager
 async def open_stream(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[httpx.Response]:
@@ -81,6 +78,7 @@ async def _open_is(server: CtxbenchServer, n: int) -> bool:
 STORM = 300
 
 
+@pytest.mark.timing  # 300 streams open, a report timed under them
 @pytest.mark.parametrize("settings_overrides", [{"max_sse_per_client": 1000, "db_pool_size": 2}])
 async def test_storm_of_streams_then_cancel(make_agent: MakeAgent, server: CtxbenchServer) -> None:
     """Before: 300 streams each re-read the run and all its results on every change; the pool ran
@@ -209,6 +207,7 @@ async def _feed_sent(server: CtxbenchServer, run_id: str, n: int) -> bool:
     return feed is not None and len(feed.seen) == n
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("settings_overrides", [{"db_pool_size": 1}])
 async def test_agents_go_through_while_browsers_hold_every_connection(
     make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer
