@@ -87,6 +87,7 @@ test('with the server stopped: states unknown at once, a missing page and a lost
     // not a refusal.
     await page.goBack();
     await expect(page.locator('[id="kernel-syscall.getppid"]')).toBeChecked();
+    await expect(page.getByTestId('machine-option').getByTestId('machine-online')).toHaveText('unknown', { timeout: 8_000 });
     await page.getByRole('button', { name: /^Start/ }).click();
     const refusal = page.locator('#form-errors');
     await expect(refusal).toContainText('The server could not be reached, so the run may not have started:');

@@ -6,10 +6,11 @@ interface Props {
   chosen: string[];
   onChange: (ids: string[]) => void;
   invalid?: boolean;
+  stale?: boolean;
 }
 
 /** Every machine with a checkbox and its online state; several chosen make a batch, one run each. */
-export function MachinePicker({ machines, chosen, onChange, invalid }: Props) {
+export function MachinePicker({ machines, chosen, onChange, invalid, stale = false }: Props) {
   const set = new Set(chosen);
   const toggle = (id: string, on: boolean) =>
     onChange(on ? [...chosen.filter((c) => c !== id), id] : chosen.filter((c) => c !== id));
@@ -24,7 +25,7 @@ export function MachinePicker({ machines, chosen, onChange, invalid }: Props) {
             <label htmlFor={boxId}>
               <span className="strong">{m.name}</span> <span className="muted small">({m.hostname})</span>
             </label>
-            <OnlineBadge online={m.online} />
+            <OnlineBadge online={m.online} stale={stale} />
           </div>
         );
       })}

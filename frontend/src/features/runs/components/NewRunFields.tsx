@@ -19,13 +19,15 @@ export function MachineField(props: {
   chosenIds: string[];
   error?: string;
   onChange: (ids: string[]) => void;
+  /** The machines could not be refreshed: their states are not known. */
+  stale?: boolean;
 }) {
-  const { machines, byId, requested, chosenIds, error, onChange } = props;
+  const { machines, byId, requested, chosenIds, error, onChange, stale } = props;
   const unknownIds = requested.filter((id) => !byId.has(id));
   const offline = chosenIds.map((id) => byId.get(id)).filter((m): m is Machine => m !== undefined && !m.online);
   return (
     <div className="field">
-      <MachinePicker machines={machines} chosen={chosenIds} onChange={onChange} invalid={!!error} />
+      <MachinePicker machines={machines} chosen={chosenIds} onChange={onChange} invalid={!!error} stale={stale} />
       {unknownIds.length > 0 && (
         <div className="field-error">No machine with id {unknownIds.join(', ')}: choose from the list.</div>
       )}

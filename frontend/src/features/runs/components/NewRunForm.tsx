@@ -14,7 +14,8 @@ import { FormErrorSummary, KernelsSection, MachineField, RunSettingsRow, StartAc
  * parameter values, sweeps, profile and overrides are local to the form, or come from `repeat` (the
  * request of the run named by ?from=, so "Run again" posts the same body).
  */
-export function NewRunForm({ machines, kernels, limits, repeat }: { machines: Machine[]; kernels: Kernel[]; limits: Limits; repeat?: RepeatedForm }) {
+export function NewRunForm(props: { machines: Machine[]; kernels: Kernel[]; limits: Limits; repeat?: RepeatedForm; stale?: boolean }) {
+  const { machines, kernels, limits, repeat, stale = false } = props;
   const { query, setQuery } = useNewRunQuery(machines, repeat);
   const byId = useMemo(() => new Map(machines.map((m) => [m.id, m])), [machines]);
   const chosenIds = query.machines.filter((id) => byId.has(id));
@@ -56,6 +57,7 @@ export function NewRunForm({ machines, kernels, limits, repeat }: { machines: Ma
         chosenIds={chosenIds}
         error={errors.machine}
         onChange={onMachines}
+        stale={stale}
       />
       {chosenIds.length > 0 && (
         <KernelsSection machineCount={chosenIds.length} error={errors.items} empty={groups.length === 0} missing={missing} machines={byId}>
