@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import re
 import signal
@@ -312,6 +313,10 @@ async def serve(settings: Settings) -> None:
         loop.add_signal_handler(sig, stopping.set)
     try:
         await server.start()
+        # What start-up built (modules, routes, compiled statements) lives as long as the process: kept
+        # out of the collector's full passes, which otherwise walk it inside a request now and then.
+        # (Here, not in start(): a test process starts many servers and must collect them.)
+        gc.freeze()
         await stopping.wait()
         announce("stopping")
     finally:
