@@ -13,8 +13,11 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from sqlalchemy import event
 
 from ctxbench_server.fleetchanges import service
+from ctxbench_server.history import series_steps
+from ctxbench_server.history import service as history
 from ctxbench_server.main import CtxbenchServer
 
 from .compare_helpers import FACTS, T0, Seeder, spread
@@ -136,6 +139,51 @@ async def test_an_aa_fleet_makes_no_change(db: Db, seed: Seeder) -> None:
     for mid in "abcde":
         await host(seed, mid, [float(100.0 * np.exp(rng.normal(0.0, 0.02))) for _ in range(14)])
     assert await changes(db) == []
+
+
+async def statements(db: Db) -> tuple[int, list[Any]]:
+    """The SQL statements one read runs with History's step cache empty, and what it finds."""
+    history.clear_cache()
+    count = 0
+
+    def counted(*_: Any) -> None:
+        nonlocal count
+        count += 1
+
+    engine = db.engines[0].sync_engine
+    event.listen(engine, "before_cursor_execute", counted)
+    try:
+        got = await changes(db)
+    finally:
+        event.remove(engine, "before_cursor_execute", counted)
+    return count, got
+
+
+async def test_a_read_runs_as_many_statements_for_fifteen_hosts_as_for_five(db: Db, seed: Seeder) -> None:
+    """The series are read together (history/series_steps.read_series), not one statement a series."""
+    await three_of_five(seed)
+    five, [c] = await statements(db)
+    assert len(c.others) == 2
+    for mid in "fghijklmno":
+        await host(seed, mid, FLAT * 2)
+    fifteen, [c] = await statements(db)
+    assert fifteen == five and len(c.others) == 12
+    assert c.summary.endswith("the other 12 did not")
+
+
+async def test_others_with_more_runs_than_a_series_read_holds_count_them_all(
+    db: Db, seed: Seeder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An other host whose newest MAX_POINTS results do not reach back to the window's start: its runs
+    in the window are read apart, every one counted."""
+    monkeypatch.setattr(series_steps, "MAX_POINTS", 12)
+    await three_of_five(seed)  # 12 runs on each host
+    for mid in "de":
+        await host(seed, mid, FLAT * 2)
+    [c] = await changes(db)
+    assert [h.machine_id for h in c.hosts] == ["a", "b", "c"]
+    assert [(o.machine_id, o.runs) for o in c.others] == [("d", 24), ("e", 24)]
+    assert all(o.facts == {"kernel_release": "6.1.0"} and o.facts_changed == [] for o in c.others)
 
 
 @pytest.fixture

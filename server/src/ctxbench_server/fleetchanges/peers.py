@@ -126,9 +126,12 @@ async def outliers(session: AsyncSession, klass: str | None, kernels: Sequence[s
     run_ids = {r.run_id for rs, _, _, _ in found for r in rs}
     got_facts = await session.execute(select(Run.id, Run.facts).where(Run.id.in_(run_ids)))
     run_facts: dict[str, Any] = {rid: f for rid, f in got_facts}
+    # Each figure's watched facts once, not once for each outlier of its group.
+    seen = {(x.run_id, x.agent_version) for rs, _, _, _ in found for x in rs}
+    flat = {k: watched(run_facts.get(k[0]), k[1]) for k in seen}
     out = []
     for rs, r, score, mid in found:
-        facts = {x.machine_id: watched(run_facts.get(x.run_id), x.agent_version) for x in rs}
+        facts = {x.machine_id: flat[(x.run_id, x.agent_version)] for x in rs}
         name, klass_of = machines[r.machine_id]
         o = PeerOutlier(
             summary="",

@@ -1,10 +1,11 @@
 """Fleet changes, computed on read over a bounded range (docs/architecture.md "Fleet changes").
 
 The series looked at are those whose newest result is in the range (latest_results: one row a series,
-so no scan of results); each one's steps are History's, through series_steps, the function the alerts'
-checks call (its cache makes a repeated read cheap). Steps of one kernel point are grouped
-(grouping.py); the hosts that measured the point in the group's window without a step are "the
-others", and their facts come from their runs' snapshots, as the stepping hosts' do."""
+so no scan of results); their steps are History's, through history/series_steps.py, the rule and cache
+the alerts' checks use, read for all the series at once (a few statements, not one a series). Steps of
+one kernel point are grouped (grouping.py) and the changes paged; for a page's changes, the hosts that
+measured the point in the group's window without a step are "the others", their runs taken from the
+series already read, and their facts from their runs' snapshots, as the stepping hosts' are."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.errors import ValidationFailed, field_error
@@ -29,9 +30,9 @@ from ctxbench_server.fleetchanges.schemas import (
     SharedChange,
     StepHost,
 )
-from ctxbench_server.history.series_steps import series_steps
+from ctxbench_server.history.series_steps import COLUMNS, SeriesKey, covers, many_series_steps, run_facts
 from ctxbench_server.history.service import fact_changes, watched
-from ctxbench_server.models import LatestResult, Machine, Result, Run
+from ctxbench_server.models import LatestResult, Machine, Result
 
 MAX_SERIES = 1000  # series whose steps one read looks at (a read is a query and a detection each)
 MAX_RANGE = timedelta(days=90)
@@ -40,6 +41,7 @@ MAX_KERNELS = 50
 MAX_CURSOR = 200
 
 Point = tuple[str, str]  # kernel id, params key
+SeriesSteps = dict[SeriesKey, tuple[list[Any], list[dict[str, Any]]]]  # as many_series_steps gives them
 
 
 @dataclass(frozen=True)
@@ -92,34 +94,105 @@ async def _series(session: AsyncSession, q: FleetQuery) -> tuple[dict[Point, lis
     return by_point, min(len(rows), MAX_SERIES), len(rows) > MAX_SERIES
 
 
-async def _others(
-    session: AsyncSession, point: Point, machine_ids: Sequence[str], lo: datetime, hi: datetime
-) -> dict[str, tuple[int, dict[str, Any], dict[str, Any], list[dict[str, Any]]]]:
-    """Each machine that measured the point in [lo, hi]: its runs there, its watched facts at its first
-    and last, and the changes between them."""
-    if not machine_ids:
-        return {}
-    rows = (
-        await session.execute(
-            select(Result.machine_id, Result.run_id, Result.created_at, Result.agent_version)
-            .where(
-                Result.kernel_id == point[0],
-                Result.params_key == point[1],
-                Result.machine_id.in_(machine_ids),
-                Result.status == "ok",
-                Result.median > 0,
-                Result.created_at >= lo,
-                Result.created_at <= hi,
+def _steps_of_point(
+    got: SeriesSteps, point: Point, machine_ids: Sequence[str], q: FleetQuery
+) -> tuple[list[grouping.HostStep], dict[str, Any]]:
+    """The significant steps in the range of the point's series (History's, as the alerts read them),
+    and the point's params and unit."""
+    found: list[grouping.HostStep] = []
+    meta: dict[str, Any] = {}
+    for mid in machine_ids:
+        _, steps = got.get((mid, *point), ([], []))
+        for s in steps:
+            if s["significant"] and q.since <= s["at"] <= q.until:
+                found.append(grouping.HostStep(mid, s))
+                meta = {"params": s["params"], "unit": s["unit"]}
+    return found, meta
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A group of steps that is a fleet change, before its other hosts are looked at."""
+
+    point: Point
+    group: list[grouping.HostStep]
+    steps: list[grouping.HostStep]  # every significant step of the point in the range
+    machine_ids: Sequence[str]  # the machines whose series of the point were read
+    meta: dict[str, Any]
+    window: timedelta
+
+    @property
+    def id(self) -> str:
+        return grouping.group_id(*self.point, self.group)
+
+    @property
+    def lo(self) -> datetime:
+        return self.group[0].at - self.window
+
+    @property
+    def hi(self) -> datetime:
+        return self.group[-1].at + self.window
+
+    def others(self) -> list[str]:
+        """The machines of the point with no step in [lo, hi] (either direction)."""
+        stepped = {s.machine_id for s in self.steps if self.lo <= s.at <= self.hi}
+        return [m for m in self.machine_ids if m not in stepped]
+
+
+def _in_window(rs: Sequence[Any], d: Draft) -> list[Any]:
+    return [r for r in rs if d.lo <= r.created_at <= d.hi]
+
+
+async def _window_rows(
+    session: AsyncSession, page: Sequence[Draft], got: SeriesSteps
+) -> list[dict[str, list[Any]]]:
+    """For each change, each other host's results of the point in [lo, hi], oldest first. The series
+    read for the steps hold them unless a series has more than MAX_POINTS results and its newest do not
+    reach back to lo: those are read in one statement for the page."""
+    out: list[dict[str, list[Any]]] = []
+    needs: list[tuple[int, Draft, list[str]]] = []
+    for i, d in enumerate(page):
+        found: dict[str, list[Any]] = {}
+        missing = []
+        for mid in d.others():
+            rs = got.get((mid, *d.point), ([], []))[0]
+            if covers(rs, d.lo):
+                found[mid] = _in_window(rs, d)
+            else:
+                missing.append(mid)
+        out.append(found)
+        if missing:
+            needs.append((i, d, missing))
+    if needs:
+        cond = [
+            and_(
+                Result.kernel_id == d.point[0],
+                Result.params_key == d.point[1],
+                Result.machine_id.in_(mids),
+                Result.created_at >= d.lo,
+                Result.created_at <= d.hi,
             )
+            for _, d, mids in needs
+        ]
+        stmt = (
+            select(*COLUMNS)
+            .where(Result.status == "ok", Result.median > 0, or_(*cond))
             .order_by(Result.created_at, Result.id)
         )
-    ).all()
-    runs: dict[str, list[Any]] = defaultdict(list)
-    for r in rows:
-        runs[r.machine_id].append(r)
-    ends = {rid for rs in runs.values() for rid in (rs[0].run_id, rs[-1].run_id)}
-    got = await session.execute(select(Run.id, Run.facts).where(Run.id.in_(ends)))
-    facts: dict[str, Any] = {rid: f for rid, f in got}
+        read: dict[SeriesKey, list[Any]] = defaultdict(list)
+        for r in await session.execute(stmt):
+            read[(r.machine_id, r.kernel_id, r.params_key)].append(r)
+        for i, d, mids in needs:
+            for mid in mids:
+                out[i][mid] = _in_window(read.get((mid, *d.point), []), d)
+    return [{m: rs for m, rs in found.items() if rs} for found in out]
+
+
+def _others(
+    runs: dict[str, list[Any]], facts: dict[str, Any]
+) -> dict[str, tuple[int, dict[str, Any], dict[str, Any], list[dict[str, Any]]]]:
+    """Each other host: its runs in the window, its watched facts at its first and last, and the
+    changes between them."""
     out = {}
     for mid, rs in runs.items():
         a, b = rs[0], rs[-1]
@@ -129,36 +202,13 @@ async def _others(
     return out
 
 
-async def _steps_of_point(
-    session: AsyncSession, point: Point, machine_ids: Sequence[str], q: FleetQuery
-) -> tuple[list[grouping.HostStep], dict[str, Any]]:
-    """The significant steps of the point's series (History's, as the alerts read them), and the
-    point's params and unit."""
-    found: list[grouping.HostStep] = []
-    meta: dict[str, Any] = {}
-    for mid in machine_ids:
-        _, steps = await series_steps(session, mid, point[0], point[1])
-        for s in steps:
-            if s["significant"] and q.since <= s["at"] <= q.until:
-                found.append(grouping.HostStep(mid, s))
-                meta = {"params": s["params"], "unit": s["unit"]}
-    return found, meta
-
-
-async def _change(
-    session: AsyncSession,
-    point: Point,
-    group: list[grouping.HostStep],
-    steps: Sequence[grouping.HostStep],
-    machine_ids: Sequence[str],
-    meta: dict[str, Any],
-    window: timedelta,
+def _change(
+    d: Draft,
+    others: dict[str, tuple[int, dict[str, Any], dict[str, Any], list[dict[str, Any]]]],
     names: dict[str, str],
 ) -> FleetChange:
+    point, group, meta = d.point, d.group, d.meta
     first_at, last_at = group[0].at, group[-1].at
-    lo, hi = first_at - window, last_at + window
-    stepped = {s.machine_id for s in steps if lo <= s.at <= hi}
-    others = await _others(session, point, [m for m in machine_ids if m not in stepped], lo, hi)
     common = grouping.shared(group)
     shared = [
         SharedChange(
@@ -173,7 +223,7 @@ async def _change(
     ]
     ratio = grouping.median_ratio(group)
     return FleetChange(
-        id=grouping.group_id(*point, group),
+        id=d.id,
         summary=grouping.summary(
             *point, ratio, len(group), len(others), [s.model_dump() for s in shared], first_at, last_at
         ),
@@ -185,8 +235,8 @@ async def _change(
         ratio=ratio,
         first_at=first_at,
         last_at=last_at,
-        window_from=lo,
-        window_to=hi,
+        window_from=d.lo,
+        window_to=d.hi,
         hosts=[
             StepHost(
                 machine_id=s.machine_id,
@@ -216,24 +266,33 @@ async def _change(
 
 
 async def fleet_changes(session: AsyncSession, q: FleetQuery) -> FleetChangesOut:
+    """Statements a read: the series, their rows (one a hundred series), the kernels' families when a
+    detection is not cached, the facts of the runs around steps, the machines' names, and for the page:
+    the other hosts' runs' facts (and, rarely, their results in a window the series rows miss)."""
     by_point, n_series, truncated = await _series(session, q)
-    names = {m: n for m, n in await session.execute(select(Machine.id, Machine.name))}
-    out: list[FleetChange] = []
+    by_point = {p: ms for p, ms in by_point.items() if len(ms) >= q.min_hosts}
+    got = await many_series_steps(session, [(m, *p) for p, ms in by_point.items() for m in ms])
+    drafts: list[Draft] = []
     for point, machine_ids in sorted(by_point.items()):
-        if len(machine_ids) < q.min_hosts:
-            continue
-        steps, meta = await _steps_of_point(session, point, machine_ids, q)
-        for group in grouping.cluster(steps, q.window):
-            if len(group) >= q.min_hosts:
-                out.append(await _change(session, point, group, steps, machine_ids, meta, q.window, names))
-    out.sort(key=lambda c: (c.last_at, c.id), reverse=True)
+        steps, meta = _steps_of_point(got, point, machine_ids, q)
+        drafts.extend(
+            Draft(point, group, steps, machine_ids, meta, q.window)
+            for group in grouping.cluster(steps, q.window)
+            if len(group) >= q.min_hosts
+        )
+    drafts.sort(key=lambda d: (d.group[-1].at, d.id), reverse=True)
     if q.cursor is not None:
-        out = [c for c in out if (c.last_at, c.id) < q.cursor]
-    page = out[: q.limit]
-    more = len(out) > q.limit
+        drafts = [d for d in drafts if (d.group[-1].at, d.id) < q.cursor]
+    page, more = drafts[: q.limit], len(drafts) > q.limit
+    runs = await _window_rows(session, page, got)
+    facts = await run_facts(
+        session, {r.run_id for found in runs for rs in found.values() for r in (rs[0], rs[-1])}
+    )
+    names = {m: n for m, n in await session.execute(select(Machine.id, Machine.name))}
+    out = [_change(d, _others(found, facts), names) for d, found in zip(page, runs, strict=True)]
     return FleetChangesOut(
-        fleet_changes=page,
-        next_cursor=encode_cursor(page[-1].last_at, page[-1].id) if more else None,
+        fleet_changes=out,
+        next_cursor=encode_cursor(out[-1].last_at, out[-1].id) if more else None,
         since=q.since,
         until=q.until,
         window_hours=int(q.window.total_seconds() // 3600),
