@@ -117,6 +117,61 @@ async def test_an_alert_is_delivered_signed_and_retried_after_a_500(
         assert len(rx.got) == 2
 
 
+FLAT = [100.0 * (1 + 0.004 * (i % 3)) for i in range(12)]
+STEP = FLAT[:6] + [130.0] * 6
+
+
+@pytest.mark.parametrize("settings_overrides", [FAST])
+async def test_a_fleet_change_is_delivered_once_signed_and_retried(
+    http: httpx.AsyncClient, server: CtxbenchServer
+) -> None:
+    """Hosts a and b step with the same governor change, d does not: the check that opens their alerts
+    queues the fleet change (fleet_change.opened) to the webhook that asked for it, retried after a
+    500; c stepping later opens its alert but sends the change (same id) no more. A webhook created
+    with the default events gets the alerts only."""
+    seed = Seeder(server.sessionmaker)
+    await seed.kernels()
+    for mid, centers in (("a", STEP), ("b", STEP), ("d", FLAT)):
+        await seed_series(seed, mid, centers, 6 if centers is STEP else None)
+    with receiver([500]) as rx, receiver() as alerts_rx:
+        hook = await create(http, rx.url, events=["fleet_change.opened"])
+        plain = await create(http, alerts_rx.url, name="alerts")
+        assert hook["events"] == ["fleet_change.opened"] and plain["events"] == ["alert.opened"]
+        assert len(await server.alerts.check([(m, *GETPPID) for m in "abd"], NOW)) == 2
+        server.webhook_sender.wake()
+
+        async def delivered() -> bool:
+            return [d["status"] for d in await deliveries(http, hook["id"])] == ["delivered"]
+
+        await eventually(delivered, within=10)
+        first, second = verified(rx, hook["secret"])  # the 500, then the retry
+        assert first == second and first["event"] == "fleet_change.opened"
+        r = await http.get("/api/v1/fleet-changes", params={"since": (NOW - timedelta(days=3)).isoformat()})
+        [change] = r.json()["fleet_changes"]
+        assert first["data"] == change and first["summary"] == change["summary"]
+        assert [h["machine_name"] for h in first["data"]["hosts"]] == ["a", "b"]
+        assert first["summary"].endswith(
+            "both went from governor powersave to performance; the other one did not"
+        )
+        [d] = await deliveries(http, hook["id"])
+        assert d["subject_id"] == change["id"] and d["attempts"] == 2
+
+        await seed_series(seed, "c", STEP, 6)  # joins the change: its first step, so its id, stays
+        assert len(await server.alerts.check([("c", *GETPPID)], NOW)) == 1
+        r = await http.get("/api/v1/fleet-changes", params={"since": (NOW - timedelta(days=3)).isoformat()})
+        [change] = r.json()["fleet_changes"]
+        assert change["id"] == d["subject_id"] and len(change["hosts"]) == 3
+        server.webhook_sender.wake()
+
+        async def alerts_sent() -> bool:
+            got = await deliveries(http, plain["id"])
+            return len(got) == 3 and all(x["status"] == "delivered" for x in got)
+
+        await eventually(alerts_sent, within=10)
+        assert {x["event"] for x in verified(alerts_rx, plain["secret"])} == {"alert.opened"}
+        assert len(await deliveries(http, hook["id"])) == 1 and len(rx.got) == 2
+
+
 @pytest.mark.parametrize("settings_overrides", [{**FAST, "webhook_max_attempts": 2}])
 async def test_slack_format_refusals_and_the_attempt_cap(
     http: httpx.AsyncClient, server: CtxbenchServer

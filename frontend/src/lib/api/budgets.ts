@@ -201,7 +201,7 @@ export const BUDGETS = {
   },
   "WebhookCreate": {
     "events": {
-      "maxItems": 1,
+      "maxItems": 2,
       "minItems": 1
     },
     "name": {
@@ -219,7 +219,7 @@ export const BUDGETS = {
   },
   "WebhookPatch": {
     "events": {
-      "maxItems": 1,
+      "maxItems": 2,
       "minItems": 1
     },
     "name": {

@@ -3363,7 +3363,10 @@ export interface components {
              * @default true
              */
             enabled: boolean;
-            /** Events */
+            /**
+             * Events
+             * @description alert.opened (the default), fleet_change.opened
+             */
             events?: string[];
             /** @default json */
             format: components["schemas"]["WebhookFormat"];

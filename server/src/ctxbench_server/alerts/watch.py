@@ -4,7 +4,8 @@ Ingest's "result stored" event (stored.py), after its commit, adds each measured
 a set (at most MAX_PENDING; past that the series waits for the next start's look-back, and a WARNING
 says so) and wakes the watcher; it waits CTXBENCH_ALERT_SETTLE_S for the rest of the run to land, then
 checks each series once (alerts/service.check_series) in its own transaction, which also queues the
-webhook deliveries of every alert it opened. Each server checks what its own agents reported; at start
+webhook deliveries of every alert it opened; then, in one more, those of the fleet changes the opened
+alerts' steps belong to (fleetchanges/notify.py). Each server checks what its own agents reported; at start
 it looks back over the series whose newest result is recent (latest_results), so a crash between a
 result and its check loses nothing."""
 
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.alerts import service
 from ctxbench_server.config import Settings
+from ctxbench_server.fleetchanges import notify
 from ctxbench_server.models import Alert, LatestResult
 from ctxbench_server.models.base import utcnow
 from ctxbench_server.stored import ResultStored
@@ -127,6 +129,20 @@ class AlertWatcher:
                             )
             except Exception:
                 log.exception("alerts: checking series %s failed", key)
+        if opened:
+            queued += await self._fleet_changes(opened, now)
         if queued and self.on_queued is not None:
             self.on_queued()
         return opened
+
+    async def _fleet_changes(self, opened: Sequence[Alert], now: datetime) -> int:
+        """Queues fleet_change.opened for the changes the opened alerts belong to, in a transaction of
+        its own: the alerts stay opened (and their deliveries queued) if this fails."""
+        try:
+            async with self.sessionmaker() as session:
+                queued = await notify.queue_opened(session, opened, now)
+                await session.commit()
+                return queued
+        except Exception:
+            log.exception("alerts: queuing the fleet changes of %d alerts failed", len(opened))
+            return 0

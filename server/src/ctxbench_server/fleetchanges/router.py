@@ -35,11 +35,13 @@ async def fleet_changes(
     until: Annotated[datetime | None, Query(description="default: now")] = None,
     window_hours: Annotated[
         int, Query(ge=1, le=168, description="steps at most this far after a group's first are one change")
-    ] = 24,
+    ] = service.DEFAULT_WINDOW_HOURS,
     kernel: Annotated[
         str | None, Query(max_length=MAX_KERNEL_CHARS, description="comma-separated kernel ids (at most 50)")
     ] = None,
-    min_hosts: Annotated[int, Query(ge=2, le=1000, description="hosts that must step together")] = 2,
+    min_hosts: Annotated[
+        int, Query(ge=2, le=1000, description="hosts that must step together")
+    ] = service.DEFAULT_MIN_HOSTS,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=service.MAX_CURSOR, description="next_cursor")] = None,
 ) -> FleetChangesOut:

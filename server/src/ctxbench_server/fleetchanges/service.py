@@ -37,6 +37,8 @@ from ctxbench_server.models import LatestResult, Machine, Result
 MAX_SERIES = 1000  # series whose steps one read looks at (a read is a query and a detection each)
 MAX_RANGE = timedelta(days=90)
 DEFAULT_RANGE = timedelta(days=14)
+DEFAULT_WINDOW_HOURS = 24
+DEFAULT_MIN_HOSTS = 2
 MAX_KERNELS = 50
 MAX_CURSOR = 200
 

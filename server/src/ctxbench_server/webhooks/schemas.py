@@ -14,7 +14,10 @@ from ctxbench_server.sql.text import Title
 MAX_URL = 2048
 MIN_SECRET, MAX_SECRET = 16, 128
 DELIVERIES_SHOWN = 100  # GET /webhooks/{id}/deliveries: at most this many, newest first
-EVENTS = ("alert.opened",)  # what a webhook may subscribe to; "ping" is sent by POST /{id}/test
+# What a webhook may subscribe to; "ping" is sent by POST /{id}/test. Left out, `events` is
+# DEFAULT_EVENTS: a receiver written for alerts is not sent a second document shape it did not ask for.
+EVENTS = ("alert.opened", "fleet_change.opened")
+DEFAULT_EVENTS = ("alert.opened",)
 
 
 class WebhookFormat(StrEnum):
@@ -52,7 +55,12 @@ class WebhookCreate(BaseModel):
     name: Title = Field(min_length=1, description="one line, at most 200 characters")
     url: Url = Field(description="where events are POSTed: http:// or https://, at most 2048 characters")
     format: WebhookFormat = WebhookFormat.JSON
-    events: list[Event] = Field(default_factory=lambda: list(EVENTS), min_length=1, max_length=len(EVENTS))
+    events: list[Event] = Field(
+        default_factory=lambda: list(DEFAULT_EVENTS),
+        min_length=1,
+        max_length=len(EVENTS),
+        description="alert.opened (the default), fleet_change.opened",
+    )
     secret: Secret | None = Field(
         default=None,
         description="the HMAC key (16-128 printable ASCII characters); left out, the server makes one. "

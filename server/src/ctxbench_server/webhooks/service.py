@@ -142,6 +142,13 @@ async def deliveries(
     return [delivery_out(d) for d in rows]
 
 
+async def subscribed(session: AsyncSession, event: str) -> bool:
+    """Whether an enabled webhook subscribes to the event (a producer skips the work of making one
+    nobody receives)."""
+    rows = await session.execute(select(Webhook.events).where(Webhook.enabled.is_(True)))
+    return any(event in events for (events,) in rows)
+
+
 def _insert(dialect: str, rows: list[dict[str, Any]]) -> Any:
     ins = (postgresql if dialect == "postgresql" else sqlite).insert(WebhookDelivery).values(rows)
     return ins.on_conflict_do_nothing(index_elements=["webhook_id", "event", "subject_id"])
