@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { counterLines, counterSummary, describeCounter } from './counters';
+import { counterLines, counterSummary, describeCounter, formatPerOp } from './counters';
 
 describe('describeCounter', () => {
   it('explains the counters kernels/README.md describes', () => {
@@ -31,9 +31,13 @@ describe('counterSummary', () => {
     expect(counterSummary(undefined)).toBe('');
   });
 
-  it('writes a rare switch readably, not as "7.19e-6" nor "0.00000719"', () => {
-    expect(counterSummary({ ctxsw_per_op: 7.19e-6 })).toBe('7.19 × 10⁻⁶ switches/op');
-    expect(counterLines({ involuntary_ctxsw_per_op: 7.19e-6 })[0]!.value).toBe('7.19 × 10⁻⁶');
+  it('writes a rare switch readably, not as "7.19e-6", "0.00000719" nor "7.19 × 10⁻⁶" (issue 27, 12)', () => {
+    expect(counterSummary({ ctxsw_per_op: 7.19e-6 })).toBe('1 switch per 139,000 ops');
+    expect(counterLines({ involuntary_ctxsw_per_op: 7.19e-6 })[0]!.value).toBe('1 per 139,000 ops');
+    expect(counterLines({ involuntary_ctxsw_per_op: 0.0123 })[0]!.value).toBe('0.0123');
+    expect(formatPerOp(0)).toBe('0');
+    expect(formatPerOp(1e-9)).toBe('1 per 1,000,000,000 ops');
+    expect(formatPerOp(0.00099)).toBe('1 per 1,010 ops');
     expect(counterLines({ acquisitions_per_s: 51234567.8 })[0]!.value).toBe('51,234,568');
   });
 });

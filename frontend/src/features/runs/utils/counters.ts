@@ -1,6 +1,6 @@
 // What each kernel counter means, in words (kernels/README.md is the source), and the short summary the
 // results table shows in place of the full list. Pure functions, tested in counters.test.ts.
-import { formatNumber } from '@/lib/format';
+import { formatInteger, formatNumber } from '@/lib/format';
 
 interface CounterInfo {
   /** Short label for the table. */
@@ -86,6 +86,16 @@ export interface CounterLine {
   value: string;
 }
 
+/**
+ * A count per op as people say a rare one: under one in a thousand ops, "1 per 139,000 ops" (the
+ * interval to three significant digits) rather than an exponent (7.19 × 10⁻⁶); else formatNumber's.
+ * The counter's unit stays per op, so a column still compares at a glance: larger interval, rarer.
+ */
+export function formatPerOp(value: number): string {
+  if (value > 0 && value < 1e-3) return `1 per ${formatInteger(Number((1 / value).toPrecision(3)))} ops`;
+  return formatNumber(value);
+}
+
 /** The counters of one result as lines, in a stable order: the ones that check the op first. */
 export function counterLines(counters: Record<string, number> | null | undefined): CounterLine[] {
   const order = Object.keys(INFO);
@@ -95,7 +105,7 @@ export function counterLines(counters: Record<string, number> | null | undefined
   };
   return Object.entries(counters ?? {})
     .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
-    .map(([name, value]) => ({ ...describeCounter(name), value: formatNumber(value) }));
+    .map(([name, value]) => ({ ...describeCounter(name), value: name.endsWith('_per_op') ? formatPerOp(value) : formatNumber(value) }));
 }
 
 /**
@@ -106,7 +116,7 @@ export function counterSummary(counters: Record<string, number> | null | undefin
   const c = counters ?? {};
   const parts: string[] = [];
   const ctxsw = c.ctxsw_per_op ?? (c.voluntary_ctxsw_per_op !== undefined || c.involuntary_ctxsw_per_op !== undefined ? (c.voluntary_ctxsw_per_op ?? 0) + (c.involuntary_ctxsw_per_op ?? 0) : undefined);
-  if (ctxsw !== undefined) parts.push(`${formatNumber(ctxsw)} switches/op`);
+  if (ctxsw !== undefined) parts.push(ctxsw > 0 && ctxsw < 1e-3 ? `1 switch per ${formatPerOp(ctxsw).slice('1 per '.length)}` : `${formatNumber(ctxsw)} switches/op`);
   if (c.cpu_wall_ratio !== undefined) parts.push(`CPU/wall ${formatNumber(c.cpu_wall_ratio)}`);
   return parts.join(' · ');
 }

@@ -42,7 +42,7 @@ describe('toResultRow', () => {
       max: '2.07',
       counters: [
         expect.objectContaining({ name: 'voluntary_ctxsw_per_op', label: 'voluntary switches/op', value: '1.00' }),
-        expect.objectContaining({ name: 'involuntary_ctxsw_per_op', label: 'involuntary switches/op', value: '1.00 × 10⁻⁵' }),
+        expect.objectContaining({ name: 'involuntary_ctxsw_per_op', label: 'involuntary switches/op', value: '1 per 100,000 ops' }),
       ],
       countersSummary: '1.00 switches/op',
     });
