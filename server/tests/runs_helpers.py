@@ -9,10 +9,12 @@ import httpx
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from ctxbench_server.agents import wire
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
+from ctxbench_server.machines import service as machines
 from ctxbench_server.models import Machine, Run, RunItem
 
-from .fake_agent import FakeAgent
+from .fake_agent import FakeAgent, fake_catalog
 
 MakeAgent = Callable[..., FakeAgent]
 PIPE = {"kernel": "ctxsw.pipe"}
@@ -35,6 +37,21 @@ async def agents(make_agent: MakeAgent, n: int, **kw: Any) -> list[FakeAgent]:
     for a in out:
         await a.connect()
     return out
+
+
+async def hello_machine(sessionmaker: async_sessionmaker[AsyncSession], name: str = "fake-host") -> str:
+    """The machine and catalog a fake agent's Hello makes (the servicer's translation, then
+    machines.service), for tests that need a machine but no stream. Returns its id."""
+    hello = pb.Hello(
+        agent_id=str(uuid.uuid4()),
+        agent_version="test",
+        name=name,
+        facts=pb.MachineFacts(hostname=name, cpu_model="Test CPU", logical_cpus=4, memory_bytes=2**34),
+        kernels=fake_catalog(),
+    )
+    async with sessionmaker() as session:
+        await machines.upsert_from_hello(session, wire.agent_hello(hello))
+    return hello.agent_id
 
 
 async def started(

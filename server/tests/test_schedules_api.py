@@ -1,5 +1,6 @@
-"""/api/v1/schedules over the real server: the shapes, who may write, the 422s naming the field, the
-404s and the budget; a firing's runs name their schedule in GET /runs/{id}."""
+"""/api/v1/schedules: the shapes, who may write, the 422s naming the field, the 404s and the budget
+(served in-process on the migrated, rolled-back database, on a machine a fake agent's Hello made); a
+firing's runs name their schedule in GET /runs/{id} (a real server and agent)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from ctxbench_server.main import CtxbenchServer
 
-from .runs_helpers import MakeAgent, agents
+from .conftest import RolledBack
+from .runs_helpers import MakeAgent, agents, hello_machine
 
 PIPE_RUN = {"items": [{"kernel": "ctxsw.pipe"}], "profile": "quick"}
 
@@ -20,38 +22,36 @@ def body(machine: str, **kw: Any) -> dict[str, Any]:
     return {"name": "nightly pipe", "run": PIPE_RUN, "machine_ids": [machine], "interval_s": 3600, **kw}
 
 
-async def test_create_read_edit_pause_delete(
-    server: CtxbenchServer, http: httpx.AsyncClient, make_agent: MakeAgent
-) -> None:
-    [agent] = await agents(make_agent, 1)
-    r = await http.post("/api/v1/schedules", json=body(agent.agent_id, jitter_s=60))
+async def test_create_read_edit_pause_delete(api: httpx.AsyncClient, rolled_back: RolledBack) -> None:
+    machine = await hello_machine(rolled_back.sessionmaker)
+    r = await api.post("/api/v1/schedules", json=body(machine, jitter_s=60))
     assert r.status_code == 201, r.text
     created = r.json()
     sid = created["id"]
     assert created["run"] == {"items": [{"kernel": "ctxsw.pipe", "params": {}}], "profile": "quick"}
-    assert created["machine_ids"] == [agent.agent_id] and created["selector"] is None
+    assert created["machine_ids"] == [machine] and created["selector"] is None
     assert created["next_fire_at"] and created["firings"] == [] and created["last_firing"] is None
     assert created["created_by"] == "admin"
 
-    listed = (await http.get("/api/v1/schedules")).json()
+    listed = (await api.get("/api/v1/schedules")).json()
     assert [s["id"] for s in listed] == [sid] and "firings" not in listed[0]
 
-    r = await http.patch(f"/api/v1/schedules/{sid}", json={"cron": "0 3 * * *", "name": "at three"})
+    r = await api.patch(f"/api/v1/schedules/{sid}", json={"cron": "0 3 * * *", "name": "at three"})
     assert r.status_code == 200, r.text
     got = r.json()
     assert got["cron"] == "0 3 * * *" and got["interval_s"] is None and got["name"] == "at three"
     assert got["next_due_at"].endswith("03:00:00Z")
 
-    r = await http.patch(f"/api/v1/schedules/{sid}", json={"selector": "env=prod"})
+    r = await api.patch(f"/api/v1/schedules/{sid}", json={"selector": "env=prod"})
     assert r.json()["selector"] == "env=prod" and r.json()["machine_ids"] is None
 
-    paused = (await http.post(f"/api/v1/schedules/{sid}/pause")).json()
+    paused = (await api.post(f"/api/v1/schedules/{sid}/pause")).json()
     assert paused["paused"] is True and paused["next_fire_at"] is None
-    resumed = (await http.post(f"/api/v1/schedules/{sid}/resume")).json()
+    resumed = (await api.post(f"/api/v1/schedules/{sid}/resume")).json()
     assert resumed["paused"] is False and resumed["next_fire_at"]
 
-    assert (await http.delete(f"/api/v1/schedules/{sid}")).status_code == 204
-    assert (await http.get(f"/api/v1/schedules/{sid}")).status_code == 404
+    assert (await api.delete(f"/api/v1/schedules/{sid}")).status_code == 204
+    assert (await api.get(f"/api/v1/schedules/{sid}")).status_code == 404
 
 
 async def test_a_firing_shows_in_the_schedule_and_its_runs(
@@ -98,11 +98,11 @@ async def test_a_firing_shows_in_the_schedule_and_its_runs(
     ],
 )
 async def test_bad_input_is_a_422_naming_the_field(
-    http: httpx.AsyncClient, make_agent: MakeAgent, change: dict[str, Any], loc: list[Any] | None
+    api: httpx.AsyncClient, rolled_back: RolledBack, change: dict[str, Any], loc: list[Any] | None
 ) -> None:
-    [agent] = await agents(make_agent, 1)
-    b = {k: v for k, v in {**body(agent.agent_id), **change}.items() if v is not None}
-    r = await http.post("/api/v1/schedules", json=b)
+    machine = await hello_machine(rolled_back.sessionmaker)
+    b = {k: v for k, v in {**body(machine), **change}.items() if v is not None}
+    r = await api.post("/api/v1/schedules", json=b)
     assert r.status_code == 422, r.text
     locs = [e["loc"] for e in r.json()["detail"]]
     if loc is None:  # out of range: named under body.run.items.0.params.threads
@@ -116,21 +116,21 @@ async def test_bad_input_is_a_422_naming_the_field(
     [{"selector": "env=prod"}, {"cron": "0 * * * *"}],
 )
 async def test_one_selection_and_one_timing(
-    http: httpx.AsyncClient, make_agent: MakeAgent, change: dict[str, Any]
+    api: httpx.AsyncClient, rolled_back: RolledBack, change: dict[str, Any]
 ) -> None:
-    [agent] = await agents(make_agent, 1)
-    r = await http.post("/api/v1/schedules", json={**body(agent.agent_id), **change})
+    machine = await hello_machine(rolled_back.sessionmaker)
+    r = await api.post("/api/v1/schedules", json={**body(machine), **change})
     assert r.status_code == 422 and "exactly one of" in r.text
 
 
-async def test_patch_is_checked_like_a_create(http: httpx.AsyncClient, make_agent: MakeAgent) -> None:
-    [agent] = await agents(make_agent, 1)
-    sid = (await http.post("/api/v1/schedules", json=body(agent.agent_id))).json()["id"]
-    r = await http.patch(f"/api/v1/schedules/{sid}", json={"run": {"items": [{"kernel": "no.such"}]}})
+async def test_patch_is_checked_like_a_create(api: httpx.AsyncClient, rolled_back: RolledBack) -> None:
+    machine = await hello_machine(rolled_back.sessionmaker)
+    sid = (await api.post("/api/v1/schedules", json=body(machine))).json()["id"]
+    r = await api.patch(f"/api/v1/schedules/{sid}", json={"run": {"items": [{"kernel": "no.such"}]}})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "run", "items", 0, "kernel"]
-    r = await http.patch(f"/api/v1/schedules/{sid}", json={"jitter_s": 4000})
+    r = await api.patch(f"/api/v1/schedules/{sid}", json={"jitter_s": 4000})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "jitter_s"]
-    r = await http.patch(f"/api/v1/schedules/{sid}", json={"interval_s": 60, "cron": "* * * * *"})
+    r = await api.patch(f"/api/v1/schedules/{sid}", json={"interval_s": 60, "cron": "* * * * *"})
     assert r.status_code == 422
 
 
@@ -144,23 +144,23 @@ async def test_patch_is_checked_like_a_create(http: httpx.AsyncClient, make_agen
         ("POST", "/resume"),
     ],
 )
-async def test_unknown_id_is_404(http: httpx.AsyncClient, method: str, path: str) -> None:
-    r = await http.request(method, f"/api/v1/schedules/nope{path}", json={} if method == "PATCH" else None)
+async def test_unknown_id_is_404(api: httpx.AsyncClient, method: str, path: str) -> None:
+    r = await api.request(method, f"/api/v1/schedules/nope{path}", json={} if method == "PATCH" else None)
     assert r.status_code == 404 and "not found" in r.json()["detail"]
 
 
-async def test_writes_need_a_credential(anon: httpx.AsyncClient, http: httpx.AsyncClient) -> None:
-    assert (await anon.get("/api/v1/schedules")).status_code == 401
-    assert (await anon.post("/api/v1/schedules", json={})).status_code == 401
-    token = (await http.post("/api/v1/tokens", json={"name": "ro", "scope": "read"})).json()["token"]
+async def test_writes_need_a_credential(api_anon: httpx.AsyncClient, api: httpx.AsyncClient) -> None:
+    assert (await api_anon.get("/api/v1/schedules")).status_code == 401
+    assert (await api_anon.post("/api/v1/schedules", json={})).status_code == 401
+    token = (await api.post("/api/v1/tokens", json={"name": "ro", "scope": "read"})).json()["token"]
     reader = {"authorization": f"Bearer {token}"}
-    assert (await anon.get("/api/v1/schedules", headers=reader)).status_code == 200
-    assert (await anon.post("/api/v1/schedules", json={}, headers=reader)).status_code == 403
+    assert (await api_anon.get("/api/v1/schedules", headers=reader)).status_code == 200
+    assert (await api_anon.post("/api/v1/schedules", json={}, headers=reader)).status_code == 403
 
 
 @pytest.mark.parametrize("settings_overrides", [{"max_schedules": 1}])
-async def test_max_schedules(http: httpx.AsyncClient, make_agent: MakeAgent) -> None:
-    [agent] = await agents(make_agent, 1)
-    assert (await http.post("/api/v1/schedules", json=body(agent.agent_id))).status_code == 201
-    r = await http.post("/api/v1/schedules", json=body(agent.agent_id))
+async def test_max_schedules(api: httpx.AsyncClient, rolled_back: RolledBack) -> None:
+    machine = await hello_machine(rolled_back.sessionmaker)
+    assert (await api.post("/api/v1/schedules", json=body(machine))).status_code == 201
+    r = await api.post("/api/v1/schedules", json=body(machine))
     assert r.status_code == 409 and "CTXBENCH_MAX_SCHEDULES" in r.text
