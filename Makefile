@@ -151,7 +151,7 @@ test-agent-unit:
 # does not hide another's result; make waits for every job and fails if any did.
 BUILT := -o deps -o venv -o ansible -o agent -o cli -o kernels -o kernels-cpp -o kernels-go -o kernels-py \
          -o frontend
-test: deps-test build gen-check
+test: deps-test build gen-check ansible
 	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-together
 	@$(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone
 	@echo "make test: all suites passed"

@@ -158,6 +158,9 @@ async def test_a_run_too_big_for_one_agent_message_goes_in_parts(
     assert sent == [it["id"] for it in run["items"]]  # every item once, in order
 
 
+# timing: a 1 s heartbeat interval, so a stream silent for 3-4 s (its acks late on a loaded host) is
+# closed as lost; it runs with the timing tests, alone.
+@pytest.mark.timing
 @pytest.mark.parametrize(
     "settings_overrides", [{"max_body_bytes": 8 * 1024 * 1024, "heartbeat_interval_s": 1}]
 )
