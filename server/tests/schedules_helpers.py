@@ -21,7 +21,7 @@ from ctxbench_server.schedules import service
 from ctxbench_server.schedules.firing import Scheduler
 from ctxbench_server.schedules.schemas import ScheduleCreate
 
-from .conftest import test_settings
+from .conftest import RolledBack, test_settings
 from .test_db import fresh_engine
 
 T0 = datetime(2026, 11, 27, 10, 0, 0, tzinfo=UTC)
@@ -36,16 +36,18 @@ GETPPID = {
 
 
 class Db:
-    """One database, and engines on it as separate server processes would have."""
+    """One database, and engines on it as separate server processes would have; or, given `rolled_back`,
+    the test's rolled-back sessions (conftest.py), where one process is all there is."""
 
-    def __init__(self, tmp_path: Path, engine: AsyncEngine) -> None:
+    def __init__(self, tmp_path: Path, engine: AsyncEngine, rolled_back: RolledBack | None = None) -> None:
         self.tmp_path = tmp_path
-        self.engines = [engine]
-        self.sessionmaker = create_sessionmaker(engine)
+        self.engines = [] if rolled_back else [engine]
+        self.sessionmaker = rolled_back.sessionmaker if rolled_back else create_sessionmaker(engine)
         self.settings = test_settings(tmp_path, schedule_tick_s=1.0)
 
     def process(self) -> async_sessionmaker[AsyncSession]:
         """The sessions of another server process: its own engine (and, on SQLite, its own write gate)."""
+        assert self.engines, "other processes cannot see a rolled-back transaction: use migrated()"
         engine = create_engine(self.engines[0].url.render_as_string(hide_password=False))
         self.engines.append(engine)
         return create_sessionmaker(engine)

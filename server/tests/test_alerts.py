@@ -20,7 +20,7 @@ from ctxbench_server.main import CtxbenchServer
 from ctxbench_server.models import Alert
 
 from .compare_helpers import FACTS, T0, Seeder, spread
-from .conftest import eventually
+from .conftest import RolledBack, eventually
 from .fake_agent import FakeAgent
 from .runs_helpers import post
 from .schedules_helpers import Db, migrated
@@ -30,7 +30,13 @@ GETPPID = ("syscall.getppid", "")
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Db]:
+def db(tmp_path: Path, rolled_back: RolledBack) -> Db:
+    return Db(tmp_path, rolled_back.engine, rolled_back)
+
+
+@pytest.fixture
+async def own_db(tmp_path: Path) -> AsyncIterator[Db]:
+    """A database of its own: a second server process checks beside the first."""
     async for d in migrated(tmp_path):
         yield d
 
@@ -68,9 +74,11 @@ async def alerts(db: Db) -> list[Alert]:
         return list(await s.scalars(select(Alert).order_by(Alert.at)))
 
 
-async def test_a_real_step_opens_one_alert_with_its_fact_changes(db: Db, seed: Seeder) -> None:
+async def test_a_real_step_opens_one_alert_with_its_fact_changes(own_db: Db) -> None:
+    seed = Seeder(own_db.sessionmaker)
+    await seed.kernels()
     runs = await seed_series(seed, "box", [100.0 * (1 + 0.004 * (i % 3)) for i in range(6)] + [130.0] * 6, 6)
-    w = watcher(db)
+    w = watcher(own_db)
     [opened] = await w.check([("box", *GETPPID)], NOW)
     assert opened.run_id == runs[6] and opened.before_run_id == runs[5] and opened.state == "open"
     assert opened.ratio == pytest.approx(1.3, rel=0.02) and opened.ci_low > 1.0
@@ -80,10 +88,10 @@ async def test_a_real_step_opens_one_alert_with_its_fact_changes(db: Db, seed: S
     ]
     # re-checks, and a second server process checking at the same time, open nothing more
     assert await w.check([("box", *GETPPID)], NOW) == []
-    other = watcher(db, db.process())
+    other = watcher(own_db, own_db.process())
     got = await asyncio.gather(w.check([("box", *GETPPID)], NOW), other.check([("box", *GETPPID)], NOW))
     assert got == [[], []]
-    assert [a.id for a in await alerts(db)] == [opened.id]
+    assert [a.id for a in await alerts(own_db)] == [opened.id]
 
 
 async def test_a_boundary_that_moves_by_a_run_is_the_same_step(db: Db, seed: Seeder) -> None:

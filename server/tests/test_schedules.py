@@ -1,6 +1,7 @@
-"""The scheduler on a real migrated database (SQLite, or PostgreSQL with CTXBENCH_TEST_DATABASE_URL):
-each slot fires exactly once, whoever races for it and across restarts; busy machines are skipped; the
-selection is resolved at each firing. Time is the tick's argument: nothing sleeps."""
+"""The scheduler on a real migrated database (SQLite, or PostgreSQL with CTXBENCH_TEST_DATABASE_URL;
+rolled back after each test, or one of its own where several processes or sessions race): each slot
+fires exactly once, whoever races for it and across restarts; busy machines are skipped; the selection
+is resolved at each firing. Time is the tick's argument: nothing sleeps."""
 
 from __future__ import annotations
 
@@ -15,13 +16,20 @@ from sqlalchemy import delete, func, select
 from ctxbench_server.models import MachineKernel, Run, Schedule, ScheduleFiring
 from ctxbench_server.schedules import service, timing
 
+from .conftest import RolledBack
 from .schedules_helpers import T0, Db, migrated
 
 S = timedelta(seconds=1)
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Db]:
+def db(tmp_path: Path, rolled_back: RolledBack) -> Db:
+    return Db(tmp_path, rolled_back.engine, rolled_back)
+
+
+@pytest.fixture
+async def own_db(tmp_path: Path) -> AsyncIterator[Db]:
+    """A database of its own: several processes (engines) or concurrent sessions on it."""
     async for d in migrated(tmp_path):
         yield d
 
@@ -68,42 +76,42 @@ async def test_a_due_slot_fires_once_and_the_next_is_set(db: Db) -> None:
 
 
 @pytest.mark.parametrize("claimers", [2, 4])
-async def test_racing_processes_fire_a_slot_once(db: Db, claimers: int) -> None:
+async def test_racing_processes_fire_a_slot_once(own_db: Db, claimers: int) -> None:
     """Several server processes (their own engines) tick at the same moment: one claim wins."""
-    await db.machine("m1")
-    sid = await db.create(machine_ids=["m1"], interval_s=60)
-    schedulers = [db.scheduler(db.process()) for _ in range(claimers)]
+    await own_db.machine("m1")
+    sid = await own_db.create(machine_ids=["m1"], interval_s=60)
+    schedulers = [own_db.scheduler(own_db.process()) for _ in range(claimers)]
     got = await asyncio.gather(*(s.tick(T0 + 61 * S) for s in schedulers))
     assert sum(len(g) for g in got) == 1
-    assert len(await firings(db, sid)) == 1 and len(await runs_of(db, sid)) == 1
+    assert len(await firings(own_db, sid)) == 1 and len(await runs_of(own_db, sid)) == 1
 
 
-async def test_two_sessions_of_one_process_claim_once(db: Db) -> None:
-    await db.machine("m1")
-    sid = await db.create(machine_ids=["m1"])
-    row = await schedule(db, sid)
-    sched = db.scheduler()
+async def test_two_sessions_of_one_process_claim_once(own_db: Db) -> None:
+    await own_db.machine("m1")
+    sid = await own_db.create(machine_ids=["m1"])
+    row = await schedule(own_db, sid)
+    sched = own_db.scheduler()
     now = T0 + 61 * S
     got = await asyncio.gather(*(sched.fire(sid, row.next_due_at, row.version, now) for _ in range(3)))
     assert sum(g is not None for g in got) == 1
-    assert len(await runs_of(db, sid)) == 1
+    assert len(await runs_of(own_db, sid)) == 1
 
 
-async def test_a_restart_neither_loses_nor_doubles_a_firing(db: Db) -> None:
-    await db.machine("m1")
-    sid = await db.create(machine_ids=["m1"])
-    before = db.scheduler()
+async def test_a_restart_neither_loses_nor_doubles_a_firing(own_db: Db) -> None:
+    await own_db.machine("m1")
+    sid = await own_db.create(machine_ids=["m1"])
+    before = own_db.scheduler()
     assert len(await before.tick(T0 + 60 * S)) == 1
-    await db.finish_runs(sid)
+    await own_db.finish_runs(sid)
     # The process stops; an hour later a new one starts on the same database (its own engine).
     now = T0 + 3600 * S + 30 * S
-    after = db.scheduler(db.process())
+    after = own_db.scheduler(own_db.process())
     [fired] = await after.tick(now)
     assert fired.due_at == T0 + 120 * S  # the slot missed first fires, once for all 59 missed
     assert await after.tick(now) == [] and await before.tick(now) == []
-    row = await schedule(db, sid)
+    row = await schedule(own_db, sid)
     assert row.next_due_at == timing.Timing(60, None).slot_after(now)  # counted from now
-    assert len(await firings(db, sid)) == 2 and len(await runs_of(db, sid)) == 2
+    assert len(await firings(own_db, sid)) == 2 and len(await runs_of(own_db, sid)) == 2
 
 
 async def test_a_machine_with_a_run_of_the_schedule_queued_is_skipped(db: Db) -> None:
@@ -190,14 +198,14 @@ async def test_an_edit_after_the_read_makes_the_claim_lose(db: Db) -> None:
     assert len(await db.scheduler().tick(T0 + 61 * S)) == 1  # the next tick reads it again
 
 
-async def test_jitter_delays_the_firing_the_same_on_every_process(db: Db) -> None:
-    await db.machine("m1")
-    sid = await db.create(machine_ids=["m1"], interval_s=3600, jitter_s=1800)
-    row = await schedule(db, sid)
+async def test_jitter_delays_the_firing_the_same_on_every_process(own_db: Db) -> None:
+    await own_db.machine("m1")
+    sid = await own_db.create(machine_ids=["m1"], interval_s=3600, jitter_s=1800)
+    row = await schedule(own_db, sid)
     assert row.next_fire_at == row.next_due_at + timing.jitter(sid, row.next_due_at, 1800)
     if row.next_fire_at > row.next_due_at:
-        assert await db.scheduler().tick(row.next_fire_at - 1 * S) == []
-    assert len(await db.scheduler(db.process()).tick(row.next_fire_at)) == 1
+        assert await own_db.scheduler().tick(row.next_fire_at - 1 * S) == []
+    assert len(await own_db.scheduler(own_db.process()).tick(row.next_fire_at)) == 1
 
 
 async def test_old_firings_are_pruned(db: Db, monkeypatch: pytest.MonkeyPatch) -> None:
