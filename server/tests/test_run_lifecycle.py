@@ -219,6 +219,7 @@ async def test_agent_lost_fails_the_run(make_agent: MakeAgent, http: httpx.Async
     assert (await agent.expect("start_run")).start_run.run_id == queued["id"]
 
 
+@pytest.mark.timing  # back within a 1 s grace
 @pytest.mark.parametrize("settings_overrides", [{"agent_lost_grace_s": 1.0}])
 async def test_agent_back_within_grace_resumes(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
     agent, run, start = await started(make_agent, http, [PIPE] * 2)
@@ -233,6 +234,7 @@ async def test_agent_back_within_grace_resumes(make_agent: MakeAgent, http: http
     assert (await get_run(http, run["id"]))["status"] == "succeeded"
 
 
+@pytest.mark.timing  # heartbeats counted against a 1 s interval
 @pytest.mark.parametrize("settings_overrides", [{"heartbeat_interval_s": 1}])
 async def test_idle_heartbeat_resends_the_running_run(make_agent: MakeAgent, http: httpx.AsyncClient) -> None:
     [agent] = await agents(make_agent, 1)
