@@ -67,15 +67,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "server: boots a real server, through the `server` fixture or running_server() (set here) or as "
-        "a process; `make check` leaves these out",
+        "server: boots a real server, through a `server` or `*_server` fixture or running_server() (set "
+        "here) or as a process; `make check` leaves these out",
     )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         code = getattr(getattr(item, "function", None), "__code__", None)
-        if "server" in getattr(item, "fixturenames", ()) or (
+        fixtures = getattr(item, "fixturenames", ())
+        if any(f == "server" or f.endswith("_server") for f in fixtures) or (
             code is not None and "running_server" in code.co_names
         ):
             item.add_marker(pytest.mark.server)
