@@ -139,7 +139,7 @@ check:
 	@echo "make check: lint and unit tests passed"
 
 test-server-unit: venv
-	cd server && $(PY) -m pytest -q -n 2 -m "not server"
+	cd server && $(PY) -m pytest -q -n 2 -m "not server and not timing"
 
 test-agent-unit:
 	cd agent && go test -count=1 ./...
