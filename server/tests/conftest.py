@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import event, text
+from sqlalchemy import event, make_url, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -127,6 +130,8 @@ async def running_server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
     SQLite file, or the PostgreSQL one wiped)."""
     if not settings.db_url.startswith("sqlite"):
         await wipe(settings.db_url)
+    else:
+        await from_template(settings.db_url)
     srv = CtxbenchServer(settings)
     await srv.start()
     try:
@@ -136,6 +141,35 @@ async def running_server(settings: Settings) -> AsyncIterator[CtxbenchServer]:
 
 
 HEAD = ScriptDirectory.from_config(alembic_config()).get_current_head()
+_TEMPLATE: list[Path] = []  # this process's migrated, empty SQLite file, made on first use
+
+
+async def from_template(url: str) -> None:
+    """A new SQLite database starts as a copy of one migrated once in this process: the server's own
+    `alembic upgrade head` then finds it at the head revision and has nothing to do. A file that exists
+    (a server restarted on its data dir) is left as it is. Migrations from nothing: test_db.py."""
+    path = make_url(url).database
+    if not path or path == ":memory:" or _exists(path):
+        return
+    if not _TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="ctxbench-migrated-")) / "ctxbench.db"
+        atexit.register(shutil.rmtree, template.parent, True)
+        engine = create_engine(f"sqlite+aiosqlite:///{template}")
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()  # the last connection closed: the WAL is in the file
+        _TEMPLATE.append(template)
+    _copy(_TEMPLATE[0], path)
+
+
+def _exists(path: str) -> bool:
+    return Path(path).exists()
+
+
+def _copy(template: Path, path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(template, path)
 
 
 async def wipe(url: str, *, drop: bool = False) -> None:
