@@ -4,6 +4,8 @@ result id), a reader never sees "not yet", and results a stopped server left unf
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -62,6 +64,34 @@ async def test_readers_compute_a_ci_not_filled_yet_and_a_new_filler_finds_it(
     assert await fresh.fill_once() == 1
     assert await stored_ci(server, rid) == (full.ci_low, full.ci_high, full.ci_method)
     assert await fresh.fill_once() == 0
+
+
+async def test_a_runs_stream_sends_a_result_again_with_its_ci(
+    server: CtxbenchServer, make_agent: MakeAgent, http: httpx.AsyncClient
+) -> None:
+    agent, run, start = await started(make_agent, http, [PIPE, PIPE])
+    feeds = server.dispatcher.events
+    sub = await feeds.subscribe(run["id"], "watcher")
+    seen: list[dict[str, Any]] = []
+
+    async def watch() -> None:
+        async for chunk in feeds.stream(sub):
+            if chunk.startswith("event: result"):
+                seen.append(json.loads(chunk.split("data: ", 1)[1]))
+
+    task = asyncio.create_task(watch())
+    rid = await agent.report(run["id"], start.items[0], samples=SAMPLES)
+    full = stats.compute(SAMPLES, None, rid)
+
+    async def sent_with_ci() -> bool:
+        return any(r["id"] == rid and r["ci_method"] for r in seen)
+
+    await eventually(sent_with_ci)
+    # (sent at once without its CI, and again once it is written; a loaded host may read it late enough
+    # that the first send already has it)
+    last = [r for r in seen if r["id"] == rid][-1]
+    assert (last["ci_low"], last["ci_high"], last["ci_method"]) == (full.ci_low, full.ci_high, full.ci_method)
+    task.cancel()
 
 
 async def test_failed_results_get_no_ci(

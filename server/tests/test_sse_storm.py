@@ -153,6 +153,7 @@ async def test_a_slow_stream_is_dropped_and_holds_nobody_up(
     make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(run_events, "MAX_QUEUED", 4)
+    server.ci_filler.updated = None  # it counts chunks: no result sent again with its CI (test_ci_fill)
     (a,) = await agents(make_agent, 1)
     run = await post(http, {"machine_id": a.agent_id, "items": [PIPE] * 4})
     start = (await a.expect("start_run")).start_run
@@ -178,6 +179,7 @@ async def test_a_late_stream_gets_every_result_once_when_the_feed_keeps_none(
     make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(run_events, "CACHE_BYTES", 1)  # a run whose results are too big to keep
+    server.ci_filler.updated = None  # every result once: none sent again with its CI (test_ci_fill)
     (a,) = await agents(make_agent, 1)
     run = await post(http, {"machine_id": a.agent_id, "items": [PIPE] * 3})
     start = (await a.expect("start_run")).start_run
