@@ -56,7 +56,9 @@ HOSTS = {
     "old": ("0.1.0+aaa1111", "amd64", "0.1.0+bbb2222", True),  # an earlier bundle still listed
     "current": ("0.1.0+bbb2222", "amd64", "0.1.0+bbb2222", False),
     "arm": ("0.1.0+aaa1111", "arm64", "0.1.0+aaa1111", False),  # the newest of its architecture
-    "pruned": ("0.1.0+0ld0000", "amd64", "0.1.0+bbb2222", True),  # older than the bundles kept
+    # a build of the same release not listed: older than the bundles kept, or newer (make run's local
+    # agent after the last make dist); the versions cannot tell, so it is not called outdated
+    "unlisted": ("0.1.0+0ld0000", "amd64", "0.1.0+bbb2222", False),
     "release": ("0.0.9+ccc3333", "amd64", "0.1.0+bbb2222", True),
     "later": ("0.2.0+ddd4444", "amd64", "0.1.0+bbb2222", False),  # a later release: not older
     "riscv": ("0.1.0+aaa1111", "riscv64", None, False),  # nothing offered for it
@@ -104,7 +106,9 @@ async def test_without_bundles_nothing_is_offered(make_agent: MakeAgent, http: h
 
 
 def test_outdated_without_an_installer_has_no_command() -> None:
-    offer = AgentOffer({"amd64": "0.1.0+b"})
+    offer = AgentOffer({"amd64": "0.1.0+b"}, listed={"amd64": ("0.1.0+a", "0.1.0+b")})
     assert offer.outdated("0.1.0+a", "amd64") and offer.upgrade_command is None
-    assert offer.outdated("dev", "amd64")  # a build of its own: the upgrade installs the offered one
+    assert offer.outdated("0.0.9+z", "amd64")  # an earlier release
+    assert not offer.outdated("dev", "amd64")  # a build of its own: older or newer, nobody can tell
+    assert not offer.outdated("0.1.0+c", "amd64")  # the same release, not listed: the same
     assert not offer.outdated("1.0.0", "amd64")

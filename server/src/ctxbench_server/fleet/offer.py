@@ -3,10 +3,11 @@
 
 What is offered is what install-agent.sh installs by default: the last bundle of the architecture in
 the dist dir's SHA256SUMS (`make dist` lists them oldest first, and keeps the newest few). An agent is
-outdated when its version is not the offered one and not of a later release: an earlier release, an
-earlier bundle still listed, or one `make dist` no longer lists (older than the bundles it keeps; a
-build of its own, like `make run`'s local agent, reads as outdated too: the upgrade installs the offered
-bundle over it).
+outdated when it is known to be older than the offered one: an earlier release, or an earlier bundle
+of the same release still listed. A build of the same release that SHA256SUMS does not list is not
+called outdated: it may be older than the kept bundles, or newer (`make run`'s local agent, built after
+the last `make dist`), and the versions alone cannot tell; offering it the "upgrade" could install an
+older agent over a newer one.
 """
 
 from __future__ import annotations
@@ -27,17 +28,21 @@ _RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 @dataclass(frozen=True)
 class AgentOffer:
-    """`newest`: architecture -> the version offered; `upgrade_command`: None without an installer."""
+    """`newest`: architecture -> the version offered; `listed`: architecture -> every version listed,
+    oldest first; `upgrade_command`: None without an installer."""
 
     newest: dict[str, str] = field(default_factory=dict)
     upgrade_command: str | None = None
+    listed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def outdated(self, version: str, arch: str) -> bool:
         offered = self.newest.get(arch)
         if offered is None or version == offered:
             return False
         have, want = _release(version), _release(offered)
-        return have is None or want is None or have <= want
+        if have is not None and want is not None and have != want:
+            return have < want
+        return version in self.listed.get(arch, ())  # the same release: only a bundle listed before it
 
     def apply(self, machines: Iterable[MachineOut]) -> None:
         """Fills each machine's agent_offered_version, agent_outdated and upgrade_command."""
@@ -87,8 +92,10 @@ def _read(
     except OSError:
         return AgentOffer()
     newest: dict[str, str] = {}
+    listed: dict[str, tuple[str, ...]] = {}
     for line in lines:  # oldest first: the last line of an architecture is its newest bundle
         if m := _BUNDLE.fullmatch(line):
             newest[m["arch"]] = m["version"]
+            listed[m["arch"]] = (*listed.get(m["arch"], ()), m["version"])
     sha = installer_sha256(dist_dir, public_url) if installer is not None else None
-    return AgentOffer(newest, upgrade_command(public_url, sha) if sha else None)
+    return AgentOffer(newest, upgrade_command(public_url, sha) if sha else None, listed)
