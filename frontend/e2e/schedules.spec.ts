@@ -2,10 +2,19 @@ import { expect, test } from './fixtures';
 import { localMachine } from './runs';
 
 // Issue 28: a schedule made in the explorer (kernels, a machine, an interval, jitter), listed with its
-// next firing, then paused. Real server, real agent; the schedule is deleted at the end, so no later spec
+// next firing, edited in the same form (prefilled, saved with PATCH), then paused. Real server, real agent; the schedule is deleted at the end, so no later spec
 // sees a firing of it (paused, it would not fire anyway).
 
-type ScheduleJson = { id: string; name: string; paused: boolean; interval_s: number | null; jitter_s: number; machine_ids: string[] | null; next_fire_at: string | null };
+type ScheduleJson = {
+  id: string;
+  name: string;
+  paused: boolean;
+  interval_s: number | null;
+  jitter_s: number;
+  machine_ids: string[] | null;
+  next_fire_at: string | null;
+  next_due_at: string | null;
+};
 
 test('a schedule is created from the explorer, shows its next firing, and pauses', async ({ page, request }) => {
   const machine = await localMachine(request);
@@ -31,6 +40,36 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   expect(id).toBeTruthy();
   const stored = (await (await request.get(`/api/v1/schedules/${id}`)).json()) as ScheduleJson;
   expect(stored).toMatchObject({ name: 'e2e hourly getppid', interval_s: 7200, jitter_s: 30, machine_ids: [machine.id], paused: false });
+
+  // Edit: the same form, prefilled with what is stored; Save sends PATCH and the next slot is recomputed.
+  await row.getByTestId('schedule-edit').click();
+  const edit = page.getByRole('form', { name: 'Edit schedule e2e hourly getppid' });
+  await expect(edit.getByLabel('Name')).toHaveValue('e2e hourly getppid');
+  await expect(edit.getByLabel('Interval (minutes, at least 1)')).toHaveValue('120');
+  await expect(edit.getByLabel('Jitter (seconds)')).toHaveValue('30');
+  await expect(edit.getByRole('checkbox', { name: 'syscall.getppid' })).toBeChecked();
+  await expect(edit.getByRole('checkbox', { name: machine.name })).toBeChecked();
+  await edit.getByLabel('Interval (minutes, at least 1)').fill('180');
+  await edit.getByLabel('Jitter (seconds)').fill('0');
+  await edit.getByRole('button', { name: 'Save schedule' }).click();
+  await expect(edit).toHaveCount(0);
+  await expect(row).toContainText('every 3 h');
+  await expect(row).not.toContainText('jitter');
+  const edited = (await (await request.get(`/api/v1/schedules/${id}`)).json()) as ScheduleJson;
+  expect(edited).toMatchObject({ name: 'e2e hourly getppid', interval_s: 10800, jitter_s: 0, machine_ids: [machine.id], paused: false });
+  // Slots of an interval are its multiples since the epoch: the new slot is one of 3 h, not of 2 h.
+  expect((Date.parse(edited.next_due_at ?? '') / 1000) % 10800).toBe(0);
+  expect(edited.next_fire_at).toBe(edited.next_due_at);
+
+  // A bad edit: the server's 422 is shown in the edit form, and nothing changes.
+  await row.getByTestId('schedule-edit').click();
+  await edit.getByRole('radio', { name: 'on a cron line' }).check();
+  await edit.getByLabel('Cron (minute hour day month weekday, UTC)').fill('* * *');
+  await edit.getByRole('button', { name: 'Save schedule' }).click();
+  await expect(edit.getByRole('alert')).toContainText('cron');
+  await edit.getByRole('button', { name: 'Cancel' }).click();
+  await expect(edit).toHaveCount(0);
+  expect(((await (await request.get(`/api/v1/schedules/${id}`)).json()) as ScheduleJson).interval_s).toBe(10800);
 
   await row.getByRole('button', { name: 'Pause' }).click();
   await expect(row.getByTestId('schedule-next')).toHaveText('paused');

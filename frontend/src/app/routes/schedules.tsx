@@ -24,7 +24,7 @@ export function SchedulesPage() {
         <h2>Schedules</h2>
         {schedules.isPending && <Loading what="the schedules" />}
         {schedules.isError && <ErrorMessage title="Could not load the schedules:" error={schedules.error} />}
-        {schedules.data && <SchedulesTable schedules={schedules.data} />}
+        {schedules.data && <SchedulesTable schedules={schedules.data} machines={machines.data} kernels={kernels.data} />}
       </section>
       <section>
         <h2>New schedule</h2>

@@ -1,5 +1,5 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { apiDelete, apiGet, apiPost } from '@/lib/api-client';
+import { apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import type { RunSettings } from '@/lib/api-types';
 
 // The shapes of /api/v1/schedules, from the server's OpenAPI document (`make gen`: lib/api/schema.d.ts),
@@ -38,6 +38,16 @@ export function useCreateSchedule() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: ScheduleCreate) => apiPost<ScheduleDetail>('/schedules', body),
+    onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
+  });
+}
+
+/** PATCH /schedules/{id}: the fields given change (the form sends them all); a new timing counts its
+ * next slot from now. */
+export function useUpdateSchedule() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: string; body: ScheduleCreate }) => apiPatch<ScheduleDetail>(`/schedules/${encodeURIComponent(id)}`, body),
     onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
   });
 }

@@ -1,11 +1,14 @@
+import { Fragment, useState } from 'react';
 import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { ErrorMessage } from '@/components/Feedback';
 import { DataTable } from '@/components/TableHead';
 import { unseen } from '@/components/table-columns';
 import { DateTime } from '@/components/Time';
 import { useNow } from '@/components/use-now';
+import type { Kernel, Machine } from '@/lib/api-types';
 import { useDeleteSchedule, useSetPaused, type Schedule } from '../api/schedules';
 import { countdown, describeFiring, describeTiming } from '../utils/describe';
+import { EditScheduleForm } from './EditScheduleForm';
 
 function PauseButton({ schedule }: { schedule: Schedule }) {
   const set = useSetPaused();
@@ -47,35 +50,58 @@ function selection(s: Schedule): string {
   return n === 1 ? (s.machine_ids?.[0] ?? '') : `${n} machines`;
 }
 
-export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
+/** The schedules; with the machines and kernels known, each row has an Edit button that opens the
+ * schedule form, prefilled, under it. */
+export function SchedulesTable(props: { schedules: Schedule[]; machines?: Machine[]; kernels?: Kernel[] }) {
+  const { schedules, machines, kernels } = props;
   const now = useNow(1000);
+  const [editing, setEditing] = useState<string | null>(null);
   if (schedules.length === 0) return <p className="muted">No schedules yet: create one below.</p>;
   return (
     <DataTable columns={['Name', 'Runs', 'On', 'When', 'Next firing', 'Last firing', unseen('Actions')]}>
       {schedules.map((s) => (
-        <tr key={s.id} data-testid="schedule-row" data-schedule-id={s.id}>
-          <td className="strong">{s.name}</td>
-          <td>{s.run.items.map((it) => it.kernel).join(', ')}</td>
-          <td>{selection(s)}</td>
-          <td>{describeTiming(s)}</td>
-          <td data-testid="schedule-next">
-            {s.next_fire_at ? <span title={new Date(s.next_fire_at).toISOString()}>{countdown(s.next_fire_at, now)}</span> : <span className="muted">paused</span>}
-          </td>
-          <td data-testid="schedule-last">
-            {describeFiring(s.last_firing)}
-            {s.last_firing && (
-              <>
-                {' '}
-                <span className="muted">
-                  (<DateTime value={s.last_firing.fired_at} />)
-                </span>
-              </>
-            )}
-          </td>
-          <td>
-            <PauseButton schedule={s} /> <DeleteButton schedule={s} />
-          </td>
-        </tr>
+        <Fragment key={s.id}>
+          <tr data-testid="schedule-row" data-schedule-id={s.id}>
+            <td className="strong">{s.name}</td>
+            <td>{s.run.items.map((it) => it.kernel).join(', ')}</td>
+            <td>{selection(s)}</td>
+            <td>{describeTiming(s)}</td>
+            <td data-testid="schedule-next">
+              {s.next_fire_at ? <span title={new Date(s.next_fire_at).toISOString()}>{countdown(s.next_fire_at, now)}</span> : <span className="muted">paused</span>}
+            </td>
+            <td data-testid="schedule-last">
+              {describeFiring(s.last_firing)}
+              {s.last_firing && (
+                <>
+                  {' '}
+                  <span className="muted">
+                    (<DateTime value={s.last_firing.fired_at} />)
+                  </span>
+                </>
+              )}
+            </td>
+            <td>
+              <button
+                type="button"
+                className="button button-small"
+                data-testid="schedule-edit"
+                aria-expanded={editing === s.id}
+                disabled={!machines || !kernels}
+                onClick={() => setEditing(editing === s.id ? null : s.id)}
+              >
+                Edit
+              </button>{' '}
+              <PauseButton schedule={s} /> <DeleteButton schedule={s} />
+            </td>
+          </tr>
+          {editing === s.id && machines && kernels && (
+            <tr data-testid="schedule-edit-row">
+              <td colSpan={7}>
+                <EditScheduleForm schedule={s} machines={machines} kernels={kernels} onDone={() => setEditing(null)} />
+              </td>
+            </tr>
+          )}
+        </Fragment>
       ))}
     </DataTable>
   );

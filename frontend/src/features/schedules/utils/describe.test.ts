@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Firing } from '../api/schedules';
-import { countdown, describeCron, describeFiring, describeSeconds, describeTiming, scheduleBody, type ScheduleForm } from './describe';
+import { countdown, describeCron, describeFiring, describeSeconds, describeTiming } from './describe';
 
 describe('describeSeconds', () => {
   it('keeps the two largest units', () => {
@@ -59,48 +59,5 @@ describe('describeFiring', () => {
     expect(describeFiring(f(['a', 'b']))).toBe('2 runs');
     expect(describeFiring(f(['a'], [{ machine_id: 'm', reason: 'busy' }]))).toBe('1 run, 1 skipped (busy)');
     expect(describeFiring(f([], [], 'no machine to run on'))).toBe('no run: no machine to run on');
-  });
-});
-
-describe('scheduleBody', () => {
-  const form: ScheduleForm = {
-    name: ' nightly ',
-    kernels: ['syscall.getppid', 'ctxsw.pipe'],
-    profile: 'quick',
-    select: 'machines',
-    machineIds: ['m1'],
-    selector: '',
-    timing: 'interval',
-    intervalMin: '15',
-    cron: '',
-    jitterS: '30',
-  };
-  it('builds the POST body', () => {
-    expect(scheduleBody(form)).toEqual({
-      name: 'nightly',
-      run: {
-        items: [
-          { kernel: 'syscall.getppid', params: {} },
-          { kernel: 'ctxsw.pipe', params: {} },
-        ],
-        profile: 'quick',
-      },
-      machine_ids: ['m1'],
-      interval_s: 900,
-      jitter_s: 30,
-    });
-    expect(scheduleBody({ ...form, select: 'selector', selector: ' env=prod ', timing: 'cron', cron: '0 3 * * *', jitterS: '' })).toMatchObject({
-      selector: 'env=prod',
-      cron: '0 3 * * *',
-      jitter_s: 0,
-    });
-  });
-  it('names what is missing', () => {
-    expect(scheduleBody({ ...form, name: ' ' })).toEqual({ problem: 'Give it a name.' });
-    expect(scheduleBody({ ...form, kernels: [] })).toHaveProperty('problem');
-    expect(scheduleBody({ ...form, machineIds: [] })).toHaveProperty('problem');
-    expect(scheduleBody({ ...form, intervalMin: 'x' })).toHaveProperty('problem');
-    expect(scheduleBody({ ...form, jitterS: '1.5' })).toHaveProperty('problem');
-    expect(scheduleBody({ ...form, timing: 'cron', cron: '' })).toHaveProperty('problem');
   });
 });

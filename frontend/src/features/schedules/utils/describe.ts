@@ -1,7 +1,6 @@
 // Schedules in words: the timing ("every 15 min", "at 03:00 UTC on Mon–Fri"), the time to the next
-// firing ("in 4 min 10 s"), a firing's outcome, and the create form's fields as a POST body. Pure.
-import type { Firing, ScheduleCreate, Timing } from '../api/schedules';
-import type { RunSettings } from '@/lib/api-types';
+// firing ("in 4 min 10 s"), and a firing's outcome. Pure.
+import type { Firing, Timing } from '../api/schedules';
 
 const UNITS: [number, string][] = [
   [86_400, 'd'],
@@ -79,44 +78,4 @@ export function describeFiring(f: Firing | null): string {
   if (f.skipped.length === 0) return made;
   const reasons = [...new Set(f.skipped.map((s) => (s.reason === 'busy' ? 'busy' : 'refused')))].join(', ');
   return `${made}, ${f.skipped.length} skipped (${reasons})`;
-}
-
-/** The create form as typed. */
-export interface ScheduleForm {
-  name: string;
-  kernels: string[];
-  profile: NonNullable<RunSettings['profile']>;
-  select: 'machines' | 'selector';
-  machineIds: string[];
-  selector: string;
-  timing: 'interval' | 'cron';
-  intervalMin: string;
-  cron: string;
-  jitterS: string;
-}
-
-/** The form as a POST /schedules body, or the first thing missing (the server checks the rest, and its
- * 422 names the field). */
-export function scheduleBody(f: ScheduleForm): ScheduleCreate | { problem: string } {
-  if (!f.name.trim()) return { problem: 'Give it a name.' };
-  if (f.kernels.length === 0) return { problem: 'Pick at least one kernel.' };
-  if (f.select === 'machines' && f.machineIds.length === 0) return { problem: 'Pick at least one machine, or select by labels.' };
-  const jitter = f.jitterS.trim() === '' ? 0 : Number(f.jitterS);
-  if (!Number.isInteger(jitter) || jitter < 0) return { problem: 'Jitter is a whole number of seconds.' };
-  const body: ScheduleCreate = {
-    name: f.name.trim(),
-    run: { items: f.kernels.map((kernel) => ({ kernel, params: {} })), profile: f.profile },
-    jitter_s: jitter,
-  };
-  if (f.select === 'machines') body.machine_ids = f.machineIds;
-  else body.selector = f.selector.trim();
-  if (f.timing === 'interval') {
-    const minutes = Number(f.intervalMin);
-    if (!(minutes > 0)) return { problem: 'The interval is a number of minutes.' };
-    body.interval_s = Math.round(minutes * 60);
-  } else {
-    if (!f.cron.trim()) return { problem: 'Give a cron line (5 fields, UTC).' };
-    body.cron = f.cron.trim();
-  }
-  return body;
 }
