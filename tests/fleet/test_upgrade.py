@@ -1,0 +1,182 @@
+"""The explorer's upgrade command, run on real hosts (issue 26): the real server serves a dist dir laid
+out as `make dist` leaves it after two builds (SHA256SUMS lists an earlier bundle of this release
+first, this commit's last); a simulated host (network namespace, private /etc, /opt, /var and /run)
+installs the earlier one with the join token's install command plus `--version`, and GET /machines
+calls it outdated with an upgrade command. That exact string, run as root inside the host, first fails
+on a tampered bundle (the old agent keeps running), then upgrades in place: the agent comes back under
+the same machine id with the offered version, agent.env and the state dir unchanged, and runs a kernel.
+
+The host has systemd's part played by its init (this test's shell): /run/systemd/system exists, and
+`systemctl restart ctxbench-agent.service` makes the init stop the agent it runs and start the unit's
+ExecStart= as its User= with its EnvironmentFile=. The host also has a `sudo` (root runs it as root),
+as the command says `sudo sh "$f"`."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+from tests.bundles.conftest import ARCH, DIST, bundle_path
+from tests.bundles.test_bundle import version
+from tests.e2e.stack import ROOT, Process, Server, post_run, wait_run, wait_until
+from tests.faults.netns import Host
+from tests.fleet.conftest import host_online, in_private_root
+
+SYSTEMCTL = """#!/bin/sh
+# systemctl on this simulated host: a restart asks the host's init (tests/fleet/test_upgrade.py) to
+# restart the unit.
+echo "$*" >>"{root}/systemctl.log"
+[ "$1" != restart ] || : >"{root}/restart"
+"""
+SUDO = '#!/bin/sh\n[ "$(id -u)" -eq 0 ] || exit 1\nexec "$@"\n'
+
+# The host: the install command, then systemd's part (Restart= and a clean stop are left out).
+HOST = r"""exec 2>&1
+mount -t tmpfs tmpfs /run
+mkdir -p /run/systemd/system
+export PATH="$R/bin:$PATH" TMPDIR="$R/tmp"
+{install} || exit 1
+agent=""
+trap 'kill "$agent" 2>/dev/null; wait; exit 0' TERM
+unit=/etc/systemd/system/ctxbench-agent.service
+while :; do
+  if [ -e "$R/restart" ]; then
+    rm -f "$R/restart"
+    if [ -n "$agent" ]; then kill "$agent"; wait "$agent"; fi
+    exe=$(sed -n 's/^ExecStart=//p' $unit) user=$(sed -n 's/^User=//p' $unit)
+    env=$(sed -n 's/^EnvironmentFile=//p' $unit)
+    (set -a; . "$env"; exec setpriv --reuid="$user" --regid="$user" --init-groups "$exe") &
+    agent=$!
+    echo "init: started $exe (pid $agent)"
+  fi
+  sleep 0.1
+done
+"""
+
+
+def older_dist(tmp_path: Path) -> tuple[Path, str]:
+    """A dist dir like build/dist after two `make dist` runs: an earlier bundle of this release (this
+    commit's with an agent stamped `<release>+older`), then this commit's, and the installer."""
+    old = f"{(ROOT / 'VERSION').read_text().strip()}+older"
+    dist = tmp_path / "dist"
+    work = tmp_path / "older"
+    dist.mkdir()
+    work.mkdir()
+    new = bundle_path()
+    with tarfile.open(new) as tf:
+        tf.extractall(work, filter="tar")
+    top = work / f"ctxbench-agent-{old}-linux-{ARCH}"
+    (work / new.name.removesuffix(".tar.gz")).rename(top)
+    env = {**os.environ, "CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": ARCH}
+    subprocess.run(
+        ["go", "build", "-trimpath", "-buildvcs=false", "-ldflags", f"-s -w -X main.version={old}",
+         "-o", str(top / "bin" / "ctxbench-agent"), "./cmd/ctxbench-agent"],
+        cwd=ROOT / "agent", env=env, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (top / "VERSION").write_text(old + "\n")
+    with tarfile.open(dist / f"{top.name}.tar.gz", "w:gz", compresslevel=1) as tf:
+        tf.add(top, top.name)
+    shutil.copy(new, dist)
+    sums = subprocess.run(
+        ["sha256sum", f"{top.name}.tar.gz", new.name], cwd=dist, check=True, capture_output=True, text=True
+    )
+    (dist / "SHA256SUMS").write_text(sums.stdout)
+    shutil.copy(DIST / "install-agent.sh", dist)
+    return dist, old
+
+
+def host_files(root: Path) -> None:
+    bin_dir = root / "bin"
+    bin_dir.mkdir(parents=True)
+    (root / "tmp").mkdir()
+    for name, text in (("systemctl", SYSTEMCTL.format(root=root)), ("sudo", SUDO)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+
+
+def in_host(host: subprocess.Popen[str], root: Path, command: str) -> subprocess.CompletedProcess[str]:
+    """`sh -c command` as root in the host's namespaces (network, mount: its /etc, /opt, /var, /run)."""
+    env = {**os.environ, "PATH": f"{root}/bin:{os.environ['PATH']}", "TMPDIR": str(root / "tmp")}
+    argv = ["nsenter", "-t", str(host.pid), "-m", "-n", "sh", "-c", command]
+    return subprocess.run(argv, env=env, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+
+
+def agent_pid(out: str) -> int:
+    return int(re.findall(r"init: started \S+ \(pid (\d+)\)", out)[-1])
+
+
+def test_the_upgrade_command_upgrades_an_outdated_agent_in_place(veth_host: Host, tmp_path: Path) -> None:
+    dist, old = older_dist(tmp_path)
+    new = version()
+    data = tmp_path / "data"
+    data.mkdir()
+    addr = veth_host.host_addr
+    server = Server(data, dist_dir=str(dist), grpc_host=addr, http_host=addr)
+    root = tmp_path / "host"
+    host_files(root)
+    try:
+        r = server.http.post("/join-tokens", json={})
+        assert r.status_code == 201, r.text
+        install = r.json()["install_command"] + f" --version {old}"
+        script = HOST.format(install=install)
+        host = in_private_root(root, script, "host", veth_host.wrap)
+        try:
+            machine = wait_until("the host online", lambda: host_online(server), 60)
+            assert machine["agent_version"] == old, machine
+            upgrade_and_check(server, host, root, dist / bundle_path().name, machine, (old, new))
+        finally:
+            assert host.stop() == 0, host.output()
+    finally:
+        server.stop()
+
+
+def upgrade_and_check(
+    server: Server, host: Process, root: Path, bundle: Path, machine: dict, versions: tuple[str, str]
+) -> None:
+    old, new = versions
+    (listed,) = server.http.get("/machines").json()
+    assert listed["agent_offered_version"] == new and listed["agent_outdated"] is True, listed
+    command = listed["upgrade_command"]
+    assert command.startswith(f'f=$(mktemp) && curl -fsSL {server.base_url}/install-agent.sh -o "$f" && ')
+    env_file = root / "etc-up" / "ctxbench" / "agent.env"
+    state = root / "var-up" / "lib" / "ctxbench"
+    kept = {p: p.read_bytes() for p in (env_file, state / "agent-id", state / "machine-credential")}
+    pid = agent_pid(host.output())
+    systemctl = (root / "systemctl.log").read_text()
+
+    # A bundle whose sha256 is not the one pinned in the installer: the command fails, nothing changes.
+    good = bundle.read_bytes()
+    bundle.write_bytes(good + b"tampered")
+    out = in_host(host.proc, root, command)
+    assert out.returncode == 1 and "sha256" in out.stderr and "not installing" in out.stderr, out
+    bundle.write_bytes(good)
+    assert (root / "opt-up" / "ctxbench" / "VERSION").read_text().strip() == old
+    assert os.readlink(f"/proc/{pid}/exe") == "/opt/ctxbench/bin/ctxbench-agent"  # not replaced
+    assert (root / "systemctl.log").read_text() == systemctl  # not restarted
+    still = host_online(server)
+    assert still is not None and (still["id"], still["agent_version"]) == (machine["id"], old), still
+
+    out = in_host(host.proc, root, command)
+    assert out.returncode == 0, out
+    assert f"upgraded ctxbench-agent from {old} to {new} in /opt/ctxbench and restarted" in out.stdout
+
+    def upgraded() -> dict | None:
+        m = host_online(server)
+        return m if m and m["agent_version"] == new else None
+
+    after = wait_until("the upgraded agent online", upgraded, 60)
+    assert after["id"] == machine["id"] and agent_pid(host.output()) != pid
+    assert after["agent_offered_version"] == new and after["agent_outdated"] is False, after
+    assert after["upgrade_command"] is None, after
+    assert len(server.http.get("/machines").json()) == 1  # no second enrollment
+    assert {p: p.read_bytes() for p in kept} == kept  # agent.env, identity and credential kept
+
+    run = post_run(server, after["id"], [{"kernel": "call.function"}], repetitions=2, min_time_s=0.01)
+    run = wait_run(server, run["id"])
+    assert run["status"] == "succeeded", run
+    (res,) = server.http.get(f"/runs/{run['id']}/results").json()
+    assert res["agent_version"] == new
