@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,50 +83,23 @@ def post_runs(server: Server, agents: int, items: int) -> None:
             http.post("/runs", json=body).raise_for_status()
 
 
-def real(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dict[str, Any]:
-    """One replay against a fresh server: the generator's figures and the server's CPU a result."""
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        server = Server(data)
-        assert server.ca_file is not None
-        argv = [
-            str(TOOL),
-            "replay",
-            "--server",
-            server.grpc_target,
-            "--ca-file",
-            str(server.ca_file),
-            "--token-file",
-            str(server.token_file),
-            "--kernels",
-            str(KERNELS_DIR),
-            "--messages",
-            str(cap),
-            "--agents",
-            str(agents),
-            "--rate",
-            str(rate),
-            f"--progress={str(progress).lower()}",
-        ]
-        gen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        try:
-            assert gen.stdin is not None and gen.stdout is not None
-            post_runs(server, agents, items)
-            started = json.loads(gen.stdout.readline())
-            assert started.get("started") == agents, started
-            pid = server.proc.pid
-            la0, cpu0, th0 = loadavg(), proc_stats(pid)[0], threads_cpu(pid)
-            gen.stdin.write("go\n")
-            gen.stdin.flush()
-            line = gen.stdout.readline()
-            cpu1, th1 = proc_stats(pid)[0], threads_cpu(pid)
-            out = json.loads(line)
-        finally:
-            if gen.poll() is None:
-                gen.stdin.close() if gen.stdin else None
-                gen.wait(60)
-            server.stop()
+def drive(argv: list[str], pid: int, ready: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Runs the generator until it says every agent holds its run (`ready` meanwhile: the runs posted),
+    then measures process pid's CPU from the go line to the generator's figures (every result acked)."""
+    gen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert gen.stdin is not None and gen.stdout is not None
+    try:
+        ready()
+        started = json.loads(gen.stdout.readline())
+        assert "started" in started, started
+        la0, cpu0, th0 = loadavg(), proc_stats(pid)[0], threads_cpu(pid)
+        gen.stdin.write("go\n")
+        gen.stdin.flush()
+        out = json.loads(gen.stdout.readline())
+        cpu1, th1 = proc_stats(pid)[0], threads_cpu(pid)
+    finally:
+        gen.stdin.close()
+        gen.wait(60)
     n = out["results"]
     by_thread = {k: round(1000 * (v - th0.get(k, 0.0)) / n, 3) for k, v in th1.items()}
     return out | {
@@ -133,6 +107,52 @@ def real(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dic
         "thread_cpu_ms_per_result": {k: v for k, v in sorted(by_thread.items()) if v > 0},
         "loadavg": f"{la0} -> {loadavg()}",
     }
+
+
+def replay_argv(cap: Path, target: str, ca: Path, agents: int, rate: float, progress: bool) -> list[str]:
+    flags = {"server": target, "ca-file": ca, "kernels": KERNELS_DIR, "messages": cap, "agents": agents}
+    return [
+        str(TOOL),
+        "replay",
+        *(f"--{k}={v}" for k, v in flags.items()),
+        f"--rate={rate}",
+        f"--progress={str(progress).lower()}",
+    ]
+
+
+def real(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dict[str, Any]:
+    """One replay against a fresh real server: the generator's figures and the server's CPU a result."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        server = Server(data)
+        assert server.ca_file is not None
+        argv = replay_argv(cap, server.grpc_target, server.ca_file, agents, rate, progress)
+        try:
+            return drive(
+                [*argv, f"--token-file={server.token_file}"],
+                server.proc.pid,
+                lambda: post_runs(server, agents, items),
+            )
+        finally:
+            server.stop()
+
+
+def real_floor(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dict[str, Any]:
+    """The same replay's messages to grpc_floor.py's server, which only acknowledges."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = ROOT / "server" / "benchmarks" / "grpc_floor.py"
+        child = subprocess.Popen(
+            [sys.executable, str(script), "--serve", tmp], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert child.stdout is not None
+            port = int(child.stdout.readline())
+            argv = replay_argv(cap, f"127.0.0.1:{port}", Path(tmp) / "tls" / "ca.pem", agents, rate, progress)
+            return drive([*argv, "--floor", f"--items={items}"], child.pid)
+        finally:
+            child.terminate()
+            child.wait(10)
 
 
 def floor(agents: int, items: int, rate: float) -> dict[str, Any]:
@@ -152,20 +172,30 @@ def small(agents: int, items: int, rate: float) -> dict[str, Any]:
 
 def ingest(reps: int, agents: int, items: int, rate: float) -> dict[str, Any]:
     cap = build_tool()
-    rows: dict[str, list[dict[str, Any]]] = {"real": [], "real_no_progress": [], "small": [], "floor": []}
+    scenarios: dict[str, Callable[[], dict[str, Any]]] = {
+        "real": lambda: real(cap, agents, items, rate, True),
+        "real_floor": lambda: real_floor(cap, agents, items, rate, True),
+        "real_no_progress": lambda: real(cap, agents, items, rate, False),
+        "real_no_progress_floor": lambda: real_floor(cap, agents, items, rate, False),
+        "small": lambda: small(agents, items, rate),
+        "floor": lambda: floor(agents, items, rate),
+    }
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in scenarios}
     for rep in range(reps):
-        for name, run in (
-            ("real", lambda: real(cap, agents, items, rate, True)),
-            ("real_no_progress", lambda: real(cap, agents, items, rate, False)),
-            ("small", lambda: small(agents, items, rate)),
-            ("floor", lambda: floor(agents, items, rate)),
-        ):
+        for name, run in scenarios.items():
             rows[name].append(run())
             print(json.dumps({f"{name} {rep + 1}": rows[name][-1]}), flush=True)
-    summary = {name: sorted(r["server_cpu_ms_per_result"] for r in got) for name, got in rows.items()}
-    lo_floor = min(summary["floor"])
-    ratios = {name: [round(v / lo_floor, 1) for v in vals] for name, vals in summary.items()}
-    return {"server_cpu_ms_per_result": summary, "ratio_to_lowest_floor": ratios, "runs": rows}
+    cpu = {name: [r["server_cpu_ms_per_result"] for r in got] for name, got in rows.items()}
+    pairs = [
+        ("real", "floor"),
+        ("real", "real_floor"),
+        ("real_no_progress", "floor"),
+        ("real_no_progress", "real_no_progress_floor"),
+        ("small", "floor"),
+    ]
+    # each repetition's ratio to the floor measured in the same minutes
+    ratios = {f"{a} / {b}": [round(x / y, 1) for x, y in zip(cpu[a], cpu[b], strict=True)] for a, b in pairs}
+    return {"server_cpu_ms_per_result": cpu, "ratios": ratios, "runs": rows}
 
 
 def row_bytes(db: Path) -> dict[str, Any]:

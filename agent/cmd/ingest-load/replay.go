@@ -43,13 +43,15 @@ type loadAgent struct {
 	out *conn.Outbox
 	h   *fakeRunner
 	run *agentv1.StartRun
+	// floor mode: a bare stream instead of the agent's connection (floor.go)
+	stream agentv1.AgentService_ConnectClient
 }
 
 type replayFlags struct {
 	server, caFile, tokenFile, kernels, messages, state string
-	agents                                              int
+	agents, items                                       int
 	rate                                                float64
-	progress                                            bool
+	progress, floor                                     bool
 }
 
 func replay(args []string) error {
@@ -64,6 +66,8 @@ func replay(args []string) error {
 	fs.IntVar(&f.agents, "agents", 20, "agents")
 	fs.Float64Var(&f.rate, "rate", 5000, "results/s over all agents; 0: as fast as they go")
 	fs.BoolVar(&f.progress, "progress", true, "send the runner's per-launch RUNNING updates too")
+	fs.BoolVar(&f.floor, "floor", false, "bare streams to a server that only acknowledges (grpc_floor.py --serve)")
+	fs.IntVar(&f.items, "items", 1000, "--floor: items a run")
 	_ = fs.Parse(args)
 	tmpl, err := readMessages(f.messages)
 	if err != nil {
@@ -72,13 +76,20 @@ func replay(args []string) error {
 	if !f.progress {
 		tmpl = reportOnly(tmpl)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if f.floor {
+		agents, err := floorAgents(ctx, f)
+		if err != nil {
+			return err
+		}
+		return started(agents, tmpl, f.rate)
+	}
 	token, err := os.ReadFile(f.tokenFile)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cat, err := catalog.Load(ctx, f.kernels, log)
 	if err != nil {
 		return err
@@ -100,11 +111,16 @@ func replay(args []string) error {
 			return errors.New("not every agent got a StartRun within 120 s")
 		}
 	}
+	return started(agents, tmpl, f.rate)
+}
+
+// started says every agent holds its run, waits for the go line, then measures.
+func started(agents []*loadAgent, tmpl []*agentv1.ConnectRequest, rate float64) error {
 	printJSON(map[string]int{"started": len(agents)})
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		return fmt.Errorf("waiting for the go line: %w", err)
 	}
-	return measure(agents, tmpl, f.rate)
+	return measure(agents, tmpl, rate)
 }
 
 // connect starts the agents' connection loops (each enrolls, then holds its stream).
@@ -215,11 +231,17 @@ func measure(agents []*loadAgent, tmpl []*agentv1.ConnectRequest, rate float64) 
 // send answers one agent's items at its share of rate (item k at t0 + (i/n + k) / (rate/n)), spooling
 // each report before it is sent (as the runner does), then waits until the server acknowledged them all.
 func (a *loadAgent) send(items [][]*agentv1.ConnectRequest, t0 time.Time, rate float64, i, n int) error {
-	for k, msgs := range items {
+	pace := func(k int) {
 		if rate > 0 {
 			due := t0.Add(time.Duration((float64(i)/float64(n) + float64(k)) / (rate / float64(n)) * float64(time.Second)))
 			time.Sleep(time.Until(due))
 		}
+	}
+	if a.stream != nil {
+		return a.sendFloor(items, pace)
+	}
+	for k, msgs := range items {
+		pace(k)
 		for _, m := range msgs {
 			if r := m.GetResultReport(); r != nil {
 				if err := a.sp.Put(r); err != nil {
