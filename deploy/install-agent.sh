@@ -27,7 +27,8 @@
 #   --url URL                 where to download bundles from (default: the server that served this script)
 #   --version VERSION         install that bundle version (default: the one the server offers)
 #   --prefix DIR              install dir (default /opt/ctxbench)
-#   --no-service              do not install the systemd unit; print the start command instead
+#   --no-service              do not install the systemd unit; print the start command instead (kept on
+#                             upgrade when systemd is not running and no unit was installed)
 #   --uninstall               remove the agent, its unit and /etc/ctxbench (the state dir stays)
 #   --purge                   with --uninstall: remove the state dir and the ctxbench user too
 set -eu
@@ -238,7 +239,12 @@ aarch64 | arm64) arch=arm64 ;;
 esac
 
 if [ "$no_service" -eq 0 ] && ! have_systemd; then
-	die "systemd is not running as PID 1 here: rerun with --no-service (installs and prints how to start the agent)"
+	# An upgrade of an install made with --no-service (agent.env, no unit) stays one: the explorer's
+	# upgrade command names no mode.
+	if [ ! -f "$env_file" ] || [ -f "$unit" ]; then
+		die "systemd is not running as PID 1 here: rerun with --no-service (installs and prints how to start the agent)"
+	fi
+	no_service=1
 fi
 
 tmp=$(mktemp -d)

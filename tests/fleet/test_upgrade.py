@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from tests.bundles.conftest import ARCH, DIST, bundle_path
-from tests.bundles.test_bundle import version
 from tests.e2e.stack import ROOT, Process, Server, post_run, wait_run, wait_until
 from tests.faults.netns import Host
 from tests.fleet.conftest import host_online, in_private_root
@@ -34,8 +36,8 @@ echo "$*" >>"{root}/systemctl.log"
 """
 SUDO = '#!/bin/sh\n[ "$(id -u)" -eq 0 ] || exit 1\nexec "$@"\n'
 
-# The host: the install command, then systemd's part (Restart= and a clean stop are left out).
-HOST = r"""exec 2>&1
+# A host with systemd: the install command, then systemd's part (Restart= and a clean stop left out).
+SYSTEMD_HOST = r"""exec 2>&1
 mount -t tmpfs tmpfs /run
 mkdir -p /run/systemd/system
 export PATH="$R/bin:$PATH" TMPDIR="$R/tmp"
@@ -56,11 +58,28 @@ while :; do
   sleep 0.1
 done
 """
+# A host without systemd (a container): installed with --no-service, its init runs the printed start
+# command again whenever the agent exits (a container's restart policy).
+PLAIN_HOST = r"""exec 2>&1
+mount -t tmpfs tmpfs /run
+export PATH="$R/bin:$PATH" TMPDIR="$R/tmp"
+{install} --no-service >"$R/install.log" || {{ cat "$R/install.log"; exit 1; }}
+cmd=$(sed -n 's/^  \(sh -c .*\)$/\1/p' "$R/install.log")
+agent=""
+trap 'kill "$agent" 2>/dev/null; wait; exit 0' TERM
+while :; do
+  eval "exec $cmd" &
+  agent=$!
+  echo "init: started $cmd (pid $agent)"
+  wait "$agent"
+done
+"""
 
 
-def older_dist(tmp_path: Path) -> tuple[Path, str]:
+def older_dist(tmp_path: Path) -> tuple[Path, str, str]:
     """A dist dir like build/dist after two `make dist` runs: an earlier bundle of this release (this
-    commit's with an agent stamped `<release>+older`), then this commit's, and the installer."""
+    commit's with an agent stamped `<release>+older`), then this commit's, and the installer; the dir and
+    the two versions."""
     old = f"{(ROOT / 'VERSION').read_text().strip()}+older"
     dist = tmp_path / "dist"
     work = tmp_path / "older"
@@ -86,14 +105,17 @@ def older_dist(tmp_path: Path) -> tuple[Path, str]:
     )
     (dist / "SHA256SUMS").write_text(sums.stdout)
     shutil.copy(DIST / "install-agent.sh", dist)
-    return dist, old
+    return dist, old, new.name.removeprefix("ctxbench-agent-").removesuffix(f"-linux-{ARCH}.tar.gz")
 
 
-def host_files(root: Path) -> None:
+def host_files(root: Path, systemd: bool) -> None:
+    """The host's sudo and (with systemd) systemctl, in $R/bin, first on its PATH; its TMPDIR."""
     bin_dir = root / "bin"
     bin_dir.mkdir(parents=True)
     (root / "tmp").mkdir()
-    for name, text in (("systemctl", SYSTEMCTL.format(root=root)), ("sudo", SUDO)):
+    (root / "systemctl.log").write_text("")
+    tools = {"sudo": SUDO, **({"systemctl": SYSTEMCTL.format(root=root)} if systemd else {})}
+    for name, text in tools.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
 
@@ -106,28 +128,31 @@ def in_host(host: subprocess.Popen[str], root: Path, command: str) -> subprocess
 
 
 def agent_pid(out: str) -> int:
-    return int(re.findall(r"init: started \S+ \(pid (\d+)\)", out)[-1])
+    return int(re.findall(r"init: started .* \(pid (\d+)\)", out)[-1])
 
 
-def test_the_upgrade_command_upgrades_an_outdated_agent_in_place(veth_host: Host, tmp_path: Path) -> None:
-    dist, old = older_dist(tmp_path)
-    new = version()
+@pytest.mark.parametrize("systemd", [True, False], ids=["systemd", "no-systemd"])
+def test_the_upgrade_command_upgrades_an_outdated_agent_in_place(
+    veth_host: Host, tmp_path: Path, systemd: bool
+) -> None:
+    dist, old, new = older_dist(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
     addr = veth_host.host_addr
     server = Server(data, dist_dir=str(dist), grpc_host=addr, http_host=addr)
     root = tmp_path / "host"
-    host_files(root)
+    host_files(root, systemd)
     try:
         r = server.http.post("/join-tokens", json={})
         assert r.status_code == 201, r.text
         install = r.json()["install_command"] + f" --version {old}"
-        script = HOST.format(install=install)
+        script = (SYSTEMD_HOST if systemd else PLAIN_HOST).format(install=install)
         host = in_private_root(root, script, "host", veth_host.wrap)
         try:
             machine = wait_until("the host online", lambda: host_online(server), 60)
             assert machine["agent_version"] == old, machine
-            upgrade_and_check(server, host, root, dist / bundle_path().name, machine, (old, new))
+            bundle = dist / f"ctxbench-agent-{new}-linux-{ARCH}.tar.gz"
+            upgrade_and_check(server, host, root, bundle, machine, (old, new), systemd=systemd)
         finally:
             assert host.stop() == 0, host.output()
     finally:
@@ -135,7 +160,14 @@ def test_the_upgrade_command_upgrades_an_outdated_agent_in_place(veth_host: Host
 
 
 def upgrade_and_check(
-    server: Server, host: Process, root: Path, bundle: Path, machine: dict, versions: tuple[str, str]
+    server: Server,
+    host: Process,
+    root: Path,
+    bundle: Path,
+    machine: dict,
+    versions: tuple[str, str],
+    *,
+    systemd: bool,
 ) -> None:
     old, new = versions
     (listed,) = server.http.get("/machines").json()
@@ -162,7 +194,16 @@ def upgrade_and_check(
 
     out = in_host(host.proc, root, command)
     assert out.returncode == 0, out
-    assert f"upgraded ctxbench-agent from {old} to {new} in /opt/ctxbench and restarted" in out.stdout
+    upgraded_from = f"upgraded ctxbench-agent from {old} to {new} in /opt/ctxbench"
+    if systemd:
+        assert f"{upgraded_from} and restarted ctxbench-agent.service" in out.stdout, out
+    else:
+        # Without systemd nothing restarts the agent: the installer says so, and the operator stops it
+        # (the host's init starts it again, from the new files).
+        assert f"{upgraded_from} (no systemd unit)" in out.stdout, out
+        still_old = rf"the agent still running \(pid [\d ]*\b{pid}\b[\d ]*\) runs {re.escape(old)} "
+        assert re.search(still_old, out.stdout), out
+        os.kill(pid, signal.SIGTERM)
 
     def upgraded() -> dict | None:
         m = host_online(server)
