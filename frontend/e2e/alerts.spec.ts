@@ -73,3 +73,37 @@ test('the real server answers the Alerts page: none open on a fresh fleet', asyn
   await expect(page.getByTestId('alerts-none').or(page.getByTestId('alerts-table'))).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Webhooks' })).toBeVisible(); // the e2e user is an admin
 });
+
+test('a webhook chooses the events it receives, on creation and after, stored by the real server', async ({ page, request }) => {
+  type HookJson = { id: string; name: string; events: string[] };
+  const stored = async (name: string) => ((await (await request.get('/api/v1/webhooks')).json()) as HookJson[]).find((h) => h.name === name);
+  await page.goto('/alerts');
+  const form = page.getByRole('form', { name: 'New webhook' });
+  const events = form.getByRole('group', { name: 'Events' });
+  // The server's default, alerts only, is checked; the only one checked cannot be unchecked.
+  await expect(events.getByRole('checkbox', { name: 'Alerts opened' })).toBeChecked();
+  await expect(events.getByRole('checkbox', { name: 'Alerts opened' })).toBeDisabled();
+  await expect(events.getByRole('checkbox', { name: 'Fleet changes opened' })).not.toBeChecked();
+  await form.getByLabel('Webhook name').fill('e2e fleet hook');
+  await form.getByLabel('Webhook URL').fill('https://hooks.example/e2e');
+  await events.getByRole('checkbox', { name: 'Fleet changes opened' }).check();
+  await events.getByRole('checkbox', { name: 'Alerts opened' }).uncheck();
+  await form.getByRole('button', { name: 'Add webhook' }).click();
+  await expect(page.getByTestId('webhook-secret')).toContainText('e2e fleet hook');
+  expect((await stored('e2e fleet hook'))?.events).toEqual(['fleet_change.opened']);
+
+  // Changed in its row: each box is a PATCH.
+  const row = page.getByTestId('webhook-row').filter({ hasText: 'e2e fleet hook' });
+  const rowEvents = row.getByTestId('webhook-events');
+  await expect(rowEvents.getByRole('checkbox', { name: 'Fleet changes opened' })).toBeChecked();
+  await rowEvents.getByRole('checkbox', { name: 'Alerts opened' }).check();
+  await expect.poll(async () => (await stored('e2e fleet hook'))?.events).toEqual(['alert.opened', 'fleet_change.opened']);
+  await expect(rowEvents.getByRole('checkbox', { name: 'Fleet changes opened' })).toBeEnabled();
+  await rowEvents.getByRole('checkbox', { name: 'Fleet changes opened' }).uncheck();
+  await expect.poll(async () => (await stored('e2e fleet hook'))?.events).toEqual(['alert.opened']);
+  await expect(rowEvents.getByRole('checkbox', { name: 'Alerts opened' })).toBeDisabled();
+
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await expect(row).toHaveCount(0);
+  expect(await stored('e2e fleet hook')).toBeUndefined();
+});

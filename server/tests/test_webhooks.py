@@ -270,6 +270,24 @@ async def test_budgets_scopes_and_422s(
     assert (await http.get("/api/v1/webhooks/nope")).status_code == 404
 
 
+async def test_patch_changes_the_events_a_webhook_receives(http: httpx.AsyncClient) -> None:
+    """The explorer's event choice: PATCH events replaces the list (duplicates dropped), an unknown or
+    empty one is a 422 naming body.events and changes nothing."""
+    hook = await create(http, "https://hooks.example/x")
+    url = f"/api/v1/webhooks/{hook['id']}"
+    r = await http.patch(url, json={"events": ["fleet_change.opened", "alert.opened"]})
+    assert r.status_code == 200 and r.json()["events"] == ["fleet_change.opened", "alert.opened"], r.text
+    r = await http.patch(url, json={"events": ["alert.opened", "alert.opened"]})
+    assert r.status_code == 200 and r.json()["events"] == ["alert.opened"], r.text
+    for events, loc in ((["run.finished"], ["body", "events", 0]), ([], ["body", "events"])):
+        r = await http.patch(url, json={"events": events})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc, r.text
+    r = await http.patch(url, json={"events": ["fleet_change.opened"]})
+    assert r.json()["events"] == ["fleet_change.opened"]
+    [listed] = (await http.get("/api/v1/webhooks")).json()
+    assert listed["events"] == ["fleet_change.opened"] and listed["name"] == "ops"
+
+
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Db]:
     async for d in migrated(tmp_path):

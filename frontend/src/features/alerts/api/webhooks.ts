@@ -1,5 +1,5 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { apiDelete, apiGet, apiPost } from '@/lib/api-client';
+import { apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import type { components } from '@/lib/api/schema';
 
 type Schemas = components['schemas'];
@@ -8,6 +8,7 @@ export type Webhook = Schemas['WebhookOut'];
 /** The answer to a create or a rotation: the only time the secret is shown. */
 export type WebhookCreated = Schemas['WebhookCreated'];
 export type WebhookCreate = Schemas['WebhookCreate'];
+export type WebhookPatch = Schemas['WebhookPatch'];
 export type Delivery = Schemas['DeliveryOut'];
 
 const ALL = ['webhooks'] as const;
@@ -34,6 +35,15 @@ export function useCreateWebhook() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: WebhookCreate) => apiPost<WebhookCreated>('/webhooks', body),
+    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+  });
+}
+
+/** PATCH /webhooks/{id}: the fields given change (the event choice, here). */
+export function useUpdateWebhook() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: string; body: WebhookPatch }) => apiPatch<Webhook>(`/webhooks/${encodeURIComponent(id)}`, body),
     onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
   });
 }

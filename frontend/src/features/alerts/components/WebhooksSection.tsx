@@ -3,7 +3,50 @@ import { ErrorMessage, Loading } from '@/components/Feedback';
 import { DataTable } from '@/components/TableHead';
 import { unseen } from '@/components/table-columns';
 import { DateTime } from '@/components/Time';
-import { useCreateWebhook, useDeleteWebhook, useDeliveries, useTestWebhook, useWebhooks, type Webhook } from '../api/webhooks';
+import { useCreateWebhook, useDeleteWebhook, useDeliveries, useTestWebhook, useUpdateWebhook, useWebhooks, type Webhook } from '../api/webhooks';
+import { DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, toggleEvent, type WebhookEvent } from '../utils/webhooks';
+
+/** A checkbox per event the webhook may receive; the last one chosen cannot be unchecked (a webhook
+ * receives at least one). */
+function EventChecks(props: { idPrefix: string; events: readonly string[]; disabled?: boolean; onChange: (events: WebhookEvent[]) => void }) {
+  const { idPrefix, events, disabled = false, onChange } = props;
+  return (
+    <span className="event-checks" role="group" aria-label="Events">
+      {WEBHOOK_EVENTS.map(({ event, label, hint }) => {
+        const on = events.includes(event);
+        return (
+          <label key={event} className="checkbox" title={`${event}: ${hint}`}>
+            <input
+              type="checkbox"
+              id={`${idPrefix}-${event}`}
+              checked={on}
+              disabled={disabled || (on && events.length === 1)}
+              onChange={(e) => onChange(toggleEvent(events, event, e.target.checked))}
+            />{' '}
+            {label}
+          </label>
+        );
+      })}
+    </span>
+  );
+}
+
+/** The events a stored webhook receives, changed in place (PATCH /webhooks/{id}): the boxes show the
+ * choice at once, and the stored list once the webhooks are read again (or again the old one on an error). */
+function RowEvents({ hook }: { hook: Webhook }) {
+  const update = useUpdateWebhook();
+  const [sending, setSending] = useState<WebhookEvent[] | null>(null);
+  const onChange = (events: WebhookEvent[]) => {
+    setSending(events);
+    update.mutate({ id: hook.id, body: { events } }, { onSettled: () => setSending(null) });
+  };
+  return (
+    <>
+      <EventChecks idPrefix={`hook-${hook.id}`} events={sending ?? hook.events} disabled={update.isPending} onChange={onChange} />
+      {update.isError && <ErrorMessage title="Could not change the events:" error={update.error} />}
+    </>
+  );
+}
 
 function Deliveries({ id }: { id: string }) {
   const got = useDeliveries(id);
@@ -37,6 +80,9 @@ function Row({ hook }: { hook: Webhook }) {
         <td className="strong">{hook.name}</td>
         <td>{hook.url}</td>
         <td>{hook.format}</td>
+        <td data-testid="webhook-events">
+          <RowEvents hook={hook} />
+        </td>
         <td>{hook.enabled ? `${hook.pending} pending` : 'disabled'}</td>
         <td>{hook.last_delivery ? `${hook.last_delivery.status} (${hook.last_delivery.event})` : '—'}</td>
         <td>
@@ -54,7 +100,7 @@ function Row({ hook }: { hook: Webhook }) {
       </tr>
       {open && (
         <tr>
-          <td colSpan={6}>
+          <td colSpan={7}>
             <Deliveries id={hook.id} />
           </td>
         </tr>
@@ -68,17 +114,19 @@ function CreateForm() {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [slack, setSlack] = useState(false);
+  const [events, setEvents] = useState<WebhookEvent[]>(DEFAULT_WEBHOOK_EVENTS);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate({ name, url, format: slack ? 'slack' : 'json', enabled: true });
+    create.mutate({ name, url, format: slack ? 'slack' : 'json', events, enabled: true });
   };
   return (
-    <form onSubmit={submit} className="inline-form">
+    <form onSubmit={submit} className="inline-form" aria-label="New webhook">
       <input aria-label="Webhook name" placeholder="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
       <input aria-label="Webhook URL" placeholder="https://…" type="url" value={url} onChange={(e) => setUrl(e.target.value)} required maxLength={2048} />
       <label>
         <input type="checkbox" checked={slack} onChange={(e) => setSlack(e.target.checked)} /> Slack format
       </label>
+      <EventChecks idPrefix="new-webhook" events={events} onChange={setEvents} />
       <button type="submit" className="button" disabled={create.isPending}>
         Add webhook
       </button>
@@ -99,13 +147,13 @@ export function WebhooksSection() {
     <section>
       <h2>Webhooks</h2>
       <p className="muted">
-        Each opened alert is POSTed as JSON, signed with HMAC-SHA256 of the timestamp and body (<code>X-Ctxbench-Signature</code>), retried with
+        Each opened alert (or fleet change, for a webhook that chose them) is POSTed as JSON, signed with HMAC-SHA256 of the timestamp and body (<code>X-Ctxbench-Signature</code>), retried with
         backoff; the Slack format sends <code>{'{"text": …}'}</code>.
       </p>
       {hooks.isPending && <Loading what="the webhooks" />}
       {hooks.isError && <ErrorMessage title="Could not load the webhooks:" error={hooks.error} />}
       {hooks.data && hooks.data.length > 0 && (
-        <DataTable columns={['Name', 'URL', 'Format', 'Queue', 'Last delivery', unseen('Actions')]} testId="webhooks-table">
+        <DataTable columns={['Name', 'URL', 'Format', 'Events', 'Queue', 'Last delivery', unseen('Actions')]} testId="webhooks-table">
           {hooks.data.map((h) => (
             <Row key={h.id} hook={h} />
           ))}
