@@ -1,15 +1,18 @@
 """The explorer's upgrade command, run on real hosts (issue 26): the real server serves a dist dir laid
 out as `make dist` leaves it after two builds (SHA256SUMS lists an earlier bundle of this release
-first, this commit's last); a simulated host (network namespace, private /etc, /opt, /var and /run)
-installs the earlier one with the join token's install command plus `--version`, and GET /machines
-calls it outdated with an upgrade command. That exact string, run as root inside the host, first fails
-on a tampered bundle (the old agent keeps running), then upgrades in place: the agent comes back under
-the same machine id with the offered version, agent.env and the state dir unchanged, and runs a kernel.
+first, this commit's last, both from build/dist's bundle) and this checkout's installer; a simulated
+host (network namespace, private /etc, /opt, /var and /run) installs the earlier one with the join
+token's install command plus `--version`, and GET /machines calls it outdated with an upgrade command.
+That exact string, run as root inside the host, first fails on a tampered bundle (the old agent keeps
+running), then upgrades in place: the agent comes back under the same machine id with the offered
+version, agent.env and the state dir unchanged, and runs a kernel.
 
-The host has systemd's part played by its init (this test's shell): /run/systemd/system exists, and
-`systemctl restart ctxbench-agent.service` makes the init stop the agent it runs and start the unit's
-ExecStart= as its User= with its EnvironmentFile=. The host also has a `sudo` (root runs it as root),
-as the command says `sudo sh "$f"`."""
+Two hosts. With systemd: its part is played by the host's init (this test's shell): /run/systemd/system
+exists, and `systemctl restart ctxbench-agent.service` makes the init stop the agent it runs and start
+the unit's ExecStart= as its User= with its EnvironmentFile=. Without systemd (installed with
+--no-service, a container): the init runs the printed start command again whenever the agent exits;
+the upgrade replaces the files and says the old agent still runs, and the operator stops it. Each host
+has a `sudo` (root runs it as root), as the command says `sudo sh "$f"`."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bundles.conftest import ARCH, DIST, bundle_path
+from tests.bundles.conftest import ARCH, bundle_path
 from tests.e2e.stack import ROOT, Process, Server, post_run, wait_run, wait_until
 from tests.faults.netns import Host
 from tests.fleet.conftest import host_online, in_private_root
@@ -104,7 +107,7 @@ def older_dist(tmp_path: Path) -> tuple[Path, str, str]:
         ["sha256sum", f"{top.name}.tar.gz", new.name], cwd=dist, check=True, capture_output=True, text=True
     )
     (dist / "SHA256SUMS").write_text(sums.stdout)
-    shutil.copy(DIST / "install-agent.sh", dist)
+    shutil.copy(ROOT / "deploy" / "install-agent.sh", dist)
     return dist, old, new.name.removeprefix("ctxbench-agent-").removesuffix(f"-linux-{ARCH}.tar.gz")
 
 
