@@ -149,7 +149,7 @@ class Settings(BaseSettings):
         if self.admin_token is not None:
             check_token(self.admin_token.get_secret_value(), self.env, "CTXBENCH_ADMIN_TOKEN")
         if self.connect_concurrency >= 3 * self.agent_db_pool_size:
-            # each connect recorded holds one of the agents' pool while it waits for the write slot
+            # on PostgreSQL each connect being recorded holds one of the agents' pool (docs/operations.md)
             raise ValueError(
                 f"CTXBENCH_CONNECT_CONCURRENCY ({self.connect_concurrency}) must stay under the agents' pool "
                 f"(CTXBENCH_AGENT_DB_POOL_SIZE {self.agent_db_pool_size}, 3x under load): heartbeats, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from ctxbench_server.sql import json_once
-from ctxbench_server.sql.one_writer import one_writer_kwargs, write_gate
+from ctxbench_server.sql.one_writer import OneWriterSession, one_writer_kwargs, write_gate
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 MIGRATION_LOCK = (
@@ -73,6 +74,19 @@ def create_sessionmaker(
         gate = write_gate(share_writes_with) if share_writes_with is not None else None
         return async_sessionmaker(engine, expire_on_commit=False, **one_writer_kwargs(gate))
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def writing(sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session that is going to write. On SQLite it takes the write gate before its first statement,
+    so while it waits its turn it holds no pooled connection (a session that reads first and writes
+    later waits for the gate holding the connection its reads checked out: a burst of those starves
+    every reader of the pool). Its reads then run under the gate too. It must not open a second session
+    that writes before this one's transaction ends: that one would wait for this one's gate."""
+    async with sessionmaker() as session:
+        if isinstance(session, OneWriterSession):
+            await session.before_write()
+        yield session
 
 
 def alembic_config(url: str | None = None) -> Config:

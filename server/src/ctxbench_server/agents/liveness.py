@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from ctxbench_server.db import writing
 from ctxbench_server.dispatch.hub import AgentConnection
 from ctxbench_server.machines import service as machines
 
@@ -71,7 +72,7 @@ class Liveness:
         self._spoke -= due
         if not due:
             return
-        async with self.sessionmaker() as session:
+        async with writing(self.sessionmaker) as session:
             await machines.touch_many(session, due)
         for mid in due:
             self._written[mid] = now

@@ -16,6 +16,7 @@ from ctxbench_server.agents import reports_wire, wire
 from ctxbench_server.agents.admission import Admission, Busy, refuse
 from ctxbench_server.agents.liveness import Liveness
 from ctxbench_server.agents.wire import add_to_server as add_to_server
+from ctxbench_server.db import writing
 from ctxbench_server.dispatch.commands import CancelRun, StartRun
 from ctxbench_server.dispatch.dispatcher import Dispatcher
 from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
@@ -77,7 +78,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
         try:
-            async with self.admission.admit(), self.sessionmaker() as session:
+            async with self.admission.admit(), writing(self.sessionmaker) as session:
                 machine_id, credential, pending = await fleet.enroll(
                     session,
                     token=request.join_token,
@@ -177,7 +178,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return
         machine_id = hello.agent_id
         try:
-            async with self.admission.admit(), self.hub.locks[machine_id], self.sessionmaker() as session:
+            async with (
+                self.admission.admit(),
+                self.hub.locks[machine_id],
+                writing(self.sessionmaker) as session,
+            ):
                 await machines.upsert_from_hello(session, wire.agent_hello(hello))
         except Busy as busy:
             log.info("agent %s: Hello deferred (%d waiting)", machine_id, self.admission.waiting)
@@ -225,7 +230,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             reader.cancel()
             self.hub.unregister(conn)
             try:
-                async with self.sessionmaker() as session:
+                async with writing(self.sessionmaker) as session:
                     await machines.touch(session, conn.machine_id)
             except Exception:  # the process may be shutting down
                 log.debug("could not record last_seen for %s", conn.machine_id, exc_info=True)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.contract.aliases import as_listed
 from ctxbench_server.contract.params import to_wire
+from ctxbench_server.db import writing
 from ctxbench_server.dispatch import repository
 from ctxbench_server.dispatch.commands import StartItem, StartRun, params_size_bound, wire_size_bound
 from ctxbench_server.dispatch.hub import AgentConnection, AgentHub
@@ -153,7 +154,7 @@ class RunStarter:
             for mid in set(here) - conns.keys():  # its stream ended while this waited for the locks
                 self.hub.tell_holder(mid)
             builder = StartBuilder()
-            async with sessionmaker() as session:
+            async with writing(sessionmaker) as session:
                 runs = await repository.claim_next(session, list(conns))
                 if not runs:
                     return []

@@ -32,6 +32,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.cluster import lock_machines
+from ctxbench_server.db import writing
 from ctxbench_server.ingest import service as ingest
 from ctxbench_server.ingest.messages import Message, Refused, Report
 from ctxbench_server.stored import StoredEvents
@@ -84,7 +85,7 @@ class IngestWriter:
     async def _session(self, machines: Sequence[str]) -> AsyncIterator[AsyncSession]:
         """A session whose transaction on PostgreSQL first takes the machines' advisory locks (sorted:
         two writers of a cluster never wait for each other in a circle), as each stream's did."""
-        async with self.sessionmaker() as session:
+        async with writing(self.sessionmaker) as session:
             await lock_machines(session, machines)
             yield session
 

@@ -7,6 +7,11 @@ than that. So on SQLite a session takes this process's write gate, an asyncio.Lo
 served), before its first write, and gives it back when its transaction ends: writers wait their turn,
 for as long as WRITE_WAIT_S, instead of failing. Reads never take the gate (WAL lets them run beside the
 writer). PostgreSQL has row locks and needs none of this.
+
+A session that reads before it writes has checked out a pooled connection by the time it waits for the
+gate. The paths that write in bursts (enrolments, Hellos, disconnects, run starts, liveness, ingest) open
+their sessions with db.writing, which takes the gate before the first statement: the queue for the one
+writer holds no connections, and readers keep the pool.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ class OneWriterSession(AsyncSession):
         sync.info[_HELD] = gate
 
     async def before_write(self) -> None:
-        """Takes the gate for a write made past the session (on its connection, the driver's SQL)."""
+        """Takes the gate now: for a write made past the session (on its connection, the driver's SQL),
+        or before the first statement of a session that will write (db.writing)."""
         await self._gate(text("insert"))
 
     async def execute(self, statement: Any, *args: Any, **kw: Any) -> Any:
