@@ -23,6 +23,7 @@ const full: CompareView = {
   cell: { kernel: 'ctxswitch.pipe', paramsKey: 'placement=same_core&threads=2' },
   sides: [],
   ab: null,
+  selector: '',
 };
 
 describe('sides of runs (same-machine A/B)', () => {
@@ -81,6 +82,17 @@ describe('compare view URL', () => {
     expect(qs).not.toContain('&b=');
     expect(decodeCompareView(qs).cell).toEqual({ kernel: 'k.x', paramsKey: 'a=1&b=two' });
     expect(decodeCompareView('cell=k.y').cell).toEqual({ kernel: 'k.y', paramsKey: '' });
+  });
+
+  it('keeps the machine picker\'s label selector readable, out of the API query and of a share', () => {
+    const view = { ...full, selector: 'env=prod,rack!=r2,!canary' };
+    const qs = encodeCompareView(view);
+    expect(qs).toContain('selector=env=prod,rack!=r2,!canary');
+    expect(decodeCompareView(qs)).toEqual(view);
+    expect(decodeCompareView('selector=%20gpu%20').selector).toBe('gpu');
+    expect(encodeCompareView({ selector: '  ' })).toBe('');
+    expect(compareApiQuery(view)).toBe(compareApiQuery(full));
+    expect(viewToShare(view)).toEqual(viewToShare(full));
   });
 
   it('asks the API only for what selects data', () => {

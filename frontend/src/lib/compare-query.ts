@@ -1,7 +1,7 @@
 // The compare view's state lives in its URL: /compare?machines=a,b&kernels=k1,fam.*&baseline=a
 // [&runs=r1,r2][&batch=b][&sort=-ratio&sortm=b][&scale=log][&cell=<kernel>|<params_key>], or with sets of
 // runs as the columns instead of machines: /compare?sides=before:r1,r2;after:r3 (same-machine A/B;
-// ab=<machine> opens the run picker for it).
+// ab=<machine> opens the run picker for it). [&selector=env=prod,!gpu] narrows the machine picker by labels.
 // These functions are the only place that reads or writes it (and the object a share freezes).
 import { paths, withQuery } from '@/app/paths';
 import { list } from './query-state';
@@ -29,6 +29,9 @@ export interface CompareView {
   sides: Side[];
   /** The machine whose runs the A/B picker lists. */
   ab: string | null;
+  /** A label selector narrowing the machine picker (the machines page's, GET /machines?selector=); not
+   * what is compared, so neither the REST query nor a share carries it. */
+  selector: string;
 }
 
 export interface Side {
@@ -48,6 +51,7 @@ export const EMPTY_COMPARE_VIEW: CompareView = {
   cell: null,
   sides: [],
   ab: null,
+  selector: '',
 };
 
 const SIDE_LABEL = /^[A-Za-z0-9][A-Za-z0-9 _.+-]{0,31}$/;
@@ -100,6 +104,7 @@ export function decodeCompareView(search: string | URLSearchParams): CompareView
     cell,
     sides: decodeSides(params.get('sides')),
     ab: one(params, 'ab'),
+    selector: (params.get('selector') ?? '').trim(),
   };
 }
 
@@ -123,6 +128,7 @@ export function encodeCompareView(view: Partial<CompareView>): string {
   if (v.cell) parts.push(`cell=${encodeURIComponent(`${v.cell.kernel}${CELL_SEP}${v.cell.paramsKey}`)}`);
   if (v.sides.length) parts.push(`sides=${encodeURIComponent(encodeSides(v.sides)).replace(/%2C/gi, ',').replace(/%3A/gi, ':').replace(/%3B/gi, ';')}`);
   if (v.ab) parts.push(`ab=${encodeURIComponent(v.ab)}`);
+  if (v.selector.trim()) parts.push(`selector=${encodeURIComponent(v.selector.trim()).replace(/%2C/gi, ',').replace(/%3D/gi, '=')}`);
   return parts.join('&');
 }
 
@@ -179,6 +185,7 @@ export function viewFromShare(obj: Record<string, unknown> | null | undefined): 
     cell: cell && typeof cell.kernel === 'string' ? { kernel: cell.kernel, paramsKey: typeof cell.params_key === 'string' ? cell.params_key : '' } : null,
     sides: decodeSides(str(o.sides)),
     ab: null,
+    selector: '',
   };
 }
 

@@ -22,6 +22,8 @@ export function ComparePage() {
   const navigate = useNavigate();
   const view = decodeCompareView(searchParams);
   const machines = useMachines();
+  // The picker's label filter: the machines page's selector, matched by the server.
+  const matching = useMachines({ selector: view.selector });
   const kernels = useKernels();
   const compare = useCompare(view);
 
@@ -70,7 +72,13 @@ export function ComparePage() {
             : 'Pick two or more machines to see their results side by side.'}
       </p>
       {abMode && machines.data && <SidesPicker key={`${view.ab ?? ''}|${view.sides.map((x) => x.label).join(';')}`} machines={machines.data} view={view} onView={onView} />}
-      {!abMode && machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} />}
+      {!abMode && machines.data && kernels.data && <ComparePickers
+          machines={machines.data}
+          kernels={kernels.data}
+          view={view}
+          onView={onView}
+          match={view.selector ? { ids: matching.isPlaceholderData || !matching.data ? null : new Set(matching.data.map((m) => m.id)), error: matching.error } : null}
+        />}
       {!abMode && view.machines.length === 1 && !view.batch && machines.data && <PickAnother machines={machines.data} view={view} onView={onView} />}
       {!abMode && (
         <p className="muted small">

@@ -7,6 +7,7 @@ import { runKernels, type Kernel, type Machine } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
 import { formatDateTime } from '@/lib/format';
 import { toggleFamily } from '../utils/families';
+import { LabelFilter, type LabelMatch } from './LabelFilter';
 
 /** Per machine: its latest results, or the results of one chosen run. */
 function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareView; onView: (p: Partial<CompareView>) => void }) {
@@ -37,12 +38,15 @@ function RunPicker({ machine, view, onView }: { machine: Machine; view: CompareV
 
 type OnView = (p: Partial<CompareView>) => void;
 
-/** The machines to compare, those with a successful recent run first; the others say they have none yet. */
-function MachineChecks({ machines, view, onView }: { machines: Machine[]; view: CompareView; onView: OnView }) {
+/** The machines to compare, those with a successful recent run first; the others say they have none yet.
+ * A label selector narrows the list to the machines it matches (chosen ones stay, marked). */
+function MachineChecks({ machines, view, onView, match }: { machines: Machine[]; view: CompareView; onView: OnView; match: LabelMatch | null }) {
   const chosen = view.machines;
   const recent = useRecentRuns();
   const measured = new Set((recent.data ?? []).filter((r) => r.status === 'succeeded').map((r) => r.machine_id));
-  const listed = recent.data ? [...machines].sort((a, b) => Number(measured.has(b.id)) - Number(measured.has(a.id))) : machines;
+  const ids = view.selector ? (match?.ids ?? null) : null;
+  const shown = ids ? machines.filter((m) => ids.has(m.id) || chosen.includes(m.id)) : machines;
+  const listed = recent.data ? [...shown].sort((a, b) => Number(measured.has(b.id)) - Number(measured.has(a.id))) : shown;
   const toggle = (id: string, on: boolean) => {
     const next = on ? [...chosen.filter((m) => m !== id), id] : chosen.filter((m) => m !== id);
     onView({ machines: next, baseline: view.baseline && next.includes(view.baseline) ? view.baseline : null });
@@ -50,12 +54,15 @@ function MachineChecks({ machines, view, onView }: { machines: Machine[]; view: 
   return (
     <fieldset className="machine-picker">
       <legend>Machines (two or more)</legend>
+      <LabelFilter view={view} onView={onView} match={match} total={machines.length} />
+      {ids && shown.length === 0 && <p className="muted small">No machine has labels matching these.</p>}
       {listed.map((m) => (
         <div key={m.id} className="machine-option" data-testid="compare-machine-option">
           <input id={`cmp-${m.id}`} type="checkbox" checked={chosen.includes(m.id)} onChange={(e) => toggle(m.id, e.target.checked)} />
           <label htmlFor={`cmp-${m.id}`}>
             {m.name} <span className="muted small">{m.hostname}</span>
             {recent.data && !measured.has(m.id) && <span className="muted small"> · no results yet</span>}
+            {ids && !ids.has(m.id) && <span className="muted small"> · chosen, not matching the labels</span>}
           </label>
         </div>
       ))}
@@ -140,11 +147,14 @@ export function ComparePickers({
   kernels,
   view,
   onView,
+  match = null,
 }: {
   machines: Machine[];
   kernels: Kernel[];
   view: CompareView;
   onView: OnView;
+  /** The machines the view's label selector matches (null: no selector). */
+  match?: LabelMatch | null;
 }) {
   const chosen = view.machines;
   const byId = new Map(machines.map((m) => [m.id, m]));
@@ -152,7 +162,7 @@ export function ComparePickers({
     <details className="pickers" open={chosen.length < 2}>
       <summary>Choose machines, kernels, baseline and runs</summary>
       <div className="pickers-body">
-        <MachineChecks machines={machines} view={view} onView={onView} />
+        <MachineChecks machines={machines} view={view} onView={onView} match={match} />
         <div>
           <KernelsForm kernels={kernels} view={view} onView={onView} />
           {chosen.length > 0 && (
