@@ -1,4 +1,4 @@
-import { QueryClient } from '@tanstack/react-query';
+import { QueryClient, QueryObserver } from '@tanstack/react-query';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectPush, invalidationsFor, isPushLive, parsePushEvent, pollUnlessPushed, type PushEvent } from './push';
 
@@ -29,9 +29,9 @@ describe('parsePushEvent', () => {
 });
 
 describe('invalidationsFor', () => {
-  it('machines: lists and pages, join tokens when one connects, compare unless it only went offline', () => {
+  it('machines: lists and pages, join tokens and the kernel list when one connects, compare unless it only went offline', () => {
     expect(keys({ kind: 'machine', id: 'm1', what: 'offline' })).toEqual(['["machines"]']);
-    expect(keys({ kind: 'machine', id: 'm1', what: 'online' })).toEqual(['["machines"]', '["join-tokens"]', '["compare"]']);
+    expect(keys({ kind: 'machine', id: 'm1', what: 'online' })).toEqual(['["machines"]', '["join-tokens"]', '["kernels"]', '["compare"]']);
     expect(keys({ kind: 'machine', id: 'm1', what: 'deleted' })).toContain('["runs"]');
   });
 
@@ -115,10 +115,10 @@ describe('connectPush', () => {
     source().onopen?.();
     expect(isPushLive()).toBe(true);
     expect(poll()).toBe(false);
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false }); // what changed before it opened
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true }); // what changed before it opened
     spy.mockClear();
     source().emit('machine', { id: 'm1', what: 'offline' });
-    expect(spy).toHaveBeenLastCalledWith({ queryKey: ['machines'], exact: undefined }, { cancelRefetch: false });
+    expect(spy).toHaveBeenLastCalledWith({ queryKey: ['machines'], exact: undefined }, { cancelRefetch: true });
     spy.mockClear();
     source().emit('run', { id: 'r1', what: 'changed', status: 'running', machine_id: 'm1', batch_id: 'b1' });
     source().emit('run', { id: 'r1', what: 'changed', status: 'running', machine_id: 'm1', batch_id: 'b1' });
@@ -129,9 +129,37 @@ describe('connectPush', () => {
     expect(spy.mock.calls.filter(([f]) => JSON.stringify(f?.queryKey) === '["compare"]')).toHaveLength(2);
     spy.mockClear();
     source().emit('resync', {});
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false });
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true });
     stop();
     expect(isPushLive()).toBe(false);
+  });
+
+  it('a change told while a read is in flight is read again, not lost under the older answer', async () => {
+    const { client, spy, stop, source } = setup();
+    spy.mockRestore(); // the real invalidation, on a real query with an observer (a page showing it)
+    source().onopen?.();
+    const answers = ['none', 'offline', 'online'];
+    const gate: Array<() => void> = [];
+    let reads = 0;
+    const observer = new QueryObserver(client, {
+      queryKey: ['machines'],
+      queryFn: async ({ signal }) => {
+        const answer = answers[Math.min(reads++, 2)]!;
+        if (answer === 'offline') await new Promise<void>((done) => gate.push(done)); // read before the change
+        signal.throwIfAborted();
+        return answer;
+      },
+    });
+    const unsubscribe = observer.subscribe(() => undefined);
+    await vi.waitFor(() => expect(client.getQueryData(['machines'])).toBe('none')); // the page's first read
+    void observer.refetch(); // a timer's or an earlier event's read, in flight
+    await vi.waitFor(() => expect(gate).toHaveLength(1));
+    source().emit('machine', { id: 'm1', what: 'online' }); // the agent connects meanwhile
+    gate.forEach((done) => done());
+    await vi.waitFor(() => expect(client.getQueryData(['machines'])).toBe('online'));
+    expect(reads).toBe(3);
+    unsubscribe();
+    stop();
   });
 
   it('falls back to timers when the stream drops, and opens a new one after a refusal', () => {
@@ -152,7 +180,7 @@ describe('connectPush', () => {
     spy.mockClear();
     source().onopen?.();
     expect(isPushLive()).toBe(true);
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false }); // catches up with what it missed
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true }); // catches up with what it missed
     stop();
   });
 });

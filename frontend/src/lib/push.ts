@@ -52,7 +52,9 @@ export function invalidationsFor(event: PushEvent, cachedRunStatus?: string): In
       return null;
     case 'machine': {
       const out: Invalidation[] = [{ queryKey: ['machines'] }];
-      if (event.what === 'online') out.push({ queryKey: ['join-tokens'] }); // an enrollment uses one
+      // An enrollment uses a join token; a Hello brings the agent's catalog, which the kernel list
+      // (the union of the catalogs) is made of: a form opened before the first agent came has none.
+      if (event.what === 'online') out.push({ queryKey: ['join-tokens'] }, { queryKey: ['kernels'], exact: true });
       if (event.what !== 'offline') out.push({ queryKey: ['compare'] }); // names and facts
       if (event.what === 'deleted') out.push({ queryKey: ['runs'] });
       return out;
@@ -129,17 +131,20 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
 
   // Going down starts the timers again; coming up (the first time too: what changed between the page's
   // first reads and the stream's start was told to nobody) reads what is on screen once more.
+  // A read in flight when a change is told may have been answered before the change: it is cancelled
+  // and made again (`cancelRefetch`), or its answer would stand and the change be lost, e.g. a form
+  // opened as the first agent connects would keep it offline. Going down leaves reads in flight alone.
   const setLive = (next: boolean) => {
     if (live === next) return;
     live = next;
-    void client.invalidateQueries(undefined, { cancelRefetch: false });
+    void client.invalidateQueries(undefined, { cancelRefetch: next });
   };
 
   const apply = (event: PushEvent) => {
     const cached = event.kind === 'run' ? client.getQueryData<{ status?: string }>(['runs', event.id])?.status : undefined;
     const todo = invalidationsFor(event, cached);
     if (todo === null) {
-      void client.invalidateQueries(undefined, { cancelRefetch: false });
+      void client.invalidateQueries(undefined, { cancelRefetch: true });
       return;
     }
     for (const { queryKey, exact, throttleMs } of todo) {
@@ -148,7 +153,7 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
         if (now() - (lastAt.get(key) ?? -Infinity) < throttleMs) continue;
         lastAt.set(key, now());
       }
-      void client.invalidateQueries({ queryKey, exact }, { cancelRefetch: false });
+      void client.invalidateQueries({ queryKey, exact }, { cancelRefetch: true });
     }
   };
 
