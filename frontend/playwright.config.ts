@@ -11,7 +11,7 @@ const baseURL = `http://127.0.0.1:${HTTP_PORT}`;
 
 export default defineConfig({
   testDir: './e2e',
-  outputDir: '../build/e2e-playwright/test-results',
+  outputDir: `${E2E_DIR}/test-results`,
   fullyParallel: false,
   workers: 1,
   retries: 0,
@@ -25,6 +25,9 @@ export default defineConfig({
     storageState: ADMIN_STATE,
     browserName: 'chromium',
     headless: true,
+    // A step that hangs fails at that step, naming it, rather than as the whole test's timeout.
+    actionTimeout: 30_000,
+    navigationTimeout: 30_000,
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {
@@ -51,8 +54,8 @@ export default defineConfig({
     env: {
       CTXBENCH_HTTP_PORT: HTTP_PORT,
       CTXBENCH_GRPC_PORT: GRPC_PORT,
-      CTXBENCH_DATA_DIR: '../build/e2e-playwright/data',
-      CTXBENCH_AGENT_SPOOL: '../build/e2e-playwright/spool',
+      CTXBENCH_DATA_DIR: `${E2E_DIR}/data`,
+      CTXBENCH_AGENT_SPOOL: `${E2E_DIR}/spool`,
       CTXBENCH_RUN_FRESH: '1',
       CTXBENCH_ADMIN_TOKEN: ADMIN_TOKEN,
       CTXBENCH_DIST_DIR: DIST_DIR,

@@ -1,10 +1,13 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_HTTP_PORT, HTTP_PORT } from './ports';
 
 // The browser tests' credential and the files the stack leaves for them, in one place (issue 9).
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const E2E_DIR = resolve(ROOT, 'build/e2e-playwright');
+/** The stack's files and the test results: one directory per HTTP port, so two runs in one checkout
+ * (moved with CTXBENCH_E2E_HTTP_PORT) never empty each other's data directory. */
+export const E2E_DIR = resolve(ROOT, HTTP_PORT === DEFAULT_HTTP_PORT ? 'build/e2e-playwright' : `build/e2e-playwright-${HTTP_PORT}`);
 
 /** Given to the server as CTXBENCH_ADMIN_TOKEN; the API helpers send it as `authorization: Bearer`. */
 export const ADMIN_TOKEN = process.env.CTXBENCH_E2E_ADMIN_TOKEN ?? 'playwright-admin-token-3f9a1c07d2b84e6a';

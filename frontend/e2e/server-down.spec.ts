@@ -50,6 +50,9 @@ test('with the server stopped: states unknown at once, a missing page and a lost
     // New run's code and data loaded, a kernel chosen (the form keeps it in the address); then
     // Machines, the agent online.
     await page.goto(`${BASE}/runs/new`);
+    // Opened right after the server answered, often before run.sh's agent has said Hello: the form
+    // ticks the one machine once it is online (issue 27: a newcomer's first `make run`).
+    await expect(page.getByRole('checkbox', { name: /^going-away/ })).toBeChecked({ timeout: 30_000 });
     await page.getByLabel('Search kernels').fill('getppid');
     await page.locator('[id="kernel-syscall.getppid"]').check();
     await expect(page).toHaveURL(/syscall\.getppid/);

@@ -52,7 +52,10 @@ export function useNewRunQuery(machines: Machine[], repeat?: RepeatedForm) {
     const qs = encodeNewRunQuery(next);
     setSearchParams(machineIds.length === 0 ? (qs ? `machines=&${qs}` : 'machines=') : qs, { replace: true });
   };
-  return { query, setQuery };
+  // Opened before the agent came online (a fresh `make run`): once one machine is online it is ticked,
+  // unless the user has chosen (or cleared) machines meanwhile; the first change keeps it.
+  const untouched = query.machines.length === 0 && !searchParams.has('machines');
+  return { query: untouched ? { ...query, machines: onlyOnline(machines) } : query, setQuery };
 }
 
 /**
