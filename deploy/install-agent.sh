@@ -1,8 +1,9 @@
 #!/bin/sh
-# Installs (or upgrades, or removes) the ctxbench agent on a Linux host. POSIX sh, run as root:
+# Installs (or upgrades, or removes) the ctxbench agent on a Linux host. POSIX sh, run as root (run by
+# another user, it runs itself again through sudo, with the same arguments and stdin):
 #
 #   f=$(mktemp) && curl -fsSL <server>/install-agent.sh -o "$f" && echo "<sha256>  $f" | sha256sum -c - &&
-#     printf '%s\n' cxj_... | sudo sh "$f" --server HOST:50051 --join-token-file - --ca-fingerprint sha256:<hex>
+#     printf '%s\n' cxj_... | sh "$f" --server HOST:50051 --join-token-file - --ca-fingerprint sha256:<hex>
 #
 # (the install command of a join token, one line): this script is checked against the sha256 the command
 # names before it runs, and the server served it with the sha256 of every bundle it offers written in
@@ -71,6 +72,25 @@ usage() {
 }
 need_arg() { [ $# -ge 2 ] || die "$1 needs a value"; }
 
+# Not root: run this file again through sudo, before anything is parsed or read, so the arguments are
+# the same and stdin (the join token of --join-token-file -) is still unread: sudo hands it on. So the
+# printed commands say `sh "$f"`, and work as root where there is no sudo (containers, minimal images).
+# sudo resets the environment: CTXBENCH_URL goes along as --url (a --url given later wins).
+if [ "$(id -u)" -ne 0 ]; then
+	for a in "$@"; do case $a in -h | --help) usage 0 ;; esac; done
+	command -v sudo >/dev/null 2>&1 || die "run as root, or install sudo"
+	# Read from a pipe (curl … | sh -s --), $0 is the shell, not this file: nothing to run again.
+	line2=""
+	if [ -f "$0" ] && [ -r "$0" ]; then { IFS= read -r _ && IFS= read -r line2; } <"$0" || true; fi
+	case $line2 in
+	"# Installs (or upgrades, or removes) the ctxbench agent"*) ;;
+	*) die "run as root (curl -fsSL <server>/install-agent.sh | sudo sh -s -- ...)" ;;
+	esac
+	[ -z "${CTXBENCH_URL:-}" ] || set -- --url "$CTXBENCH_URL" "$@"
+	# -u root: a sudoers runas_default of another user must not make this run itself again forever.
+	exec sudo -u root sh "$0" "$@"
+fi
+
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--*=*)
@@ -108,8 +128,6 @@ prefix=${prefix%/}
 env_file=$etc_dir/agent.env
 token_path=$etc_dir/join-token
 unit=$unit_dir/ctxbench-agent.service
-
-[ "$(id -u)" -eq 0 ] || die "run as root (sudo sh -s -- ...)"
 
 have_systemd() { [ -d /run/systemd/system ]; }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tests.bundles.conftest import DIST, bundle_path
@@ -15,6 +16,7 @@ from tests.fleet.conftest import MOUNTS
 
 INSTALLER = ROOT / "deploy" / "install-agent.sh"
 FP = "sha256:" + "ab" * 32
+SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
 
 
 def run_in_private_root(root: Path, script: str) -> subprocess.CompletedProcess[str]:
@@ -158,3 +160,56 @@ PATH="$R/bin:$PATH" sh {INSTALLER} --uninstall --purge || echo "purge exit $?"
     assert "still running" not in text.replace("the agent still running", ""), text
     assert "not the user ctxbench: userdel: user ctxbench is currently used" in text, text
     assert "purge exit 1" in text and "removed the agent, its state dir and the user" not in text, text
+
+
+# sudo on a host, as a user calls it: says how it was called and what came on its stdin (a stand-in
+# cannot make anyone root; the root side is tests/fleet/test_install.py and test_upgrade.py).
+STAND_IN_SUDO = '#!/bin/sh\necho "sudo: uid $(id -u): $*"\necho "sudo: stdin: $(cat)"\n'
+
+
+def test_run_by_a_user_it_runs_itself_again_through_sudo_with_the_token_on_stdin() -> None:
+    """The printed commands say `sh "$f"` (root with no sudo runs them as they are); a user's run
+    goes through sudo with the same arguments, the join token still on stdin and out of every argv,
+    and CTXBENCH_URL (which sudo drops) as --url. With no sudo it says what to do."""
+    d = Path(
+        tempfile.mkdtemp(prefix="cx-user-")
+    )  # not under pytest's tmp_path: 0700, the user can't reach it
+    try:
+        d.chmod(0o755)
+        tools, with_sudo = d / "tools", d / "sudo"
+        for b in (tools, with_sudo):
+            b.mkdir()
+        for tool in ("id", "cat"):
+            (tools / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+        (with_sudo / "sudo").write_text(STAND_IN_SUDO)
+        (with_sudo / "sudo").chmod(0o755)
+        installer = d / "install-agent.sh"  # the command's "$f"
+        shutil.copy(INSTALLER, installer)
+
+        def as_user(path: str, *args: str, stdin: str = "cxj_on_stdin\n") -> subprocess.CompletedProcess[str]:
+            argv = [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", *args]
+            env = {"PATH": path, "CTXBENCH_URL": "http://bench.example:8080"}
+            return subprocess.run(
+                argv, input=stdin, env=env, cwd=d, capture_output=True, text=True, timeout=30
+            )
+
+        out = as_user(f"{with_sudo}:{tools}", str(installer), "--server", "b:1", "--join-token-file", "-")
+        assert out.returncode == 0, out
+        assert out.stdout.splitlines() == [
+            f"sudo: uid 65534: -u root sh {installer} --url http://bench.example:8080 "
+            "--server b:1 --join-token-file -",
+            "sudo: stdin: cxj_on_stdin",
+        ], out
+
+        out = as_user(str(tools), str(installer), "--server", "b:1", "--join-token-file", "-")
+        assert (out.returncode, out.stdout, out.stderr) == (
+            1,
+            "",
+            "install-agent: run as root, or install sudo\n",
+        )
+
+        # Read from a pipe (curl … | sh -s --) there is no file to run again: it says how to run it.
+        out = as_user(f"{with_sudo}:{tools}", "-s", "--", "--server", "b:1", stdin=INSTALLER.read_text())
+        assert out.returncode == 1 and "| sudo sh -s -- ...)" in out.stderr and "sudo:" not in out.stdout, out
+    finally:
+        shutil.rmtree(d)
