@@ -17,7 +17,7 @@ test('a join token from the Add hosts page enrolls a new host that shows up onli
   // The installer's SHA-256, or, on a server without bundles yet (a clean checkout: no `make dist`), a
   // placeholder that makes `sha256sum -c` refuse to run anything.
   expect(command).toMatch(
-    /^f=\$\(mktemp\) && curl -fsSL http:\/\/\S+\/install-agent\.sh -o "\$f" && echo "([0-9a-f]{64}|<run make dist on the server>) {2}\$f" \| sha256sum -c - && printf '%s\\n' cxj_\S+ \| sudo sh "\$f" --server \S+ --join-token-file - --ca-fingerprint sha256:[0-9a-f]{64}$/,
+    /^f=\$\(mktemp\) && curl -fsSL http:\/\/\S+\/install-agent\.sh -o "\$f" && echo "([0-9a-f]{64}|<run make dist on the server>) {2}\$f" \| sha256sum -c - && printf '%s\\n' cxj_\S+ \| sh "\$f" --server \S+ --join-token-file - --ca-fingerprint sha256:[0-9a-f]{64}$/,
   );
   await expect(page.getByTestId('join-tokens').getByText('usable')).toBeVisible();
 

@@ -51,7 +51,7 @@ test('a host whose agent is older than the offered one shows "outdated" and its 
   const served = await (await request.get('/install-agent.sh')).text();
   const sha = createHash('sha256').update(served).digest('hex');
   const command = (await panel.getByTestId('upgrade-command').textContent()) ?? '';
-  expect(command).toMatch(/^f=\$\(mktemp\) && curl -fsSL http:\/\/\S+\/install-agent\.sh -o "\$f" && echo "[0-9a-f]{64} {2}\$f" \| sha256sum -c - && sudo sh "\$f"$/);
+  expect(command).toMatch(/^f=\$\(mktemp\) && curl -fsSL http:\/\/\S+\/install-agent\.sh -o "\$f" && echo "[0-9a-f]{64} {2}\$f" \| sha256sum -c - && sh "\$f"$/);
   expect(command).toContain(`echo "${sha}  $f"`);
   await shot(page, 'machines-outdated.png');
 });

@@ -81,7 +81,7 @@ async def test_machines_say_which_agents_are_older_than_the_offered_one(
     sha = hashlib.sha256(served.encode()).hexdigest()
     assert got["old"]["upgrade_command"] == (
         f'f=$(mktemp) && curl -fsSL {str(http.base_url).rstrip("/")}/install-agent.sh -o "$f" '
-        f'&& echo "{sha}  $f" | sha256sum -c - && sudo sh "$f"'
+        f'&& echo "{sha}  $f" | sha256sum -c - && sh "$f"'
     )
     # One machine reads the same as the list.
     one = (await http.get(f"/api/v1/machines/{got['old']['id']}")).json()

@@ -15,7 +15,7 @@ def join_token(server: Server, tmp_path: Path, name: str, **body: int) -> Path:
     assert r.status_code == 201, r.text
     created = r.json()
     assert created["ca_fingerprint"] == server.ca_fingerprint
-    assert f"printf '%s\\n' {created['token']} | sudo sh " in created["install_command"]
+    assert f"printf '%s\\n' {created['token']} | sh \"$f\" --server " in created["install_command"]
     assert f"--ca-fingerprint {server.ca_fingerprint}" in created["install_command"]
     path = tmp_path / name
     path.write_text(created["token"] + "\n")

@@ -26,6 +26,13 @@ done
 
 HOST_DIRS = ("etc", "opt", "var")
 MOUNTS = overlays(*HOST_DIRS)
+# Shell for a host's script, after its PATH is set: no sudo on this host (a minimal cloud image, a
+# container, where the operator is root); a sudo this machine has is hidden under /dev/null.
+NO_SUDO = """IFS=:
+for d in $PATH; do if [ -e "$d/sudo" ]; then mount --bind /dev/null "$d/sudo"; fi; done
+unset IFS
+if command -v sudo >/dev/null; then echo "this host has a sudo"; exit 1; fi
+"""
 
 
 def in_private_root(

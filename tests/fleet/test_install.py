@@ -1,8 +1,9 @@
 """The one-line install, end to end on real processes (issue 10): the server serves install-agent.sh and
 the bundle; the installer runs exactly as the join token's install_command says (with --no-service:
-systemd is not PID 1 here) on a simulated host: a network namespace reaching the server over a veth
-link only, and a private mount namespace with its own /etc, /opt and /var (overlays, so
-the user it creates and the files it writes stay in this test's temp dir); the agent it installed is
+systemd is not PID 1 here), as root with no sudo on the host (a minimal image, a container), on a
+simulated host: a network namespace reaching the server over a veth link only, and a private mount
+namespace with its own /etc, /opt and /var (overlays, so the user it creates and the files it writes
+stay in this test's temp dir); the agent it installed is
 started with the command it printed, enrolls over TLS with the pinned fingerprint, comes online with
 the bundle's version and runs a kernel. A second install upgrades in place and keeps the identity;
 revoking the host ends its agent with exit status 77; --uninstall keeps the state dir, --purge
@@ -18,7 +19,7 @@ from pathlib import Path
 from tests.bundles.test_bundle import version
 from tests.e2e.stack import Server, post_run, wait_run, wait_until
 from tests.faults.netns import Host
-from tests.fleet.conftest import host_online, in_private_root
+from tests.fleet.conftest import NO_SUDO, host_online, in_private_root
 
 
 def test_one_line_install_enrolls_runs_upgrades_and_uninstalls(
@@ -36,14 +37,16 @@ def test_one_line_install_enrolls_runs_upgrades_and_uninstalls(
     root = tmp_path / "host"
     root.mkdir()
 
-    # Install as the explorer shows it (root already: no sudo), then start what the installer printed.
-    install = command.replace("| sudo sh ", "| sh ") + " --no-service"
+    # Install as the explorer shows it, as root on a host with no sudo, then start what it printed.
+    install = command + " --no-service"
     start = r"""exec 2>&1
-{install}
+{no_sudo}{install}
 cmd=$(sed -n 's/^  \(sh -c .*\)$/\1/p' "$R/install.log")
 eval "exec $cmd"
 """.format(
-        install=install + ' >"$R/install.log" 2>&1 || { cat "$R/install.log"; exit 1; }\ncat "$R/install.log"'
+        no_sudo=NO_SUDO,
+        install=install
+        + ' >"$R/install.log" 2>&1 || { cat "$R/install.log"; exit 1; }\ncat "$R/install.log"',
     )
     host = in_private_root(root, start, "installed host", veth_host.wrap)
     try:

@@ -11,8 +11,9 @@ Two hosts. With systemd: its part is played by the host's init (this test's shel
 exists, and `systemctl restart ctxbench-agent.service` makes the init stop the agent it runs and start
 the unit's ExecStart= as its User= with its EnvironmentFile=. Without systemd (installed with
 --no-service, a container): the init runs the printed start command again whenever the agent exits;
-the upgrade replaces the files and says the old agent still runs, and the operator stops it. Each host
-has a `sudo` (root runs it as root), as the command says `sudo sh "$f"`."""
+the upgrade replaces the files and says the old agent still runs, and the operator stops it. Neither
+host has a sudo (root runs the commands, as on a minimal image or in a container): the printed commands
+say `sh "$f"`, and the installer asks sudo only when it is not root."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import pytest
 from tests.bundles.conftest import ARCH, bundle_path
 from tests.e2e.stack import ROOT, Process, Server, post_run, wait_run, wait_until
 from tests.faults.netns import Host
-from tests.fleet.conftest import host_online, in_private_root
+from tests.fleet.conftest import NO_SUDO, host_online, in_private_root
 
 SYSTEMCTL = """#!/bin/sh
 # systemctl on this simulated host: a restart asks the host's init (tests/fleet/test_upgrade.py) to
@@ -37,14 +38,13 @@ SYSTEMCTL = """#!/bin/sh
 echo "$*" >>"{root}/systemctl.log"
 [ "$1" != restart ] || : >"{root}/restart"
 """
-SUDO = '#!/bin/sh\n[ "$(id -u)" -eq 0 ] || exit 1\nexec "$@"\n'
 
 # A host with systemd: the install command, then systemd's part (Restart= and a clean stop left out).
 SYSTEMD_HOST = r"""exec 2>&1
 mount -t tmpfs tmpfs /run
 mkdir -p /run/systemd/system
 export PATH="$R/bin:$PATH" TMPDIR="$R/tmp"
-{install} || exit 1
+{no_sudo}{install} || exit 1
 agent=""
 trap 'kill "$agent" 2>/dev/null; wait; exit 0' TERM
 unit=/etc/systemd/system/ctxbench-agent.service
@@ -66,7 +66,7 @@ done
 PLAIN_HOST = r"""exec 2>&1
 mount -t tmpfs tmpfs /run
 export PATH="$R/bin:$PATH" TMPDIR="$R/tmp"
-{install} --no-service >"$R/install.log" || {{ cat "$R/install.log"; exit 1; }}
+{no_sudo}{install} --no-service >"$R/install.log" || {{ cat "$R/install.log"; exit 1; }}
 cmd=$(sed -n 's/^  \(sh -c .*\)$/\1/p' "$R/install.log")
 agent=""
 trap 'kill "$agent" 2>/dev/null; wait; exit 0' TERM
@@ -112,12 +112,12 @@ def older_dist(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def host_files(root: Path, systemd: bool) -> None:
-    """The host's sudo and (with systemd) systemctl, in $R/bin, first on its PATH; its TMPDIR."""
+    """The host's systemctl (with systemd), in $R/bin, first on its PATH; its TMPDIR."""
     bin_dir = root / "bin"
     bin_dir.mkdir(parents=True)
     (root / "tmp").mkdir()
     (root / "systemctl.log").write_text("")
-    tools = {"sudo": SUDO, **({"systemctl": SYSTEMCTL.format(root=root)} if systemd else {})}
+    tools = {"systemctl": SYSTEMCTL.format(root=root)} if systemd else {}
     for name, text in tools.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
@@ -149,7 +149,7 @@ def test_the_upgrade_command_upgrades_an_outdated_agent_in_place(
         r = server.http.post("/join-tokens", json={})
         assert r.status_code == 201, r.text
         install = r.json()["install_command"] + f" --version {old}"
-        script = (SYSTEMD_HOST if systemd else PLAIN_HOST).format(install=install)
+        script = (SYSTEMD_HOST if systemd else PLAIN_HOST).format(install=install, no_sudo=NO_SUDO)
         host = in_private_root(root, script, "host", veth_host.wrap)
         try:
             machine = wait_until("the host online", lambda: host_online(server), 60)
@@ -182,6 +182,9 @@ def upgrade_and_check(
     kept = {p: p.read_bytes() for p in (env_file, state / "agent-id", state / "machine-credential")}
     pid = agent_pid(host.output())
     systemctl = (root / "systemctl.log").read_text()
+    # The command runs as root where there is no sudo to call (it used to say `sudo sh "$f"`).
+    assert command.endswith(' && sh "$f"') and "sudo" not in command, command
+    assert in_host(host.proc, root, "command -v sudo").returncode != 0
 
     # A bundle whose sha256 is not the one pinned in the installer: the command fails, nothing changes.
     good = bundle.read_bytes()

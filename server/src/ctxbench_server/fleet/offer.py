@@ -61,10 +61,11 @@ def _release(version: str) -> tuple[int, ...] | None:
 
 def upgrade_command(public_url: str, sha256: str) -> str:
     """One line run on an enrolled host: the installer, checked against the sha256 of what this server
-    serves, upgrades in place (it keeps agent.env and the state dir: no token, no other flag)."""
+    serves, upgrades in place (it keeps agent.env and the state dir: no token, no other flag). No
+    sudo: the installer runs itself again through sudo when not root, so root needs none."""
     return (
         f'f=$(mktemp) && curl -fsSL {public_url}/install-agent.sh -o "$f" '
-        f'&& echo "{sha256}  $f" | sha256sum -c - && sudo sh "$f"'
+        f'&& echo "{sha256}  $f" | sha256sum -c - && sh "$f"'
     )
 
 

@@ -44,14 +44,15 @@ FleetDep = Annotated[FleetInfo, Depends(get_fleet)]
 def install_command(public_url: str, info: FleetInfo, token: str, installer_sha256: str | None) -> str:
     """One line for a POSIX shell: download install-agent.sh to a temp file, check it against the
     sha256 of what this server serves (the installer then checks the bundle against the sums written
-    in it), and run it as root with the join token on stdin (printf is a shell builtin: the token is
-    in no process's argv)."""
+    in it), and run it with the join token on stdin (printf is a shell builtin: the token is in no
+    process's argv). No sudo here: the installer runs as root, or runs itself again through sudo with
+    the same stdin, so the line works where root has no sudo."""
     server = info.grpc_addresses[0] if info.grpc_addresses else "<grpc address>"
     sha = installer_sha256 or "<run make dist on the server>"
     cmd = (
         f'f=$(mktemp) && curl -fsSL {public_url}/install-agent.sh -o "$f" '
         f'&& echo "{sha}  $f" | sha256sum -c - '
-        f"&& printf '%s\\n' {token} | sudo sh \"$f\" --server {server} --join-token-file -"
+        f"&& printf '%s\\n' {token} | sh \"$f\" --server {server} --join-token-file -"
     )
     if info.tls and info.ca_fingerprint:
         cmd += f" --ca-fingerprint {info.ca_fingerprint}"
