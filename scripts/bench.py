@@ -28,6 +28,10 @@ significance   compare's significance rule on seeded synthetic data: simulated A
 load           simulated agents speaking the real protocol against the real server: 200 connecting at
                once, 1000 idle streams (RSS, CPU), ingest (results/s, ack p50/p99), a batch to 100
                machines (server/benchmarks/load.py; docs/performance.md).
+ingest         the server's CPU a result with the reports real agents send (build/bench/ingest-load: the
+               agent's own runner and connection code), beside grpc_floor.py's floor and load.py's small
+               reports, 3 repetitions; bytes a result takes in SQLite after a real agent's default-profile
+               run (server/benchmarks/ingest_real.py; docs/performance.md).
 storm          real agents (build/bin/ctxbench-agent) against one real server: 200 and 1000 starting at
                once, then a server restart under them (time to all online, log lines that should not be
                there, a batch POST to 100, the idle server's RSS and CPU), on SQLite and PostgreSQL
@@ -66,6 +70,7 @@ SECTIONS = (
     "compare",
     "significance",
     "load",
+    "ingest",
     "storm",
 )
 
@@ -229,6 +234,14 @@ def main() -> int:
         status |= significance(report)
     if "load" in a.sections:
         status |= load(report)
+    if "ingest" in a.sections:
+        status |= _server_bench(
+            report,
+            "ingest-real",
+            ["benchmarks/ingest_real.py", "--markdown"],
+            "Command: `make bench` (`scripts/bench.py ingest`: `server/benchmarks/ingest_real.py"
+            " --markdown`). Target (issue 25 item 4): server CPU a result ≤ 2x the same minutes' floor.",
+        )
     if "storm" in a.sections:
         status |= storm(report)
     if "launches" in a.sections:

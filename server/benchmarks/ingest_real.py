@@ -14,7 +14,7 @@ issue 24 item 5).
 `stored`  the real agent (build/bin/ctxbench-agent) runs a default-profile run of a few kernels; bytes a
           result takes in the SQLite `results` table: sum(length(column)) over every column, per row.
 
-Run: .venv/bin/python server/benchmarks/ingest_real.py [ingest] [stored] [--reps 3] [--json FILE]
+Run: .venv/bin/python server/benchmarks/ingest_real.py [ingest] [stored] [--reps 3] [--json FILE] [--markdown]
 Figures depend on the host and on what runs beside: the load average is printed with each.
 """
 
@@ -184,7 +184,7 @@ def ingest(reps: int, agents: int, items: int, rate: float) -> dict[str, Any]:
     for rep in range(reps):
         for name, run in scenarios.items():
             rows[name].append(run())
-            print(json.dumps({f"{name} {rep + 1}": rows[name][-1]}), flush=True)
+            print(json.dumps({f"{name} {rep + 1}": rows[name][-1]}), file=sys.stderr, flush=True)
     cpu = {name: [r["server_cpu_ms_per_result"] for r in got] for name, got in rows.items()}
     pairs = [
         ("real", "floor"),
@@ -243,6 +243,44 @@ def stored() -> dict[str, Any]:
         return {"run_status": run["status"], "items": len(STORED_ITEMS)} | row_bytes(data / "ctxbench.db")
 
 
+LABELS = {
+    "real": "real reports (16 messages a result)",
+    "real_floor": "the same to the floor's server",
+    "real_no_progress": "real reports, RUNNING + report + DONE",
+    "real_no_progress_floor": "the same to the floor's server",
+    "small": "`load.py ingest` (10 samples, RUNNING + report)",
+    "floor": "`grpc_floor.py` (the same, only acked)",
+}
+
+
+def markdown(out: dict[str, Any]) -> str:
+    """The section make bench writes (docs/performance.md): one row per scenario, its repetitions."""
+    lines = []
+    if "ingest" in out:
+        runs = out["ingest"]["runs"]
+        lines += [
+            "| scenario | server CPU a result | results/s | load average |",
+            "|---|---|---|---|",
+        ]
+        for name, got in runs.items():
+            cells = [
+                LABELS[name],
+                ", ".join(f"{r['server_cpu_ms_per_result']:.3f}" for r in got) + " ms",
+                ", ".join(f"{r['results_per_s']:.0f}" for r in got),
+                " to ".join(
+                    sorted({r["loadavg"].split()[0] for r in got}, key=float)[:: max(1, len(got) - 1)]
+                ),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", "Ratios, each repetition to the floor measured in the same minutes:", ""]
+        lines += [f"- {k}: {', '.join(f'{v}x' for v in vs)}" for k, vs in out["ingest"]["ratios"].items()]
+    if "stored" in out:
+        st = out["stored"]
+        cols = ", ".join(f"{k} {v}" for k, v in st["largest_columns"].items())
+        lines += ["", f"Stored: {st['bytes_per_result']} bytes a result ({st['results']} results; {cols})."]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="*", default=["ingest", "stored"])
@@ -251,19 +289,23 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--markdown", action="store_true", help="stdout: the Markdown section (JSON to stderr)")
     args = ap.parse_args()
+    log = sys.stderr if args.markdown else sys.stdout
     out: dict[str, Any] = {}
     for s in args.scenarios:
         if s == "ingest":
             out[s] = ingest(args.reps, args.agents, args.items, args.rate)
-            print(json.dumps({s: {k: v for k, v in out[s].items() if k != "runs"}}), flush=True)
+            print(json.dumps({s: {k: v for k, v in out[s].items() if k != "runs"}}), file=log, flush=True)
         elif s == "stored":
             out[s] = stored()
-            print(json.dumps({s: out[s]}), flush=True)
+            print(json.dumps({s: out[s]}), file=log, flush=True)
         else:
             ap.error(f"unknown scenario {s!r}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
+    if args.markdown:
+        print(markdown(out))
 
 
 if __name__ == "__main__":
