@@ -4,6 +4,7 @@ import { ErrorMessage, Loading } from '@/components/Feedback';
 import { canCompare, useCompare } from '@/features/compare/api/compare';
 import { CompareBody } from '@/features/compare/components/CompareBody';
 import { PickAnother } from '@/features/compare/components/PickAnother';
+import type { LabelMatch } from '@/features/compare/components/LabelFilter';
 import { ComparePickers } from '@/features/compare/components/Pickers';
 import { ShareBox } from '@/features/compare/components/ShareBox';
 import { SidesPicker } from '@/features/compare/components/SidesPicker';
@@ -15,6 +16,13 @@ import { decodeCompareView, encodeCompareView, type CompareView } from '@/lib/co
 import { useDocumentTitle } from './title';
 import { paths } from '../paths';
 
+/** The machine picker's label filter: the machines page's selector, matched by the server (null: none). */
+function useLabelMatch(selector: string): LabelMatch | null {
+  const matching = useMachines({ selector });
+  if (!selector) return null;
+  return { ids: matching.isPlaceholderData || !matching.data ? null : new Set(matching.data.map((m) => m.id)), error: matching.error };
+}
+
 /** The explorer's centre: machines side by side, kernel by kernel and sweep by sweep. The URL is the view. */
 export function ComparePage() {
   useDocumentTitle('Compare');
@@ -22,11 +30,9 @@ export function ComparePage() {
   const navigate = useNavigate();
   const view = decodeCompareView(searchParams);
   const machines = useMachines();
-  // The picker's label filter: the machines page's selector, matched by the server.
-  const matching = useMachines({ selector: view.selector });
+  const match = useLabelMatch(view.selector);
   const kernels = useKernels();
   const compare = useCompare(view);
-
   // Patches merge into the latest address, even two in one tick (a blur and a submit), and are written
   // with `navigate` so the address keeps its readable commas.
   const search = searchParams.toString();
@@ -72,13 +78,7 @@ export function ComparePage() {
             : 'Pick two or more machines to see their results side by side.'}
       </p>
       {abMode && machines.data && <SidesPicker key={`${view.ab ?? ''}|${view.sides.map((x) => x.label).join(';')}`} machines={machines.data} view={view} onView={onView} />}
-      {!abMode && machines.data && kernels.data && <ComparePickers
-          machines={machines.data}
-          kernels={kernels.data}
-          view={view}
-          onView={onView}
-          match={view.selector ? { ids: matching.isPlaceholderData || !matching.data ? null : new Set(matching.data.map((m) => m.id)), error: matching.error } : null}
-        />}
+      {!abMode && machines.data && kernels.data && <ComparePickers machines={machines.data} kernels={kernels.data} view={view} onView={onView} match={match} />}
       {!abMode && view.machines.length === 1 && !view.batch && machines.data && <PickAnother machines={machines.data} view={view} onView={onView} />}
       {!abMode && (
         <p className="muted small">
