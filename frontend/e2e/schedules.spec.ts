@@ -1,8 +1,10 @@
 import { expect, test } from './fixtures';
+import { kernelOption, sweepCustom } from './new-run';
 import { localMachine } from './runs';
 
-// Issue 28: a schedule made in the explorer (kernels, a machine, an interval, jitter), listed with its
-// next firing, edited in the same form (prefilled, saved with PATCH), then paused. Real server, real agent; the schedule is deleted at the end, so no later spec
+// Issue 28: a schedule made in the explorer (kernels with their own parameters and sweeps, as a New run
+// has them; a machine, an interval, jitter), listed with its next firing, edited in the same form
+// (prefilled, saved with PATCH), then paused. Real server, real agent; the schedule is deleted at the end, so no later spec
 // sees a firing of it (paused, it would not fire anyway).
 
 type ScheduleJson = {
@@ -12,6 +14,7 @@ type ScheduleJson = {
   interval_s: number | null;
   jitter_s: number;
   machine_ids: string[] | null;
+  run: { items: { kernel: string; params: Record<string, unknown>; sweep?: Record<string, unknown> }[] };
   next_fire_at: string | null;
   next_due_at: string | null;
 };
@@ -24,8 +27,12 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   await expect(page.getByRole('heading', { name: 'Schedules', level: 1 })).toBeVisible();
 
   const form = page.getByRole('form', { name: 'New schedule' });
-  await form.getByLabel('Name').fill('e2e hourly getppid');
-  await form.getByRole('checkbox', { name: 'syscall.getppid' }).check();
+  await form.getByLabel('Name', { exact: true }).fill('e2e hourly getppid');
+  await kernelOption(page, 'syscall.getppid').getByRole('checkbox').check();
+  // Per-item parameters: sched.yield on another placement, its threads swept.
+  await kernelOption(page, 'sched.yield').getByRole('checkbox').check();
+  await kernelOption(page, 'sched.yield').locator('select[name="placement"]').selectOption('unpinned');
+  await sweepCustom(page, 'sched.yield', 'threads', '1, 2');
   await form.getByRole('checkbox', { name: machine.name }).check();
   await form.getByLabel('Interval (minutes, at least 1)').fill('120');
   await form.getByLabel('Jitter (seconds)').fill('30');
@@ -40,15 +47,25 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   expect(id).toBeTruthy();
   const stored = (await (await request.get(`/api/v1/schedules/${id}`)).json()) as ScheduleJson;
   expect(stored).toMatchObject({ name: 'e2e hourly getppid', interval_s: 7200, jitter_s: 30, machine_ids: [machine.id], paused: false });
+  expect(stored.run.items).toEqual([
+    { kernel: 'syscall.getppid', params: {} },
+    { kernel: 'sched.yield', params: { placement: 'unpinned' }, sweep: { threads: [1, 2] } },
+  ]);
 
   // Edit: the same form, prefilled with what is stored; Save sends PATCH and the next slot is recomputed.
   await row.getByTestId('schedule-edit').click();
   const edit = page.getByRole('form', { name: 'Edit schedule e2e hourly getppid' });
-  await expect(edit.getByLabel('Name')).toHaveValue('e2e hourly getppid');
+  await expect(edit.getByLabel('Name', { exact: true })).toHaveValue('e2e hourly getppid');
   await expect(edit.getByLabel('Interval (minutes, at least 1)')).toHaveValue('120');
   await expect(edit.getByLabel('Jitter (seconds)')).toHaveValue('30');
-  await expect(edit.getByRole('checkbox', { name: 'syscall.getppid' })).toBeChecked();
+  await expect(page.getByRole('form', { name: 'New schedule' })).toHaveCount(0); // one kernel picker at a time
+  await expect(kernelOption(page, 'syscall.getppid').getByRole('checkbox')).toBeChecked();
+  const yieldOption = kernelOption(page, 'sched.yield');
+  await expect(yieldOption.getByRole('checkbox')).toBeChecked();
+  await expect(yieldOption.locator('select[name="placement"]')).toHaveValue('unpinned');
+  await expect(yieldOption.locator('input[name="threads"]')).toHaveValue('1, 2');
   await expect(edit.getByRole('checkbox', { name: machine.name })).toBeChecked();
+  await yieldOption.locator('input[name="threads"]').fill('1, 2, 4');
   await edit.getByLabel('Interval (minutes, at least 1)').fill('180');
   await edit.getByLabel('Jitter (seconds)').fill('0');
   await edit.getByRole('button', { name: 'Save schedule' }).click();
@@ -57,6 +74,7 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   await expect(row).not.toContainText('jitter');
   const edited = (await (await request.get(`/api/v1/schedules/${id}`)).json()) as ScheduleJson;
   expect(edited).toMatchObject({ name: 'e2e hourly getppid', interval_s: 10800, jitter_s: 0, machine_ids: [machine.id], paused: false });
+  expect(edited.run.items[1]).toEqual({ kernel: 'sched.yield', params: { placement: 'unpinned' }, sweep: { threads: [1, 2, 4] } });
   // Slots of an interval are its multiples since the epoch: the new slot is one of 3 h, not of 2 h.
   expect((Date.parse(edited.next_due_at ?? '') / 1000) % 10800).toBe(0);
   expect(edited.next_fire_at).toBe(edited.next_due_at);
@@ -78,8 +96,8 @@ test('a schedule is created from the explorer, shows its next firing, and pauses
   expect(paused).toMatchObject({ paused: true, next_fire_at: null });
 
   // A bad cron line: the server's 422 names the field, shown under the form.
-  await form.getByLabel('Name').fill('bad cron');
-  await form.getByRole('checkbox', { name: 'syscall.getppid' }).check();
+  await form.getByLabel('Name', { exact: true }).fill('bad cron');
+  await kernelOption(page, 'syscall.getppid').getByRole('checkbox').check();
   await form.getByRole('checkbox', { name: machine.name }).check();
   await form.getByRole('radio', { name: 'on a cron line' }).check();
   await form.getByLabel('Cron (minute hour day month weekday, UTC)').fill('61 * * * *');

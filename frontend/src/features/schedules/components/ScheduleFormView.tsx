@@ -1,10 +1,12 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { ErrorMessage } from '@/components/Feedback';
+import { ErrorMessage, Loading } from '@/components/Feedback';
 import { Field, Select, SubmitActions } from '@/components/Form';
-import type { Kernel, Machine } from '@/lib/api-types';
+import { KernelPicker, type FormErrors } from '@/features/runs';
+import type { Kernel, Machine, RunSettings } from '@/lib/api-types';
+import { useLimits, type Limits } from '@/lib/limits';
+import { initialFormValue } from '@/lib/params';
 import type { ScheduleCreate } from '../api/schedules';
 import { scheduleBody, type ScheduleForm } from '../utils/form';
-import type { RunSettings } from '@/lib/api-types';
 
 const PROFILES = [
   { value: 'quick', label: 'quick' },
@@ -36,19 +38,29 @@ export interface ScheduleFormProps {
 /** What a schedule runs (kernels, a profile), on which machines (picked, or a label selector resolved at
  * each firing), and when (an interval or a cron line, plus jitter): the create form and the edit form. */
 export function ScheduleFormView(props: ScheduleFormProps) {
-  const { idPrefix: p, title, initial, base, machines, kernels, submit, error, onSave, children } = props;
+  const limits = useLimits();
+  if (limits.isPending) return <Loading what="the server's limits" />;
+  if (limits.isError) return <ErrorMessage title="Could not load the server's limits:" error={limits.error} />;
+  return <Filled {...props} limits={limits.data} />;
+}
+
+function Filled(props: ScheduleFormProps & { limits: Limits }) {
+  const { idPrefix: p, title, initial, base, machines, kernels, submit, error, onSave, children, limits } = props;
   const [form, setForm] = useState<ScheduleForm>(initial);
   const [problem, setProblem] = useState<string | null>(null);
+  const [errors, setErrors] = useState<FormErrors>({});
   const set = (patch: Partial<ScheduleForm>) => setForm((f) => ({ ...f, ...patch }));
   const active = machines.filter((m) => m.status === 'active' || form.machineIds.includes(m.id));
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
-    const body = scheduleBody(form, base);
+    const body = scheduleBody(form, kernels, limits, base);
     if ('problem' in body) {
       setProblem(body.problem);
+      setErrors(body.errors ?? {});
       return;
     }
     setProblem(null);
+    setErrors({});
     onSave(body, () => setForm(initial));
   };
   return (
@@ -61,15 +73,7 @@ export function ScheduleFormView(props: ScheduleFormProps) {
           <Select id={`${p}-profile`} value={form.profile} onChange={(e) => set({ profile: e.target.value as ScheduleForm['profile'] })} options={PROFILES} />
         </Field>
       </div>
-      <fieldset className="field">
-        <legend>Kernels (their default parameters)</legend>
-        {kernels.map((k) => (
-          <label key={k.id} className="checkbox">
-            <input type="checkbox" checked={form.kernels.includes(k.id)} onChange={(e) => set({ kernels: toggle(form.kernels, k.id, e.target.checked) })} /> {k.id}
-          </label>
-        ))}
-        {kernels.length === 0 && <p className="muted">No kernels yet: connect an agent.</p>}
-      </fieldset>
+      <KernelsFieldset form={form} setForm={setForm} kernels={kernels} errors={errors} thin={limits.profiles[form.profile]?.thin_sweeps ?? false} />
       <MachinesFieldset p={p} form={form} set={set} active={active} />
       <WhenFieldset p={p} form={form} set={set} />
       <SubmitActions label={submit.label} busy={submit.busy} pending={submit.pending}>
@@ -82,6 +86,45 @@ export function ScheduleFormView(props: ScheduleFormProps) {
       )}
       {error && <ErrorMessage title={error.title} error={error.error} />}
     </form>
+  );
+}
+
+/** Kernels by family, families and kernels in id order. */
+function byFamily(kernels: Kernel[]): [string, Kernel[]][] {
+  const groups = new Map<string, Kernel[]>();
+  for (const k of [...kernels].sort((a, b) => a.id.localeCompare(b.id))) groups.set(k.family, [...(groups.get(k.family) ?? []), k]);
+  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** What each firing runs: the New run form's kernel picker, each chosen kernel with its parameters and
+ * sweeps (the server checks them against each selected machine's catalog). */
+function KernelsFieldset(props: { form: ScheduleForm; setForm: (f: (prev: ScheduleForm) => ScheduleForm) => void; kernels: Kernel[]; errors: FormErrors; thin: boolean }) {
+  const { form, setForm, kernels, errors, thin } = props;
+  return (
+    <fieldset className="field">
+      <legend>Kernels and their parameters</legend>
+      {kernels.length === 0 ? (
+        <p className="muted">No kernels yet: connect an agent.</p>
+      ) : (
+        <KernelPicker
+          groups={byFamily(kernels)}
+          selected={new Set(form.kernels)}
+          values={(k) => Object.fromEntries(k.params.map((p) => [p.name, form.values[k.id]?.[p.name] ?? initialFormValue(p)]))}
+          sweeps={(k) => form.sweeps[k.id] ?? {}}
+          profile={form.profile}
+          thin={thin}
+          errors={errors}
+          onToggle={(id, on) => setForm((f) => ({ ...f, kernels: toggle(f.kernels.filter((k) => k !== id), id, on) }))}
+          onParam={(id, name, value) => setForm((f) => ({ ...f, values: { ...f.values, [id]: { ...f.values[id], [name]: value } } }))}
+          onSweep={(id, name, choice) =>
+            setForm((f) => {
+              const { [name]: _, ...rest } = f.sweeps[id] ?? {};
+              return { ...f, sweeps: { ...f.sweeps, [id]: choice ? { ...rest, [name]: choice } : rest } };
+            })
+          }
+        />
+      )}
+    </fieldset>
   );
 }
 

@@ -1,4 +1,5 @@
-import { Fragment, useState } from 'react';
+import { Fragment } from 'react';
+import { useSearchParams } from 'react-router';
 import { ConfirmDelete } from '@/components/ConfirmDelete';
 import { ErrorMessage } from '@/components/Feedback';
 import { DataTable } from '@/components/TableHead';
@@ -9,6 +10,9 @@ import type { Kernel, Machine } from '@/lib/api-types';
 import { useDeleteSchedule, useSetPaused, type Schedule } from '../api/schedules';
 import { countdown, describeFiring, describeTiming } from '../utils/describe';
 import { EditScheduleForm } from './EditScheduleForm';
+
+/** The address parameter naming the schedule being edited. */
+export const EDIT_PARAM = 'edit';
 
 function PauseButton({ schedule }: { schedule: Schedule }) {
   const set = useSetPaused();
@@ -51,11 +55,23 @@ function selection(s: Schedule): string {
 }
 
 /** The schedules; with the machines and kernels known, each row has an Edit button that opens the
- * schedule form, prefilled, under it. */
+ * schedule form, prefilled, under it (?edit=<id> in the address: one form with the kernel picker on the
+ * page at a time, so the New schedule form waits meanwhile). */
 export function SchedulesTable(props: { schedules: Schedule[]; machines?: Machine[]; kernels?: Kernel[] }) {
   const { schedules, machines, kernels } = props;
   const now = useNow(1000);
-  const [editing, setEditing] = useState<string | null>(null);
+  const [params, setParams] = useSearchParams();
+  const editing = params.get(EDIT_PARAM);
+  const setEditing = (id: string | null) =>
+    setParams(
+      (prev) => {
+        const next = new URLSearchParams(prev);
+        if (id) next.set(EDIT_PARAM, id);
+        else next.delete(EDIT_PARAM);
+        return next;
+      },
+      { replace: true },
+    );
   if (schedules.length === 0) return <p className="muted">No schedules yet: create one below.</p>;
   return (
     <DataTable columns={['Name', 'Runs', 'On', 'When', 'Next firing', 'Last firing', unseen('Actions')]}>
