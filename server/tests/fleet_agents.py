@@ -4,9 +4,10 @@ change and a peer outlier are made of. Used by test_fleet_changes.py, and run as
 test (frontend/e2e/fleet-changes.spec.ts) against the real stack:
 
     cd server && ../.venv/bin/python -m tests.fleet_agents --http URL --grpc HOST:PORT \\
-        --admin-token T --agent-token-file F --ca-file F --prefix NAME
+        --admin-token T --agent-token-file F --ca-file F --prefix NAME [--hosts ad]
 
-prints {"machines": {name: id}, "kernel": id} once every run has reported, and disconnects."""
+prints {"machines": {name: id}, "kernel": id} once every run has reported, and disconnects. --hosts names
+which of the hosts a..f take part (frontend/e2e/alert-real.spec.ts runs one that steps, one that does not)."""
 
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ async def step_fleet(
 
 async def main(args: argparse.Namespace, token: str, ca: bytes) -> dict[str, Any]:
     """The browser test's fleet: a, b, c reboot into 6.8.0 and step +60 %; d, e stay on 6.1.0; f was on
-    6.8.0 all along with the powersave governor and is 3x its class (a peer outlier)."""
+    6.8.0 all along with the powersave governor and is 3x its class (a peer outlier). Only the hosts named
+    in `args.hosts` take part."""
     credentials: dict[str, str] = {}
     kw: dict[str, Any] = {"token": token, "root_ca": ca, "credentials": credentials}
     kw["kernels"] = probe_catalog(args.kernel)
@@ -142,12 +144,14 @@ async def main(args: argparse.Namespace, token: str, ca: bytes) -> dict[str, Any
 
     agents = {n: agent(n) for n in "abcde"}
     agents["f"] = agent("f", kernel_release="6.8.0", governor="powersave")
+    agents = {n: a for n, a in agents.items() if n in args.hosts}
     hosts = [
         Host(a, 100.0, 160.0, {**a.facts, "kernel_release": "6.8.0"}) if n in "abc" else Host(a, 100.0, 100.0)
         for n, a in agents.items()
         if n != "f"
     ]
-    hosts.append(Host(agents["f"], 480.0, 480.0))
+    if "f" in agents:
+        hosts.append(Host(agents["f"], 480.0, 480.0))
     headers = {"authorization": f"Bearer {args.admin_token}"}
     async with httpx.AsyncClient(base_url=args.http, headers=headers, timeout=20) as http:
         try:
@@ -167,6 +171,7 @@ if __name__ == "__main__":
     p.add_argument("--ca-file", required=True)
     p.add_argument("--prefix", default="pw-fleet")
     p.add_argument("--kernel", default="e2e.fleet_probe")
+    p.add_argument("--hosts", default="abcdef", help="which of the hosts a..f take part")
     p.add_argument("--before", type=int, default=4)
     p.add_argument("--after", type=int, default=4)
     a = p.parse_args()
