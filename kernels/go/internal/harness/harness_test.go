@@ -217,3 +217,34 @@ func TestDisturbedCountsOnlySwitchesBeyondTheKernelsOwn(t *testing.T) {
 		t.Errorf("self-switching kernel: got %v, want [0 2]", got)
 	}
 }
+
+func TestRunSampledIgnoresOneStalledSetup(t *testing.T) {
+	// A host that stalls one call's set-up by 30 ms while the samples are calibrated (a descheduled
+	// GC, a busy neighbour): the least disturbed probe sizes the samples, so they stay near the
+	// 0.5 ms asked for rather than stretching to cover the stall (goroutine.create beside a build).
+	var sum int64
+	ones := 0
+	c := &Case{OpsPerIter: 1, Procs: 1, Bench: func(b *testing.B, m *Meter) {
+		// Every testing.Benchmark call starts with one run of N=1: the first is the warm-up's, the
+		// second the first calibration probe's, whose set-up this stalls.
+		if b.N == 1 {
+			ones++
+		}
+		if b.N == 1 && ones == 2 {
+			time.Sleep(30 * time.Millisecond)
+		}
+		m.Begin(b)
+		for i := 0; i < b.N; i++ {
+			sum += int64(i)
+		}
+		m.End(b)
+	}}
+	res, err := RunSampled(c, 1, 0.05, 0.0005)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := res.Counters["sustained_ns_per_op"] * float64(res.Sampling.SampleOps)
+	if timed > 10e6 {
+		t.Errorf("one sample times %.1f ms after one 30 ms stall, want about 0.5 ms (sampling %+v)", timed/1e6, res.Sampling)
+	}
+}
