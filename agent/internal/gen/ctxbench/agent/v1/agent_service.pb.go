@@ -224,6 +224,7 @@ type ConnectRequest struct {
 	//	*ConnectRequest_RunUpdate
 	//	*ConnectRequest_ResultReport
 	//	*ConnectRequest_Heartbeat
+	//	*ConnectRequest_RunProgress
 	Msg           isConnectRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -302,6 +303,15 @@ func (x *ConnectRequest) GetHeartbeat() *Heartbeat {
 	return nil
 }
 
+func (x *ConnectRequest) GetRunProgress() *RunProgress {
+	if x != nil {
+		if x, ok := x.Msg.(*ConnectRequest_RunProgress); ok {
+			return x.RunProgress
+		}
+	}
+	return nil
+}
+
 type isConnectRequest_Msg interface {
 	isConnectRequest_Msg()
 }
@@ -326,6 +336,12 @@ type ConnectRequest_Heartbeat struct {
 	Heartbeat *Heartbeat `protobuf:"bytes,4,opt,name=heartbeat,proto3,oneof"`
 }
 
+type ConnectRequest_RunProgress struct {
+	// Several items' RUNNING progress coalesced into one message, sent only to a server whose Welcome
+	// set progress_interval_ms (an older server never receives it).
+	RunProgress *RunProgress `protobuf:"bytes,5,opt,name=run_progress,json=runProgress,proto3,oneof"`
+}
+
 func (*ConnectRequest_Hello) isConnectRequest_Msg() {}
 
 func (*ConnectRequest_RunUpdate) isConnectRequest_Msg() {}
@@ -333,6 +349,8 @@ func (*ConnectRequest_RunUpdate) isConnectRequest_Msg() {}
 func (*ConnectRequest_ResultReport) isConnectRequest_Msg() {}
 
 func (*ConnectRequest_Heartbeat) isConnectRequest_Msg() {}
+
+func (*ConnectRequest_RunProgress) isConnectRequest_Msg() {}
 
 // ConnectResponse is one server → agent message on the Connect stream.
 type ConnectResponse struct {
@@ -1445,6 +1463,54 @@ func (x *RunUpdate) GetLaunchesWallS() float64 {
 	return 0
 }
 
+// RunProgress is RUNNING RunUpdates coalesced by the agent: each the latest state of one item since the
+// last progress sent, in the order the items last changed. The server treats each as a RunUpdate on its
+// own (the same checks), and refuses a RunProgress over its budget of updates with a Reject.
+type RunProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The items' latest RunUpdates.
+	Updates       []*RunUpdate `protobuf:"bytes,1,rep,name=updates,proto3" json:"updates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunProgress) Reset() {
+	*x = RunProgress{}
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunProgress) ProtoMessage() {}
+
+func (x *RunProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunProgress.ProtoReflect.Descriptor instead.
+func (*RunProgress) Descriptor() ([]byte, []int) {
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RunProgress) GetUpdates() []*RunUpdate {
+	if x != nil {
+		return x.Updates
+	}
+	return nil
+}
+
 // Harness names the benchmark harness the kernel used.
 type Harness struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1469,7 +1535,7 @@ type Harness struct {
 
 func (x *Harness) Reset() {
 	*x = Harness{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1547,7 @@ func (x *Harness) String() string {
 func (*Harness) ProtoMessage() {}
 
 func (x *Harness) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[11]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1560,7 @@ func (x *Harness) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Harness.ProtoReflect.Descriptor instead.
 func (*Harness) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{11}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Harness) GetName() string {
@@ -1602,7 +1668,7 @@ type ResultReport struct {
 
 func (x *ResultReport) Reset() {
 	*x = ResultReport{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1680,7 @@ func (x *ResultReport) String() string {
 func (*ResultReport) ProtoMessage() {}
 
 func (x *ResultReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[12]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1693,7 @@ func (x *ResultReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultReport.ProtoReflect.Descriptor instead.
 func (*ResultReport) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{12}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ResultReport) GetResultId() string {
@@ -1822,7 +1888,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +1900,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[13]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +1913,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{13}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Launch) GetIndex() uint32 {
@@ -1947,7 +2013,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2025,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[14]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2038,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{14}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Heartbeat) GetSentAt() *timestamppb.Timestamp {
@@ -1998,13 +2064,17 @@ type Welcome struct {
 	HeartbeatIntervalS int32 `protobuf:"varint,2,opt,name=heartbeat_interval_s,json=heartbeatIntervalS,proto3" json:"heartbeat_interval_s,omitempty"`
 	// The server's version string.
 	ServerVersion string `protobuf:"bytes,3,opt,name=server_version,json=serverVersion,proto3" json:"server_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How often, at most, the agent sends progress, milliseconds: RUNNING RunUpdates are held per item
+	// (the latest wins) and sent together as one RunProgress at most this often; any other message flushes
+	// them first, so order is kept. 0 (an older server): each RunUpdate travels on its own, as before.
+	ProgressIntervalMs uint32 `protobuf:"varint,4,opt,name=progress_interval_ms,json=progressIntervalMs,proto3" json:"progress_interval_ms,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +2086,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[15]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +2099,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Welcome) GetMachineId() string {
@@ -2051,6 +2121,13 @@ func (x *Welcome) GetServerVersion() string {
 		return x.ServerVersion
 	}
 	return ""
+}
+
+func (x *Welcome) GetProgressIntervalMs() uint32 {
+	if x != nil {
+		return x.ProgressIntervalMs
+	}
+	return 0
 }
 
 // RunItem is one kernel invocation with fixed parameters.
@@ -2085,7 +2162,7 @@ type RunItem struct {
 
 func (x *RunItem) Reset() {
 	*x = RunItem{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2174,7 @@ func (x *RunItem) String() string {
 func (*RunItem) ProtoMessage() {}
 
 func (x *RunItem) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[16]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2187,7 @@ func (x *RunItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunItem.ProtoReflect.Descriptor instead.
 func (*RunItem) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{16}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunItem) GetItemId() string {
@@ -2203,7 +2280,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2215,7 +2292,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[17]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2228,7 +2305,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{17}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartRun) GetRunId() string {
@@ -2270,7 +2347,7 @@ type CancelRun struct {
 
 func (x *CancelRun) Reset() {
 	*x = CancelRun{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2359,7 @@ func (x *CancelRun) String() string {
 func (*CancelRun) ProtoMessage() {}
 
 func (x *CancelRun) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[18]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2372,7 @@ func (x *CancelRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRun.ProtoReflect.Descriptor instead.
 func (*CancelRun) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{18}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CancelRun) GetRunId() string {
@@ -2325,7 +2402,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2414,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[19]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2427,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{19}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Reject) GetResultId() string {
@@ -2392,7 +2469,7 @@ type ResultAck struct {
 
 func (x *ResultAck) Reset() {
 	*x = ResultAck{}
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2481,7 @@ func (x *ResultAck) String() string {
 func (*ResultAck) ProtoMessage() {}
 
 func (x *ResultAck) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[20]
+	mi := &file_ctxbench_agent_v1_agent_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2494,7 @@ func (x *ResultAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultAck.ProtoReflect.Descriptor instead.
 func (*ResultAck) Descriptor() ([]byte, []int) {
-	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{20}
+	return file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResultAck) GetResultId() string {
@@ -2431,13 +2508,14 @@ var File_ctxbench_agent_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	"%ctxbench/agent/v1/agent_service.proto\x12\x11ctxbench.agent.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8e\x02\n" +
+	"%ctxbench/agent/v1/agent_service.proto\x12\x11ctxbench.agent.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\x02\n" +
 	"\x0eConnectRequest\x120\n" +
 	"\x05hello\x18\x01 \x01(\v2\x18.ctxbench.agent.v1.HelloH\x00R\x05hello\x12=\n" +
 	"\n" +
 	"run_update\x18\x02 \x01(\v2\x1c.ctxbench.agent.v1.RunUpdateH\x00R\trunUpdate\x12F\n" +
 	"\rresult_report\x18\x03 \x01(\v2\x1f.ctxbench.agent.v1.ResultReportH\x00R\fresultReport\x12<\n" +
-	"\theartbeat\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.HeartbeatH\x00R\theartbeatB\x05\n" +
+	"\theartbeat\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.HeartbeatH\x00R\theartbeat\x12C\n" +
+	"\frun_progress\x18\x05 \x01(\v2\x1e.ctxbench.agent.v1.RunProgressH\x00R\vrunProgressB\x05\n" +
 	"\x03msg\"\xbf\x02\n" +
 	"\x0fConnectResponse\x126\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1a.ctxbench.agent.v1.WelcomeH\x00R\awelcome\x12:\n" +
@@ -2553,7 +2631,9 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12#\n" +
 	"\rlaunches_done\x18\x06 \x01(\rR\flaunchesDone\x12)\n" +
 	"\x10launches_planned\x18\a \x01(\rR\x0flaunchesPlanned\x12&\n" +
-	"\x0flaunches_wall_s\x18\b \x01(\x01R\rlaunchesWallS\"\xec\x01\n" +
+	"\x0flaunches_wall_s\x18\b \x01(\x01R\rlaunchesWallS\"E\n" +
+	"\vRunProgress\x126\n" +
+	"\aupdates\x18\x01 \x03(\v2\x1c.ctxbench.agent.v1.RunUpdateR\aupdates\"\xec\x01\n" +
 	"\aHarness\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
@@ -2620,12 +2700,13 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x11disturbed_samples\x18\f \x01(\rR\x10disturbedSamples\"f\n" +
 	"\tHeartbeat\x123\n" +
 	"\asent_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12$\n" +
-	"\x0ecurrent_run_id\x18\x02 \x01(\tR\fcurrentRunId\"\x81\x01\n" +
+	"\x0ecurrent_run_id\x18\x02 \x01(\tR\fcurrentRunId\"\xb3\x01\n" +
 	"\aWelcome\x12\x1d\n" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x120\n" +
 	"\x14heartbeat_interval_s\x18\x02 \x01(\x05R\x12heartbeatIntervalS\x12%\n" +
-	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\"\x91\x03\n" +
+	"\x0eserver_version\x18\x03 \x01(\tR\rserverVersion\x120\n" +
+	"\x14progress_interval_ms\x18\x04 \x01(\rR\x12progressIntervalMs\"\x91\x03\n" +
 	"\aRunItem\x12\x17\n" +
 	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x1b\n" +
 	"\tkernel_id\x18\x02 \x01(\tR\bkernelId\x12>\n" +
@@ -2693,7 +2774,7 @@ func file_ctxbench_agent_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxbench_agent_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_ctxbench_agent_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(ParamType)(0),                // 0: ctxbench.agent.v1.ParamType
 	(ItemState)(0),                // 1: ctxbench.agent.v1.ItemState
@@ -2709,67 +2790,70 @@ var file_ctxbench_agent_v1_agent_service_proto_goTypes = []any{
 	(*SeedReference)(nil),         // 11: ctxbench.agent.v1.SeedReference
 	(*KernelSpec)(nil),            // 12: ctxbench.agent.v1.KernelSpec
 	(*RunUpdate)(nil),             // 13: ctxbench.agent.v1.RunUpdate
-	(*Harness)(nil),               // 14: ctxbench.agent.v1.Harness
-	(*ResultReport)(nil),          // 15: ctxbench.agent.v1.ResultReport
-	(*Launch)(nil),                // 16: ctxbench.agent.v1.Launch
-	(*Heartbeat)(nil),             // 17: ctxbench.agent.v1.Heartbeat
-	(*Welcome)(nil),               // 18: ctxbench.agent.v1.Welcome
-	(*RunItem)(nil),               // 19: ctxbench.agent.v1.RunItem
-	(*StartRun)(nil),              // 20: ctxbench.agent.v1.StartRun
-	(*CancelRun)(nil),             // 21: ctxbench.agent.v1.CancelRun
-	(*Reject)(nil),                // 22: ctxbench.agent.v1.Reject
-	(*ResultAck)(nil),             // 23: ctxbench.agent.v1.ResultAck
-	nil,                           // 24: ctxbench.agent.v1.Hello.LabelsEntry
-	nil,                           // 25: ctxbench.agent.v1.MachineFacts.CachesEntry
-	nil,                           // 26: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	nil,                           // 27: ctxbench.agent.v1.MachineFacts.ExtraEntry
-	nil,                           // 28: ctxbench.agent.v1.SeedReference.ParamsEntry
-	nil,                           // 29: ctxbench.agent.v1.ResultReport.ParamsEntry
-	nil,                           // 30: ctxbench.agent.v1.ResultReport.CountersEntry
-	nil,                           // 31: ctxbench.agent.v1.RunItem.ParamsEntry
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*RunProgress)(nil),           // 14: ctxbench.agent.v1.RunProgress
+	(*Harness)(nil),               // 15: ctxbench.agent.v1.Harness
+	(*ResultReport)(nil),          // 16: ctxbench.agent.v1.ResultReport
+	(*Launch)(nil),                // 17: ctxbench.agent.v1.Launch
+	(*Heartbeat)(nil),             // 18: ctxbench.agent.v1.Heartbeat
+	(*Welcome)(nil),               // 19: ctxbench.agent.v1.Welcome
+	(*RunItem)(nil),               // 20: ctxbench.agent.v1.RunItem
+	(*StartRun)(nil),              // 21: ctxbench.agent.v1.StartRun
+	(*CancelRun)(nil),             // 22: ctxbench.agent.v1.CancelRun
+	(*Reject)(nil),                // 23: ctxbench.agent.v1.Reject
+	(*ResultAck)(nil),             // 24: ctxbench.agent.v1.ResultAck
+	nil,                           // 25: ctxbench.agent.v1.Hello.LabelsEntry
+	nil,                           // 26: ctxbench.agent.v1.MachineFacts.CachesEntry
+	nil,                           // 27: ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	nil,                           // 28: ctxbench.agent.v1.MachineFacts.ExtraEntry
+	nil,                           // 29: ctxbench.agent.v1.SeedReference.ParamsEntry
+	nil,                           // 30: ctxbench.agent.v1.ResultReport.ParamsEntry
+	nil,                           // 31: ctxbench.agent.v1.ResultReport.CountersEntry
+	nil,                           // 32: ctxbench.agent.v1.RunItem.ParamsEntry
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
 }
 var file_ctxbench_agent_v1_agent_service_proto_depIdxs = []int32{
 	7,  // 0: ctxbench.agent.v1.ConnectRequest.hello:type_name -> ctxbench.agent.v1.Hello
 	13, // 1: ctxbench.agent.v1.ConnectRequest.run_update:type_name -> ctxbench.agent.v1.RunUpdate
-	15, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
-	17, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
-	18, // 4: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
-	20, // 5: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
-	21, // 6: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
-	23, // 7: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
-	22, // 8: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
-	8,  // 9: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
-	12, // 10: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
-	24, // 11: ctxbench.agent.v1.Hello.labels:type_name -> ctxbench.agent.v1.Hello.LabelsEntry
-	25, // 12: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
-	26, // 13: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
-	27, // 14: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
-	9,  // 15: ctxbench.agent.v1.MachineFacts.preflight:type_name -> ctxbench.agent.v1.PreflightCheck
-	0,  // 16: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
-	28, // 17: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
-	10, // 18: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
-	11, // 19: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
-	1,  // 20: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
-	2,  // 21: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
-	29, // 22: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
-	30, // 23: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
-	14, // 24: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
-	32, // 25: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
-	32, // 26: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
-	16, // 27: ctxbench.agent.v1.ResultReport.launches:type_name -> ctxbench.agent.v1.Launch
-	32, // 28: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
-	31, // 29: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
-	19, // 30: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
-	5,  // 31: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
-	3,  // 32: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
-	6,  // 33: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
-	4,  // 34: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
-	33, // [33:35] is the sub-list for method output_type
-	31, // [31:33] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	16, // 2: ctxbench.agent.v1.ConnectRequest.result_report:type_name -> ctxbench.agent.v1.ResultReport
+	18, // 3: ctxbench.agent.v1.ConnectRequest.heartbeat:type_name -> ctxbench.agent.v1.Heartbeat
+	14, // 4: ctxbench.agent.v1.ConnectRequest.run_progress:type_name -> ctxbench.agent.v1.RunProgress
+	19, // 5: ctxbench.agent.v1.ConnectResponse.welcome:type_name -> ctxbench.agent.v1.Welcome
+	21, // 6: ctxbench.agent.v1.ConnectResponse.start_run:type_name -> ctxbench.agent.v1.StartRun
+	22, // 7: ctxbench.agent.v1.ConnectResponse.cancel_run:type_name -> ctxbench.agent.v1.CancelRun
+	24, // 8: ctxbench.agent.v1.ConnectResponse.result_ack:type_name -> ctxbench.agent.v1.ResultAck
+	23, // 9: ctxbench.agent.v1.ConnectResponse.reject:type_name -> ctxbench.agent.v1.Reject
+	8,  // 10: ctxbench.agent.v1.Hello.facts:type_name -> ctxbench.agent.v1.MachineFacts
+	12, // 11: ctxbench.agent.v1.Hello.kernels:type_name -> ctxbench.agent.v1.KernelSpec
+	25, // 12: ctxbench.agent.v1.Hello.labels:type_name -> ctxbench.agent.v1.Hello.LabelsEntry
+	26, // 13: ctxbench.agent.v1.MachineFacts.caches:type_name -> ctxbench.agent.v1.MachineFacts.CachesEntry
+	27, // 14: ctxbench.agent.v1.MachineFacts.vulnerabilities:type_name -> ctxbench.agent.v1.MachineFacts.VulnerabilitiesEntry
+	28, // 15: ctxbench.agent.v1.MachineFacts.extra:type_name -> ctxbench.agent.v1.MachineFacts.ExtraEntry
+	9,  // 16: ctxbench.agent.v1.MachineFacts.preflight:type_name -> ctxbench.agent.v1.PreflightCheck
+	0,  // 17: ctxbench.agent.v1.ParamSpec.type:type_name -> ctxbench.agent.v1.ParamType
+	29, // 18: ctxbench.agent.v1.SeedReference.params:type_name -> ctxbench.agent.v1.SeedReference.ParamsEntry
+	10, // 19: ctxbench.agent.v1.KernelSpec.params:type_name -> ctxbench.agent.v1.ParamSpec
+	11, // 20: ctxbench.agent.v1.KernelSpec.seed_reference:type_name -> ctxbench.agent.v1.SeedReference
+	1,  // 21: ctxbench.agent.v1.RunUpdate.state:type_name -> ctxbench.agent.v1.ItemState
+	13, // 22: ctxbench.agent.v1.RunProgress.updates:type_name -> ctxbench.agent.v1.RunUpdate
+	2,  // 23: ctxbench.agent.v1.ResultReport.status:type_name -> ctxbench.agent.v1.ResultStatus
+	30, // 24: ctxbench.agent.v1.ResultReport.params:type_name -> ctxbench.agent.v1.ResultReport.ParamsEntry
+	31, // 25: ctxbench.agent.v1.ResultReport.counters:type_name -> ctxbench.agent.v1.ResultReport.CountersEntry
+	15, // 26: ctxbench.agent.v1.ResultReport.harness:type_name -> ctxbench.agent.v1.Harness
+	33, // 27: ctxbench.agent.v1.ResultReport.started_at:type_name -> google.protobuf.Timestamp
+	33, // 28: ctxbench.agent.v1.ResultReport.finished_at:type_name -> google.protobuf.Timestamp
+	17, // 29: ctxbench.agent.v1.ResultReport.launches:type_name -> ctxbench.agent.v1.Launch
+	33, // 30: ctxbench.agent.v1.Heartbeat.sent_at:type_name -> google.protobuf.Timestamp
+	32, // 31: ctxbench.agent.v1.RunItem.params:type_name -> ctxbench.agent.v1.RunItem.ParamsEntry
+	20, // 32: ctxbench.agent.v1.StartRun.items:type_name -> ctxbench.agent.v1.RunItem
+	5,  // 33: ctxbench.agent.v1.AgentService.Enroll:input_type -> ctxbench.agent.v1.EnrollRequest
+	3,  // 34: ctxbench.agent.v1.AgentService.Connect:input_type -> ctxbench.agent.v1.ConnectRequest
+	6,  // 35: ctxbench.agent.v1.AgentService.Enroll:output_type -> ctxbench.agent.v1.EnrollResponse
+	4,  // 36: ctxbench.agent.v1.AgentService.Connect:output_type -> ctxbench.agent.v1.ConnectResponse
+	35, // [35:37] is the sub-list for method output_type
+	33, // [33:35] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_ctxbench_agent_v1_agent_service_proto_init() }
@@ -2782,6 +2866,7 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 		(*ConnectRequest_RunUpdate)(nil),
 		(*ConnectRequest_ResultReport)(nil),
 		(*ConnectRequest_Heartbeat)(nil),
+		(*ConnectRequest_RunProgress)(nil),
 	}
 	file_ctxbench_agent_v1_agent_service_proto_msgTypes[1].OneofWrappers = []any{
 		(*ConnectResponse_Welcome)(nil),
@@ -2797,7 +2882,7 @@ func file_ctxbench_agent_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxbench_agent_v1_agent_service_proto_rawDesc), len(file_ctxbench_agent_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -54,16 +54,18 @@ RESULT_STATUS_UNSUPPORTED: ResultStatus
 RESULT_STATUS_CANCELLED: ResultStatus
 
 class ConnectRequest(_message.Message):
-    __slots__ = ("hello", "run_update", "result_report", "heartbeat")
+    __slots__ = ("hello", "run_update", "result_report", "heartbeat", "run_progress")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     RUN_UPDATE_FIELD_NUMBER: _ClassVar[int]
     RESULT_REPORT_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    RUN_PROGRESS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     run_update: RunUpdate
     result_report: ResultReport
     heartbeat: Heartbeat
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., run_update: _Optional[_Union[RunUpdate, _Mapping]] = ..., result_report: _Optional[_Union[ResultReport, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
+    run_progress: RunProgress
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., run_update: _Optional[_Union[RunUpdate, _Mapping]] = ..., result_report: _Optional[_Union[ResultReport, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., run_progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
     __slots__ = ("welcome", "start_run", "cancel_run", "result_ack", "reject")
@@ -290,6 +292,12 @@ class RunUpdate(_message.Message):
     launches_wall_s: float
     def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[ItemState, str]] = ..., item_index: _Optional[int] = ..., item_id: _Optional[str] = ..., message: _Optional[str] = ..., launches_done: _Optional[int] = ..., launches_planned: _Optional[int] = ..., launches_wall_s: _Optional[float] = ...) -> None: ...
 
+class RunProgress(_message.Message):
+    __slots__ = ("updates",)
+    UPDATES_FIELD_NUMBER: _ClassVar[int]
+    updates: _containers.RepeatedCompositeFieldContainer[RunUpdate]
+    def __init__(self, updates: _Optional[_Iterable[_Union[RunUpdate, _Mapping]]] = ...) -> None: ...
+
 class Harness(_message.Message):
     __slots__ = ("name", "version", "min_time_s", "estimator", "sample_time_s", "sample_ops", "samples_per_repetition")
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -407,14 +415,16 @@ class Heartbeat(_message.Message):
     def __init__(self, sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_run_id: _Optional[str] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("machine_id", "heartbeat_interval_s", "server_version")
+    __slots__ = ("machine_id", "heartbeat_interval_s", "server_version", "progress_interval_ms")
     MACHINE_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_S_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     machine_id: str
     heartbeat_interval_s: int
     server_version: str
-    def __init__(self, machine_id: _Optional[str] = ..., heartbeat_interval_s: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
+    progress_interval_ms: int
+    def __init__(self, machine_id: _Optional[str] = ..., heartbeat_interval_s: _Optional[int] = ..., server_version: _Optional[str] = ..., progress_interval_ms: _Optional[int] = ...) -> None: ...
 
 class RunItem(_message.Message):
     __slots__ = ("item_id", "kernel_id", "params", "repetitions", "min_time_s", "timeout_s", "rerun_cv", "max_reruns", "launches", "sample_time_s")
