@@ -4,8 +4,9 @@
 //	ingest-load capture --kernels DIR --kernel ID [--param k=v]... --out FILE
 //
 // runs one item through the agent's own runner (internal/runner: launches, short samples, interference
-// fields, progress updates) with the default profile's settings and writes every message the runner sent
-// for it, in order, to FILE (length-delimited ConnectRequests).
+// fields, progress updates coalesced as the server's default progress_interval_ms asks; see
+// --progress-interval) with the default profile's settings and writes every message the runner sent for
+// it, in order, to FILE (length-delimited ConnectRequests).
 //
 //	ingest-load replay --server HOST:PORT --ca-file F --token-file F --kernels DIR --messages FILE
 //	    [--agents 20] [--rate 5000] [--progress=true]
@@ -16,7 +17,7 @@
 // stdin; then each agent answers its run's items with the captured messages (fresh result ids, the
 // item's ids), paced together at --rate results/s, spooling every report before sending it as the
 // runner does, and the command prints one JSON line of figures once every spool is empty (every result
-// acknowledged). --progress=false sends only the first RUNNING update, the report and the DONE update.
+// acknowledged). --progress=false sends only the first progress message, the report and the DONE update.
 package main
 
 import (
@@ -29,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protodelim"
@@ -74,13 +76,20 @@ func (p params) Set(v string) error {
 	return nil
 }
 
-// recorder is the runner's Sender: it keeps what the runner sends and says when the run finished.
+// recorder is the runner's Sender, pacing progress as a server's Welcome would (runner.ProgressPacer): it
+// keeps what the runner sends and says when the run finished.
 type recorder struct {
-	msgs []*agentv1.ConnectRequest
-	done chan struct{}
+	mu       sync.Mutex // the runner's flush timer sends too
+	msgs     []*agentv1.ConnectRequest
+	done     chan struct{}
+	progress time.Duration
 }
 
+func (r *recorder) ProgressInterval() time.Duration { return r.progress }
+
 func (r *recorder) Send(m *agentv1.ConnectRequest) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if u := m.GetRunUpdate(); u != nil && u.GetState() == agentv1.ItemState_ITEM_STATE_RUN_FINISHED {
 		close(r.done)
 		return true
@@ -102,6 +111,8 @@ func capture(args []string) error {
 	reps := fs.Int("repetitions", 14, "repetitions in all")
 	minTime := fs.Float64("min-time", 0.04, "min_time_s of a repetition")
 	sampleTime := fs.Float64("sample-time", 0.0005, "sample_time_s (short samples)")
+	progress := fs.Duration("progress-interval", time.Second,
+		"the Welcome's progress_interval_ms (the server's default); 0: a RunUpdate per launch start and end")
 	ps := params{}
 	fs.Var(ps, "param", "k=v, repeated")
 	_ = fs.Parse(args)
@@ -124,7 +135,7 @@ func capture(args []string) error {
 	if err != nil {
 		return err
 	}
-	rec := &recorder{done: make(chan struct{})}
+	rec := &recorder{done: make(chan struct{}), progress: *progress}
 	r := runner.New(runner.Options{Catalog: cat, KernelsDir: *kernels, Spool: sp, Sender: rec, Log: log})
 	go r.Run(ctx)
 	r.StartRun(&agentv1.StartRun{RunId: "capture", Items: []*agentv1.RunItem{{
@@ -136,6 +147,8 @@ func capture(args []string) error {
 	case <-ctx.Done():
 		return errors.New("the item did not finish in 5 minutes")
 	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	return writeMessages(*out, rec.msgs)
 }
 

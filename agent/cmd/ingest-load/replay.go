@@ -65,7 +65,7 @@ func replay(args []string) error {
 	fs.StringVar(&f.state, "state", "/dev/shm", "where the agents' state dirs go (tmpfs: the spool's fsyncs cost nothing)")
 	fs.IntVar(&f.agents, "agents", 20, "agents")
 	fs.Float64Var(&f.rate, "rate", 5000, "results/s over all agents; 0: as fast as they go")
-	fs.BoolVar(&f.progress, "progress", true, "send the runner's per-launch RUNNING updates too")
+	fs.BoolVar(&f.progress, "progress", true, "send all the runner's progress messages too")
 	fs.BoolVar(&f.floor, "floor", false, "bare streams to a server that only acknowledges (grpc_floor.py --serve)")
 	fs.IntVar(&f.items, "items", 1000, "--floor: items a run")
 	_ = fs.Parse(args)
@@ -157,7 +157,7 @@ func connect(ctx context.Context, f replayFlags, token string, cat *catalog.Cata
 	return agents, &wg, nil
 }
 
-// reportOnly keeps the first RUNNING update, the report and what follows it (the DONE update).
+// reportOnly keeps the first progress message, the report and what follows it (the DONE update).
 func reportOnly(tmpl []*agentv1.ConnectRequest) []*agentv1.ConnectRequest {
 	out := []*agentv1.ConnectRequest{tmpl[0]}
 	for i, m := range tmpl {
@@ -174,7 +174,11 @@ func item(tmpl []*agentv1.ConnectRequest, run *agentv1.StartRun, index int) []*a
 	out := make([]*agentv1.ConnectRequest, len(tmpl))
 	for i, t := range tmpl {
 		m := proto.Clone(t).(*agentv1.ConnectRequest)
+		updates := m.GetRunProgress().GetUpdates()
 		if u := m.GetRunUpdate(); u != nil {
+			updates = append(updates, u)
+		}
+		for _, u := range updates {
 			u.RunId, u.ItemId, u.ItemIndex = run.GetRunId(), it.GetItemId(), int32(index)
 		}
 		if r := m.GetResultReport(); r != nil {

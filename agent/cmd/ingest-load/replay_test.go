@@ -42,6 +42,12 @@ func TestReplayMakesTheCaptureEachItems(t *testing.T) {
 	if u := b[4].GetRunUpdate(); u.GetRunId() != "run-1" || u.GetItemId() != "i1" || u.GetItemIndex() != 1 {
 		t.Errorf("second item's DONE update %v", u)
 	}
+	coalesced := &agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_RunProgress{RunProgress: &agentv1.RunProgress{
+		Updates: []*agentv1.RunUpdate{upd("launch 2/2 done").GetRunUpdate()}}}}
+	if u := item([]*agentv1.ConnectRequest{coalesced}, run, 1)[0].GetRunProgress().GetUpdates()[0]; u.GetRunId() != "run-1" ||
+		u.GetItemId() != "i1" || u.GetItemIndex() != 1 {
+		t.Errorf("second item's coalesced progress %v", u)
+	}
 	if tmpl[3].GetResultReport().GetResultId() != "r0" {
 		t.Error("the template itself changed")
 	}

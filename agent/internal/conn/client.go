@@ -30,6 +30,8 @@ const (
 	DefaultStableAfter       = 30 * time.Second
 	DefaultHeartbeatInterval = 10 * time.Second
 	outboxDepth              = 64
+	// Progress held longer than this would no longer be live, whatever a server asks.
+	maxProgressIntervalMs = 60_000
 )
 
 // Handler receives the server's work messages (the runner).
@@ -249,8 +251,10 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	interval := time.Duration(w.GetHeartbeatIntervalS()) * time.Second
 	defaults.Positive(&interval, DefaultHeartbeatInterval)
+	progress := time.Duration(min(w.GetProgressIntervalMs(), maxProgressIntervalMs)) * time.Millisecond
+	c.o.Outbox.welcomed(s, progress)
 	c.log.Info("connected", "machine_id", w.GetMachineId(), "server_version", w.GetServerVersion(),
-		"heartbeat", interval, "kernels", len(c.o.Kernels), "pending_results", len(pending),
+		"heartbeat", interval, "progress_every", progress, "kernels", len(c.o.Kernels), "pending_results", len(pending),
 		"current_run", hello.GetCurrentRunId())
 
 	senderDone := make(chan struct{})

@@ -234,7 +234,7 @@ func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) 
 	if err := r.opts.Spool.Put(rep); err != nil {
 		log.Error("cannot spool the result; sending it anyway (lost if this send fails)", "result", rep.GetResultId(), "err", err)
 	}
-	sent := r.opts.Sender.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: rep}})
+	sent := r.out.other(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: rep}})
 	state := agentv1.ItemState_ITEM_STATE_DONE
 	if rep.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_CANCELLED {
 		state = agentv1.ItemState_ITEM_STATE_CANCELLED

@@ -193,7 +193,8 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 
 // progress tells the server where the item stands in its launches (RUNNING, as a launch starts and as it
 // ends): launches interleave round-robin over the run's items, so a run's progress is counted in
-// launches, not in items, which all finish in the last round.
+// launches, not in items, which all finish in the last round. A server that asks for it gets these
+// coalesced (progress.go).
 func (r *Runner) progress(ir *itemRun, msg string) {
 	wall := 0.0
 	for _, l := range ir.launches {

@@ -52,12 +52,15 @@ type Options struct {
 	MaxRemeasuresPerItem int      // DefaultMaxRemeasuresPerItem
 	RemeasureShare       float64  // re-measurements per run, as a share of its launches; DefaultRemeasureShare
 	HostStat             HostStat // ReadProcStat when nil
+
+	clock clock // what paces progress (progress.go); the real one when nil
 }
 
 // Runner runs StartRun requests one at a time, in arrival order. Safe for concurrent use.
 type Runner struct {
 	opts Options
 	log  *slog.Logger
+	out  *coalescer // every message to the server goes through it
 
 	mu      sync.Mutex
 	queue   []*job
@@ -85,7 +88,10 @@ func New(opts Options) *Runner {
 	if opts.HostStat == nil {
 		opts.HostStat = ReadProcStat
 	}
-	return &Runner{opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
+	if opts.clock == nil {
+		opts.clock = realClock{}
+	}
+	return &Runner{opts: opts, log: opts.Log, out: newCoalescer(opts.Sender, opts.clock), wake: make(chan struct{}, 1)}
 }
 
 // StartRun queues a run. A run already executing or queued is ignored (the server re-sends StartRun
@@ -157,6 +163,7 @@ func (r *Runner) Run(ctx context.Context) {
 			return
 		}
 		r.execute(ctx, runCtx, j)
+		r.out.Flush() // an interrupted run holds progress no final message sent
 		r.mu.Lock()
 		j.cancel()
 		r.current = nil
@@ -202,9 +209,8 @@ func (r *Runner) execute(ctx, runCtx context.Context, j *job) {
 	log.Info("run finished", "cancelled", runCtx.Err() != nil)
 }
 
-func (r *Runner) update(u *agentv1.RunUpdate) {
-	r.opts.Sender.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_RunUpdate{RunUpdate: u}})
-}
+// update sends u: RUNNING progress paced (progress.go), any other state at once.
+func (r *Runner) update(u *agentv1.RunUpdate) { r.out.update(u) }
 
 func shortStatus(s agentv1.ResultStatus) string {
 	switch s {
