@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     # /install-agent.sh.
     dist_dir: Path = Path("./build/dist")
     heartbeat_interval_s: int = Field(default=10, ge=1, le=3600)
+    # How often, at most, an agent sends its items' launch progress (Welcome.progress_interval_ms): it
+    # coalesces the RUNNING updates of an interval into one RunProgress. 0: each update on its own.
+    progress_interval_ms: int = Field(default=1000, ge=0, le=60_000)
     # Lower bound of RunItem.timeout_s (per launch on the agent); longer runs get 20 x repetitions x
     # min_time_s + 60 s.
     item_timeout_s: float = Field(default=120.0, gt=0, le=86400)

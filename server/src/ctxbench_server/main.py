@@ -180,6 +180,7 @@ class CtxbenchServer:
             hello_timeout_s=s.hello_timeout_s,
             stored=stored,
             admission=Admission(s.connect_concurrency, s.connect_queue),
+            progress_interval_ms=s.progress_interval_ms,
         )
         add_to_server(self.agent_service, self.grpc)
         self.tls: TlsMaterial | None = None

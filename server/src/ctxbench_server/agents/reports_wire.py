@@ -1,6 +1,7 @@
-"""ResultReport and RunUpdate protobufs to the domain's Report and Update (ingest/messages.py), and a
-Refused back to the Reject the agent acts on. The only place that reads a ResultReport: its limits are
-checked here, before anything is looked up, and a malformed report becomes a Report that says why."""
+"""ResultReport and RunUpdate protobufs (a RunProgress is several RunUpdates) to the domain's Report and
+Update (ingest/messages.py), and a Refused back to the Reject the agent acts on. The only place that reads
+a ResultReport: its limits are checked here, before anything is looked up, and a malformed report becomes
+a Report that says why."""
 
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ MAX_NAME = 200  # a counter's name, the harness name and version
 MAX_ESTIMATOR = column_length(Result.estimator)  # harness.estimator, also stored in its own column
 MAX_ERROR = 4096
 MAX_STDERR_TAIL = 16384
+# RunUpdates in one RunProgress: an agent coalesces the latest of each item that changed in an interval
+# (Welcome.progress_interval_ms), so a run's items at most; more is refused before any is looked at.
+MAX_PROGRESS_UPDATES = 1000
 
 # google.rpc.Code of a Reject, by why the report was refused
 INVALID_ARGUMENT = 3  # malformed: the agent drops it from its spool
@@ -253,6 +257,20 @@ def update(u: pb.RunUpdate) -> Update:
     return Update(
         u.run_id, u.item_id, u.state == pb.ITEM_STATE_RUNNING, state, u.message, _launch_progress(u)
     )
+
+
+def progress_updates(p: pb.RunProgress) -> list[pb.ConnectRequest]:
+    """A RunProgress as the RunUpdates it coalesces, each then read and checked as one sent alone (update
+    above). Raises Refused (malformed) when it carries more than MAX_PROGRESS_UPDATES."""
+    n = len(p.updates)
+    if n > MAX_PROGRESS_UPDATES:
+        run_id = p.updates[0].run_id
+        raise Refused(
+            f"RunProgress of {n} updates, more than the {MAX_PROGRESS_UPDATES} one may carry "
+            "(MAX_PROGRESS_UPDATES)",
+            run_id=run_id if len(run_id) <= MAX_ID else "",
+        )
+    return [pb.ConnectRequest(run_update=u) for u in p.updates]
 
 
 def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:

@@ -60,6 +60,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         *,
         stored: StoredEvents,
         admission: Admission,
+        progress_interval_ms: int = 0,
     ) -> None:
         # Enrollments and Hellos are written a few at a time; the rest are told when to come back.
         self.admission = admission
@@ -73,6 +74,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         self.dispatcher = dispatcher
         self.sessionmaker = sessionmaker
         self.heartbeat_interval_s = heartbeat_interval_s
+        self.progress_interval_ms = progress_interval_ms  # Welcome's: how often agents send progress
         self.writer = IngestWriter(sessionmaker, stored)  # every stream's batches, group-committed
         self.liveness = Liveness(sessionmaker, heartbeat_interval_s)
 
@@ -211,6 +213,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     machine_id=conn.machine_id,
                     heartbeat_interval_s=self.heartbeat_interval_s,
                     server_version=__version__,
+                    progress_interval_ms=self.progress_interval_ms,
                 )
             )
         )
@@ -308,6 +311,13 @@ class AgentService(pb_grpc.AgentServiceServicer):
             kind = req.WhichOneof("msg")
             if kind in ("result_report", "run_update"):
                 group.append(req)
+                continue
+            if kind == "run_progress":  # RunUpdates coalesced by the agent: each stored as one alone
+                try:
+                    group.extend(reports_wire.progress_updates(req.run_progress))
+                except Refused as bad:
+                    log.warning("agent %s: rejected run_progress: %s", conn.machine_id, bad.message)
+                    conn.send(pb.ConnectResponse(reject=reports_wire.reject(bad)))
                 continue
             if group:
                 await self._store(conn, state, group)
