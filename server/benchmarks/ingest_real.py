@@ -6,7 +6,8 @@ issue 24 item 5).
           connection code: enrollment with the agent token, TLS, Hello with the real catalog, outbox,
           spool) with A agents, each sent one default-profile run of M items, answering every item with
           the messages the agent's runner sent for one real item of syscall.getppid (`ingest-load
-          capture`: 7 launches of short samples, 14 per-launch RUNNING updates, the report, DONE), paced
+          capture`: 7 launches of short samples, their RUNNING updates coalesced into RunProgress as the
+          server's default CTXBENCH_PROGRESS_INTERVAL_MS asks (3 for this item), the report, DONE), paced
           at R results/s in all; (2) `load.py ingest` (10-sample reports, RUNNING + report); (3)
           `grpc_floor.py` (a server that only acknowledges). Server CPU per result from /proc (the
           process, its threads and its statistics workers) over the window from the first message to the
@@ -244,9 +245,9 @@ def stored() -> dict[str, Any]:
 
 
 LABELS = {
-    "real": "real reports (16 messages a result)",
+    "real": "real reports (the runner's messages, progress coalesced)",
     "real_floor": "the same to the floor's server",
-    "real_no_progress": "real reports, RUNNING + report + DONE",
+    "real_no_progress": "real reports, first progress + report + DONE",
     "real_no_progress_floor": "the same to the floor's server",
     "small": "`load.py ingest` (10 samples, RUNNING + report)",
     "floor": "`grpc_floor.py` (the same, only acked)",
