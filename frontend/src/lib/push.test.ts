@@ -115,10 +115,10 @@ describe('connectPush', () => {
     source().onopen?.();
     expect(isPushLive()).toBe(true);
     expect(poll()).toBe(false);
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true }); // what changed before it opened
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false }); // what changed before it opened
     spy.mockClear();
     source().emit('machine', { id: 'm1', what: 'offline' });
-    expect(spy).toHaveBeenLastCalledWith({ queryKey: ['machines'], exact: undefined }, { cancelRefetch: true });
+    expect(spy).toHaveBeenLastCalledWith({ queryKey: ['machines'], exact: undefined }, { cancelRefetch: false });
     spy.mockClear();
     source().emit('run', { id: 'r1', what: 'changed', status: 'running', machine_id: 'm1', batch_id: 'b1' });
     source().emit('run', { id: 'r1', what: 'changed', status: 'running', machine_id: 'm1', batch_id: 'b1' });
@@ -129,7 +129,7 @@ describe('connectPush', () => {
     expect(spy.mock.calls.filter(([f]) => JSON.stringify(f?.queryKey) === '["compare"]')).toHaveLength(2);
     spy.mockClear();
     source().emit('resync', {});
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true });
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false });
     stop();
     expect(isPushLive()).toBe(false);
   });
@@ -162,6 +162,35 @@ describe('connectPush', () => {
     stop();
   });
 
+  it('events faster than a read never cancel it: the page is read again after it, not starved', async () => {
+    const { client, spy, stop, source } = setup();
+    spy.mockRestore();
+    source().onopen?.();
+    const gate: Array<() => void> = [];
+    let reads = 0;
+    let aborted = 0;
+    const observer = new QueryObserver(client, {
+      queryKey: ['runs', 'batch', 'b1'],
+      queryFn: async ({ signal }) => {
+        const n = ++reads;
+        await new Promise<void>((done) => gate.push(done)); // a slow read: the server under load
+        if (signal.aborted) aborted++;
+        return `read ${n}`;
+      },
+    });
+    const unsubscribe = observer.subscribe(() => undefined);
+    await vi.waitFor(() => expect(gate).toHaveLength(1));
+    for (let i = 0; i < 5; i++) source().emit('run', { id: 'r1', what: 'changed', status: 'running', machine_id: 'm1', batch_id: 'b1' });
+    gate.shift()!(); // the first read ends: one more follows for the changes told meanwhile
+    await vi.waitFor(() => expect(gate).toHaveLength(1));
+    gate.shift()!();
+    await vi.waitFor(() => expect(client.getQueryData(['runs', 'batch', 'b1'])).toBe('read 2'));
+    expect(aborted).toBe(0);
+    expect(reads).toBe(2);
+    unsubscribe();
+    stop();
+  });
+
   it('falls back to timers when the stream drops, and opens a new one after a refusal', () => {
     vi.useFakeTimers();
     const { spy, stop, source } = setup();
@@ -180,7 +209,7 @@ describe('connectPush', () => {
     spy.mockClear();
     source().onopen?.();
     expect(isPushLive()).toBe(true);
-    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: true }); // catches up with what it missed
+    expect(spy).toHaveBeenCalledWith(undefined, { cancelRefetch: false }); // catches up with what it missed
     stop();
   });
 });

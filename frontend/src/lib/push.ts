@@ -88,6 +88,22 @@ export function invalidationsFor(event: PushEvent, cachedRunStatus?: string): In
   }
 }
 
+/**
+ * Marks the queries `filters` names stale and reads those on screen again. A read already in flight may
+ * have been answered before the change it is told of: it is left to finish (cancelling it would starve
+ * a page whose reads take longer than events come, e.g. a batch page while its runs progress) and read
+ * once more after it, or its older answer would stand and the change be lost (a form opened as the
+ * first agent connects would keep it offline).
+ */
+export function refresh(client: QueryClient, filters?: { queryKey: QueryKey; exact?: boolean }): void {
+  const inFlight = client.getQueryCache().findAll(filters).filter((q) => q.state.fetchStatus === 'fetching');
+  const done = client.invalidateQueries(filters, { cancelRefetch: false });
+  if (inFlight.length === 0) return;
+  void done.then(() => {
+    for (const q of inFlight) void client.invalidateQueries({ queryKey: q.queryKey, exact: true }, { cancelRefetch: false });
+  });
+}
+
 // Whether the channel is live, for the fallback timers (module state: one channel per page).
 let live = false;
 
@@ -131,20 +147,17 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
 
   // Going down starts the timers again; coming up (the first time too: what changed between the page's
   // first reads and the stream's start was told to nobody) reads what is on screen once more.
-  // A read in flight when a change is told may have been answered before the change: it is cancelled
-  // and made again (`cancelRefetch`), or its answer would stand and the change be lost, e.g. a form
-  // opened as the first agent connects would keep it offline. Going down leaves reads in flight alone.
   const setLive = (next: boolean) => {
     if (live === next) return;
     live = next;
-    void client.invalidateQueries(undefined, { cancelRefetch: next });
+    refresh(client);
   };
 
   const apply = (event: PushEvent) => {
     const cached = event.kind === 'run' ? client.getQueryData<{ status?: string }>(['runs', event.id])?.status : undefined;
     const todo = invalidationsFor(event, cached);
     if (todo === null) {
-      void client.invalidateQueries(undefined, { cancelRefetch: true });
+      refresh(client);
       return;
     }
     for (const { queryKey, exact, throttleMs } of todo) {
@@ -153,7 +166,7 @@ export function connectPush(client: QueryClient, options: PushOptions = {}): () 
         if (now() - (lastAt.get(key) ?? -Infinity) < throttleMs) continue;
         lastAt.set(key, now());
       }
-      void client.invalidateQueries({ queryKey, exact }, { cancelRefetch: true });
+      refresh(client, { queryKey, exact });
     }
   };
 
