@@ -89,10 +89,17 @@ test('the quick profile thins a default sweep and the run page says which profil
   await expect(page.getByTestId('result-row')).toHaveCount(4);
 });
 
+// Long enough to cancel while it runs, short enough to rerun: 5 items x 7 launches of 0.2 s blocks (the
+// Go kernels' short samples cost about as much set-up as timed work, so a run takes ~3x its timed part).
+// Waits for the end allow 150 s: on a busy 2-CPU host with a second agent beside it, 0.5 s blocks took
+// 90 s.
+const LONG_MIN_TIME = '0.2';
+const RUN_END_MS = 150_000;
+
 async function startLongRun(page: Page, machine: string) {
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=lock.go_mutex`);
   await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
-  await startRuns(page, { repetitions: '3', minTime: '0.5', items: /^5 items/ });
+  await startRuns(page, { repetitions: '3', minTime: LONG_MIN_TIME, items: /^5 items/ });
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
 }
 
@@ -110,12 +117,13 @@ test('a running run is cancelled from its page within a few seconds', async ({ p
 });
 
 test('a cancelled run is retried from its page and runs again to success', async ({ page, request }) => {
+  test.setTimeout(240_000);
   await startLongRun(page, await localMachineId(request));
   await cancelOnPage(page);
 
   await page.getByRole('button', { name: /^Retry/ }).click();
   await expect(page.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
-  await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: RUN_END_MS });
   await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuenow', '5');
   await expect(page.getByTestId('failed-count')).toHaveText('0');
   await expect(page.getByTestId('result-row')).toHaveCount(5);
@@ -153,6 +161,7 @@ test('a batch has its own page with one live row per machine', async ({ page, re
 });
 
 test('a sweep on two machines: both progress live, one is cancelled and retried', async ({ page, request }) => {
+  test.setTimeout(300_000);
   const first = await localMachineId(request);
   // A second agent beside the one run.sh started: its own spool, so its own machine id.
   const { id: second, agent } = await startAgent(request, 'second', first);
@@ -161,7 +170,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
     const posted = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/runs');
-    await startRuns(page, { repetitions: '3', minTime: '0.5', items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
+    await startRuns(page, { repetitions: '3', minTime: LONG_MIN_TIME, items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
     // A batch asks for its runs without their items: its page lists them so.
     expect(new URL((await posted).url()).searchParams.get('items')).toBe('false');
 
@@ -181,8 +190,8 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
 
     await other.getByRole('button', { name: 'Retry' }).click();
     await expect(other.getByTestId('run-status')).toHaveText(/queued|running/, { timeout: 10_000 });
-    await expect(local.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
-    await expect(other.getByTestId('run-status')).toHaveText('succeeded', { timeout: 90_000 });
+    await expect(local.getByTestId('run-status')).toHaveText('succeeded', { timeout: RUN_END_MS });
+    await expect(other.getByTestId('run-status')).toHaveText('succeeded', { timeout: RUN_END_MS });
     for (const row of [local, other]) {
       await expect(row.getByTestId('run-progress').getByRole('progressbar')).toHaveAttribute('aria-valuenow', '4');
     }
