@@ -17,6 +17,9 @@ samples        long against short samples (issue 24) beside a build, kernel exec
 power          two agents under seccomp filters (1 against 3, scripts/tools/seccomp_slow.c): a real
                slowdown of every syscall; is syscall.getppid flagged, within 5 % of perf bench's own
                ratio, and no row without a syscall flagged (scripts/bench_power.py, docs/fidelity.md).
+alerts         a schedule every 15 s on one agent beside a build, 6 kernel points until each has 20
+               succeeded runs: how many alerts the unchanged host opens (target 0), each point's spread
+               (scripts/bench_alerts.py, docs/fidelity.md; issue 28).
 noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
                per-kernel default noise floors (scripts/bench_noise.py, docs/performance.md).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
@@ -67,6 +70,7 @@ SECTIONS = (
     "samples",
     "noise",
     "power",
+    "alerts",
     "compare",
     "significance",
     "load",
@@ -268,6 +272,10 @@ def main() -> int:
         from bench_power import power
 
         status |= power(report)
+    if "alerts" in a.sections:
+        from bench_alerts import alerts
+
+        status |= alerts(report)
     return status
 
 
