@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.stack import ROOT, TERMINAL, Agent, Process, Server, wait_until
-from tests.e2e.webhook_receiver import Receiver
+from tests.e2e.webhook_receiver import Got, Receiver
 
 INTERVAL_S = 2
 FAST: dict[str, Any] = {"env": "dev", "schedule_tick_s": "0.2", "schedule_min_interval_s": str(INTERVAL_S)}
@@ -253,7 +253,7 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
             )
             # Paused while A restarts, so that no run is cut in two: each is wholly before or after.
             _pause_until_idle(server, sid)
-            assert server.http.get("/alerts").json() == [], "an alert before any step"
+            assert _alerts_on(server, a) == [], "an alert on A before any step"
             before = [r for r in _runs(server, sid) if r["machine_id"] == a]
             procs.remove(agents[0])
             assert agents[0].stop() == 0, agents[0].output()
@@ -273,7 +273,7 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
                 return runs if len(done) >= SEEN_AFTER else []
 
             after = wait_until(f"{SEEN_AFTER} runs on A slowed", slowed, 30)
-            wait_until("the delivery and its retry", lambda: len(receiver.got) >= 2, 15)
+            wait_until("A's delivery and its retry", lambda: len(_for_machine(receiver, "alert-a")) >= 2, 15)
             _pause_until_idle(server, sid)
             time.sleep(SETTLE_S + 1)  # the last results' series checked (a check opens what it finds)
             alert = _check_alert(server, (a, b), before[-1], after)
@@ -282,11 +282,26 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
         receiver.close()
 
 
+def _alerts_on(server: Server, machine: str) -> list[dict]:
+    return [x for x in server.http.get("/alerts").json() if x["machine_id"] == machine]
+
+
+def _for_machine(receiver: Receiver, name: str) -> list[Got]:
+    return [g for g in receiver.got if json.loads(g.body)["data"].get("machine_name") == name]
+
+
 def _check_alert(server: Server, machines: tuple[str, str], last_before: dict, after: list[dict]) -> dict:
-    """One alert, for A's getppid, at the first slowed run, opened as soon as History's rule can."""
-    a, _ = machines
-    alerts = server.http.get("/alerts").json()
-    assert [(x["machine_id"], x["kernel"], x["state"]) for x in alerts] == [(a, GETPPID, "open")], alerts
+    """One alert on A, for its getppid, at the first slowed run, opened as soon as History's rule can.
+    B, unchanged, is not asserted: on this 2-CPU host with two agents, a short series of 2-launch runs
+    can read a real +15 % level change with nothing changed on the host (a clean-clone run opened one on
+    B's getppid). How often an unchanged host opens an alert is `make bench` section `alerts`'s figure
+    (docs/fidelity.md), with the default profile; this test is about the way from a step to a webhook."""
+    a, b = machines
+    alerts = _alerts_on(server, a)
+    assert [(x["kernel"], x["state"]) for x in alerts] == [(GETPPID, "open")], alerts
+    others = _alerts_on(server, b)
+    if others:
+        print(f"unchanged B opened {len(others)} alert(s): {[x['summary'] for x in others]}")
     alert = alerts[0]
     first, second = after[0], after[1]
     assert (alert["before_run_id"], alert["run_id"]) == (last_before["id"], first["id"]), alert
@@ -303,7 +318,7 @@ def _check_alert(server: Server, machines: tuple[str, str], last_before: dict, a
 
 def _check_deliveries(server: Server, hook: str, receiver: Receiver, alert: dict) -> None:
     """The alert POSTed twice, the same signed delivery: 500, then after the backoff 204."""
-    got = receiver.got
+    got = _for_machine(receiver, "alert-a")
     assert [g.answered for g in got] == [500, 204], got
     for g in got:
         assert _signed(SECRET, g.headers, g.body), g.headers
@@ -321,7 +336,8 @@ def _check_deliveries(server: Server, hook: str, receiver: Receiver, alert: dict
         GETPPID,
     )
     assert GETPPID in doc["summary"] and "alert-a" in doc["summary"], doc
-    [d] = server.http.get(f"/webhooks/{hook}/deliveries").json()
+    deliveries = server.http.get(f"/webhooks/{hook}/deliveries").json()
+    [d] = [x for x in deliveries if x["id"] == got[0].headers["x-ctxbench-delivery"]]
     assert (d["status"], d["attempts"], [x["status_code"] for x in d["log"]]) == (
         "delivered",
         2,

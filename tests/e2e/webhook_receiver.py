@@ -1,5 +1,6 @@
 """A webhook receiver for end-to-end tests: an HTTP server on a free loopback port, in a thread, that
-keeps every POST and answers the first one 500 (a receiver down for a moment) and every later one 204."""
+keeps every POST and answers the first attempt of each delivery (its x-ctxbench-delivery id) 500, a
+receiver down for a moment, and every later one 204."""
 
 from __future__ import annotations
 
@@ -27,11 +28,12 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # http.server's name
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                delivery = headers.get("x-ctxbench-delivery")
                 with lock:
-                    status = 500 if not got else 204
-                    got.append(
-                        Got(time.time(), {k.lower(): v for k, v in self.headers.items()}, body, status)
-                    )
+                    seen = any(g.headers.get("x-ctxbench-delivery") == delivery for g in got)
+                    status = 204 if seen else 500
+                    got.append(Got(time.time(), headers, body, status))
                 self.send_response(status)
                 self.send_header("content-length", "0")
                 self.end_headers()
