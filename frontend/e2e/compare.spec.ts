@@ -140,7 +140,10 @@ test('the machine picker narrows by a label selector kept in the address', async
     await expect(option(id)).toHaveCount(1);
 
     // A machine chosen under the filter, then the filter reversed (!k): the chosen one stays, marked.
-    await page.locator(`#cmp-${id}`).check();
+    // The box is controlled by the address, which the router commits a moment after the click: click,
+    // then wait for it checked (check() reads the box at once and calls an unchanged one a failure).
+    await page.locator(`#cmp-${id}`).click();
+    await expect(page.locator(`#cmp-${id}`)).toBeChecked();
     await expect(page).toHaveURL(new RegExp(`machines=${id}`));
     await page.getByTestId('compare-selector').fill('!tier');
     await page.getByTestId('compare-selector').press('Enter');
