@@ -6,6 +6,7 @@ import { ApiError } from '@/lib/api-client';
 import { QueryFallback } from './Feedback';
 import { Field, Select, SubmitActions } from './Form';
 import { Meta } from './Meta';
+import { SelectorInput, SELECTOR_HINT } from './SelectorInput';
 import { machineOptions } from './options';
 import { DataTable } from './TableHead';
 import { num, unseen } from './table-columns';
@@ -62,5 +63,18 @@ describe('QueryFallback', () => {
     const failed = html(<QueryFallback query={{ isError: true, error: new ApiError('database down', 503) }} what="the run" notFound={notFound} />);
     expect(failed).toContain('Could not load the run: </strong>database down');
     expect(failed).toContain('role="alert"');
+  });
+});
+
+describe('SelectorInput', () => {
+  it('shows the applied selector with its hint, and a Clear only when one is applied', () => {
+    const out = html(<SelectorInput id="sel" selector="env=prod,!canary" onApply={() => {}} testId="sel" />);
+    expect(out).toContain('<label for="sel">Labels</label>');
+    expect(out).toContain('value="env=prod,!canary"');
+    expect(out).toContain(`title="${SELECTOR_HINT}"`);
+    expect(out).toContain('>Clear</button>');
+    const none = html(<SelectorInput id="sel" selector="" onApply={() => {}} testId="sel" small />);
+    expect(none).not.toContain('Clear');
+    expect(none).toContain('class="button button-small"');
   });
 });

@@ -30,7 +30,7 @@ export function MachinesPage() {
       <h1>Machines</h1>
       <p className="lead">The hosts whose agents have connected, with the facts that move OS-primitive costs.</p>
       {(filtered || (machines.data?.length ?? 0) > 0) && (
-        <MachinesFilter key={view.selector} view={view} labelKeys={labelKeys(machines.data ?? [])} onChange={(v) => setSearchParams(encodeMachinesView(v))} />
+        <MachinesFilter view={view} labelKeys={labelKeys(machines.data ?? [])} onChange={(v) => setSearchParams(encodeMachinesView(v))} />
       )}
       {machines.isPending && !problem && <Loading what="machines" />}
       {problem !== null && <ErrorMessage title={problemTitle} error={problem} />}
