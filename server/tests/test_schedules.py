@@ -133,8 +133,13 @@ async def test_a_machine_with_a_run_of_the_schedule_queued_is_skipped(db: Db) ->
             select(func.count()).where(Run.schedule_id == sid, Run.machine_id == "m1", Run.status == "queued")
         )
     assert queued == 1  # never queued twice
+    [fired] = await sched.tick(T0 + 180 * S)  # both still run this schedule: skipped, not an error
+    assert fired.run_ids == {} and fired.error is None
+    assert sorted(fired.skipped, key=lambda k: k["machine_id"]) == [
+        {"machine_id": m, "reason": "busy"} for m in ("m1", "m2")
+    ]
     await db.finish_runs(sid)
-    [fired] = await sched.tick(T0 + 180 * S)
+    [fired] = await sched.tick(T0 + 240 * S)
     assert sorted(fired.run_ids) == ["m1", "m2"]
 
 

@@ -187,8 +187,8 @@ def _check_firings(
         ran = [runs[r]["machine_id"] for r in f["run_ids"]]
         busy = [s["machine_id"] for s in f["skipped"] if s["reason"] == "busy"]
         assert len(busy) == len(f["skipped"]), f
-        # every machine busy: the firing made no run, and says so (schedules/firing.NO_MACHINE)
-        assert f["error"] is None if ran else f["error"].startswith("no machine to run on"), f
+        # every machine busy: the firing made no run and that is no error; its skips say why
+        assert f["error"] is None, f
         assert sorted(ran + busy) == sorted(machines), f"not one run per machine and slot: {f}"
     made = [r for f in firings for r in f["run_ids"]]
     assert sorted(made) == sorted(runs), "runs of the schedule that no firing made, or the reverse"

@@ -37,6 +37,7 @@ from ctxbench_server.schedules.service import active_matching, timing_of
 
 log = logging.getLogger(__name__)
 NO_MACHINE = "no machine to run on"
+BUSY = "busy"  # a skip's reason: this schedule's run on the machine is still queued or running
 DUE_PER_TICK = 100  # schedules fired per tick at most; the rest are due still at the next
 
 
@@ -173,6 +174,8 @@ class Scheduler:
         fired = Fired(row.id, due_at, {})
         targets = await self._targets(session, row, fired.skipped)
         if not targets:
+            if fired.skipped and all(s["reason"] == BUSY for s in fired.skipped):
+                return fired  # not a failure: the last firing's runs still run, and the skips say so
             fired.error = NO_MACHINE + (" (every selected one skipped)" if fired.skipped else "")
             return fired
         spec = RunSpec.model_validate(row.spec)
@@ -241,7 +244,7 @@ class Scheduler:
         targets: list[str] = []
         for mid in candidates:
             if mid in busy:
-                skipped.append({"machine_id": mid, "reason": "busy"})
+                skipped.append({"machine_id": mid, "reason": BUSY})
             elif len(targets) >= MAX_BATCH:
                 skipped.append(
                     {"machine_id": mid, "reason": f"over the {MAX_BATCH} machines a firing runs on"}

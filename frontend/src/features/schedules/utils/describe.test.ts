@@ -59,5 +59,6 @@ describe('describeFiring', () => {
     expect(describeFiring(f(['a', 'b']))).toBe('2 runs');
     expect(describeFiring(f(['a'], [{ machine_id: 'm', reason: 'busy' }]))).toBe('1 run, 1 skipped (busy)');
     expect(describeFiring(f([], [], 'no machine to run on'))).toBe('no run: no machine to run on');
+    expect(describeFiring(f([], [{ machine_id: 'm', reason: 'busy' }]))).toBe('no run: every machine still runs the last firing’s run');
   });
 });

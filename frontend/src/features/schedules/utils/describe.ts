@@ -73,7 +73,11 @@ export function countdown(nextFireAt: string | null, now: Date): string {
 export function describeFiring(f: Firing | null): string {
   if (f === null) return 'not yet';
   const runs = f.run_ids.length;
-  if (runs === 0) return `no run: ${f.error ?? 'every machine skipped'}`;
+  if (runs === 0) {
+    if (f.error) return `no run: ${f.error}`;
+    const busy = f.skipped.length > 0 && f.skipped.every((s) => s.reason === 'busy');
+    return busy ? 'no run: every machine still runs the last firing’s run' : 'no run: every machine skipped';
+  }
   const made = `${runs} run${runs === 1 ? '' : 's'}`;
   if (f.skipped.length === 0) return made;
   const reasons = [...new Set(f.skipped.map((s) => (s.reason === 'busy' ? 'busy' : 'refused')))].join(', ');
