@@ -22,6 +22,9 @@ alerts         a schedule every 15 s on one agent beside a build, 6 kernel point
                (scripts/bench_alerts.py, docs/fidelity.md; issue 28).
 noise          one agent runs the A/A points 6 times: each point's run-to-run spread, the source of compare's
                per-kernel default noise floors (scripts/bench_noise.py, docs/performance.md).
+phases         one agent runs the A/A points 4 times on the host as it is, then 4 times beside a build
+               started between them: does History call the load's step a change (target: no series;
+               scripts/bench_noise.py, docs/fidelity.md; issue 24).
 compare        GET /compare for 10 machines x 50 kernel points on a SQLite database of 1 million results
                (server/benchmarks/fill.py, kept in build/bench-compare between runs), p50/p95/p99 over
                loopback against the real server (server/benchmarks/compare_bench.py; docs/performance.md).
@@ -69,6 +72,7 @@ SECTIONS = (
     "aa",
     "samples",
     "noise",
+    "phases",
     "power",
     "alerts",
     "compare",
@@ -268,6 +272,10 @@ def main() -> int:
         from bench_noise import noise
 
         status |= noise(report)
+    if "phases" in a.sections:
+        from bench_noise import phases
+
+        status |= phases(report)
     if "power" in a.sections:
         from bench_power import power
 

@@ -131,3 +131,60 @@ def noise(
     FLOORS.write_text(json.dumps(record, indent=2) + "\n")
     print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
     return 0
+
+
+def phases(report: Out, quiet_runs: int = 4, busy_runs: int = 4) -> int:
+    """History on one unchanged host whose load changes during the series (issue 24: "whether or not the
+    load beside it changes during the series: no change flagged"): one fresh agent runs the A/A points
+    `quiet_runs` times on the host as it is, then `busy_runs` times beside a build started between them.
+    A step detector fed the host's load finds a step at exactly that boundary, in every series. Per point:
+    each phase's median of run medians, their ratio, and whether History calls a change (GET /changes)."""
+    with tempfile.TemporaryDirectory(prefix="ctxbench-phases-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        (tmp / "data").mkdir()
+        server = Server(tmp / "data")
+        quiet: dict[str, list[float]] = {}
+        busy: dict[str, list[float]] = {}
+        try:
+            with pair(server, tmp, "phases") as (a_id, _b_id):
+                load_quiet = Path("/proc/loadavg").read_text().split()[0]
+                for _ in range(quiet_runs):
+                    for point, (median, _cv) in _medians(server, a_id, run_on(server, a_id)).items():
+                        quiet.setdefault(point, []).append(median)
+                with build_beside():
+                    time.sleep(5)  # let the build's compilers take the CPUs before the first run
+                    load_busy = Path("/proc/loadavg").read_text().split()[0]
+                    for _ in range(busy_runs):
+                        for point, (median, _cv) in _medians(server, a_id, run_on(server, a_id)).items():
+                            busy.setdefault(point, []).append(median)
+                r = server.http.get("/changes", params={"machines": a_id})
+                r.raise_for_status()
+                steps = list(r.json()["changes"])
+        finally:
+            server.stop()
+    flagged = {c["kernel"] for c in steps}
+    out = [
+        measured(f"; load average (1 min) before the quiet phase: {load_quiet}, with the build: {load_busy}"),
+        f"Command: `scripts/bench.py phases` (part of `make bench`): one agent, {len(POINTS)} A/A points, "
+        f"default profile; {quiet_runs} runs one after the other on the host as it is, then {busy_runs} "
+        "beside a build (one compiler loop per CPU) started between them; History's verdict over the "
+        f"{quiet_runs + busy_runs} runs (GET /changes). Ratio = the busy phase's median of run medians over "
+        "the quiet phase's.",
+        "",
+        f"- series with a change flagged: **{len(steps)}** of {len(quiet)} (target 0)"
+        + (": " + ", ".join(f"`{c['kernel']}` {c['ratio']:.3f}" for c in steps) if steps else ""),
+        "",
+        "| kernel point | quiet: median (runs) | beside the build: median (runs) | ratio | change flagged |",
+        "|---|---:|---:|---:|:-:|",
+    ]
+    for point in sorted(quiet):
+        q, b = quiet[point], busy.get(point, [])
+        if not b:
+            continue
+        mq, mb = statistics.median(q), statistics.median(b)
+        out.append(
+            f"| `{point}` | {mq:,.4g} ({len(q)}) | {mb:,.4g} ({len(b)}) | {mb / mq:.3f} | "
+            f"{'yes' if point.split(' ')[0] in flagged else 'no'} |"
+        )
+    report.emit("fidelity.md", "phases", out)
+    return 0 if not steps else 1
