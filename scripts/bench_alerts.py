@@ -6,12 +6,15 @@ seconds) and one real agent. Beside a build (bench_aa.build_beside: one compiler
 schedule on that machine runs a handful of kernel points from different families until each has RUNS
 succeeded runs; then the alert watcher is given its settle time and the alerts are counted: nothing on
 the host changed, so every alert is a false one (target 0). Per point, the run-to-run spread of the run
-medians and the steps History's rule considered (GET /history: every candidate, tested), and the load
-average over the series. The table goes to docs/fidelity.md (marker `alerts`)."""
+medians and the steps History's rule considered (GET /history: every candidate, tested), how uncertain
+the runs themselves were (their CIs) and how much the host disturbed them, and the load average over the
+series. The table goes to docs/fidelity.md (marker `alerts`); the server's database is kept as
+build/bench-alerts.db for a closer look at any alert."""
 
 from __future__ import annotations
 
 import math
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -38,12 +41,14 @@ POINTS: list[dict[str, Any]] = [
     {"kernel": "coroutine.py_generator"},
 ]
 # The default profile's sampling (0.5 ms samples, blocks of 0.04 s, 2 repetitions a launch) in 3 launches
-# (the quick profile's count) rather than 7, so that a run of the six points fits its period beside a
-# build on a 2-CPU host.
+# (the quick profile's count) rather than its 7, so that a run of the six points fits its 15 s period
+# beside a build on a 2-CPU host (7 launches take about as long as the period). With 3 launches a run's
+# CI is the min-max of its 6 samples.
 SPEC: dict[str, Any] = {"profile": "default", "launches": 3, "repetitions": 6}
 INTERVAL_S = 15
 RUNS = 20
 SETTLE_S = 2.0  # CTXBENCH_ALERT_SETTLE_S, the server's default; the checks end this long after a result
+KEPT_DB = ROOT / "build" / "bench-alerts.db"
 DEADLINE_S = 1200  # the series gives up (and says so) if RUNS succeeded runs take longer than this
 
 
@@ -121,6 +126,30 @@ def _series(server: Server, machine: str) -> dict[str, Any]:
     return {"id": sid, "runs": runs, "loads": loads, "wall_s": wall, "slots": max(slots, 0)}
 
 
+Disturbed = dict[tuple[str, str], list[float]]  # (kernel, params key) -> each run's disturbed share
+
+
+def _disturbed(server: Server, runs: list[dict[str, Any]]) -> Disturbed:
+    """Per (kernel, params key), each run's share of short samples the host disturbed."""
+    out: Disturbed = {}
+    for run in runs:
+        r = server.http.get(f"/runs/{run['id']}/results")
+        r.raise_for_status()
+        for res in r.json():
+            share = (res.get("interference") or {}).get("disturbed_frac")
+            if share is not None:
+                out.setdefault((res["kernel"], res["params_key"]), []).append(float(share))
+    return out
+
+
+def _keep(db: Path) -> None:
+    """The server's database (stopped) copied to KEPT_DB."""
+    KEPT_DB.parent.mkdir(exist_ok=True)
+    KEPT_DB.unlink(missing_ok=True)
+    with sqlite3.connect(db) as src, sqlite3.connect(KEPT_DB) as dst:
+        src.backup(dst)
+
+
 def _point_name(h: dict[str, Any]) -> str:
     return f"{h['kernel']} {h['params_key']}".strip()
 
@@ -150,16 +179,26 @@ def _step_cell(step: dict[str, Any] | None) -> str:
     )
 
 
-def _rows(histories: list[dict[str, Any]], alerts: list[dict[str, Any]]) -> list[str]:
+def _pct_range(xs: list[float]) -> str:
+    return f"{100 * statistics.median(xs):.0f} % ({100 * min(xs):.0f}-{100 * max(xs):.0f})" if xs else "-"
+
+
+def _rows(histories: list[dict[str, Any]], alerts: list[dict[str, Any]], disturbed: Disturbed) -> list[str]:
     from ctxbench_server.compare.significance import spread
 
     out = [
-        "| kernel point | family | runs | median | min - max | spread | candidate steps | largest candidate: "
-        "ratio (CI), where, noise, rule | alerts |",
-        "|---|---|---:|---:|---|---:|---:|---|---:|",
+        "| kernel point | family | runs | median | min - max | spread | run CI width: median (min-max) "
+        "| disturbed samples: median (min-max) | candidate steps | largest candidate: ratio (CI), where, "
+        "noise, rule | alerts |",
+        "|---|---|---:|---:|---|---:|---|---|---:|---|---:|",
     ]
     for h in sorted(histories, key=_point_name):
         meds = [p["median"] for p in h["points"]]
+        widths = [
+            (p["ci_high"] - p["ci_low"]) / p["median"]
+            for p in h["points"]
+            if p["ci_low"] is not None and p["ci_high"] is not None
+        ]
         s = spread(meds)
         steps = h["changes"]
         big = max(steps, key=lambda x: abs(math.log(x["ratio"])), default=None)
@@ -168,6 +207,7 @@ def _rows(histories: list[dict[str, Any]], alerts: list[dict[str, Any]]) -> list
             f"| `{_point_name(h)}` | {h['family']} | {len(meds)} | "
             f"{statistics.median(meds):,.4g} {h['unit']} | "
             f"{min(meds):,.4g} - {max(meds):,.4g} | {'-' if s is None else f'{100 * s:.1f} %'} | "
+            f"{_pct_range(widths)} | {_pct_range(disturbed.get((h['kernel'], h['params_key']), []))} | "
             f"{len(steps)} | {_step_cell(big)} | {opened} |"
         )
     return out
@@ -202,11 +242,13 @@ def alerts(report: Out) -> int:
             r.raise_for_status()
             found = list(r.json())
             histories = _histories(server, machine)
+            disturbed = _disturbed(server, [x for x in series["runs"] if x["status"] == "succeeded"])
         finally:
             if agent is not None:
                 agent.stop()
             if server is not None:
                 server.stop()
+                _keep(tmp / "data" / "ctxbench.db")
     runs = series["runs"]
     ok_runs = [x for x in runs if x["status"] == "succeeded"]
     loads = series["loads"]
@@ -217,9 +259,12 @@ def alerts(report: Out) -> int:
         "Command: `scripts/bench.py alerts` (part of `make bench`): a real server (SQLite, fresh data dir, "
         f"CTXBENCH_ENV=dev for a {INTERVAL_S} s schedule, alert settle time {SETTLE_S:g} s) and one real "
         f"agent; beside a build (one compiler loop per CPU) a schedule every {INTERVAL_S} s runs "
-        f"{len(POINTS)} kernel points (default profile, {SPEC['launches']} launches of "
-        f"{SPEC['repetitions'] // SPEC['launches']} repetitions) until each has {RUNS} succeeded runs; "
-        "then the open alerts are counted. Spread = (max - min) / median of a point's run medians.",
+        f"{len(POINTS)} kernel points (the default profile's 0.5 ms samples in blocks of 0.04 s, but "
+        f"{SPEC['launches']} launches of {SPEC['repetitions'] // SPEC['launches']} repetitions, not 7) until "
+        f"each has {RUNS} succeeded runs; then the open alerts are counted. Spread = (max - min) / median of "
+        "a point's run medians; run CI width = (ci_high - ci_low) / median of each run's result (with 3 "
+        "launches, the min-max of its samples); disturbed samples = the share of a run's short samples "
+        "the host disturbed (`interference.disturbed_frac`).",
         "",
         f"- alerts opened: **{len(found)}** (target 0)",
         f"- runs: {len(ok_runs)} succeeded of {len(runs)} made, {series['slots']} slots in "
@@ -228,7 +273,7 @@ def alerts(report: Out) -> int:
         f"{statistics.median(loads):.2f}, max {max(loads):.2f}",
         f"- verdict: {'pass' if target else 'fail'}",
         "",
-        *_rows(histories, found),
+        *_rows(histories, found, disturbed),
     ]
     if found:
         lines += ["", "Alerts opened on the unchanged host (each a false alarm):", *_alert_lines(found)]

@@ -5,7 +5,7 @@ one alert opened from real agent reports, through the "result stored" event."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,11 +13,12 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from ctxbench_server.alerts.watch import AlertWatcher
+from ctxbench_server.history import service as history
 from ctxbench_server.main import CtxbenchServer
-from ctxbench_server.models import Alert
+from ctxbench_server.models import Alert, Result
 
 from .compare_helpers import FACTS, T0, Seeder, spread
 from .conftest import RolledBack, eventually
@@ -49,18 +50,30 @@ async def seed(db: Db) -> Seeder:
 
 
 async def seed_series(
-    seed: Seeder, mid: str, centers: list[float], governor_at: int | None = None
+    seed: Seeder,
+    mid: str,
+    centers: list[float],
+    governor_at: int | None = None,
+    wavering: Collection[int] = (),
+    more: bool = False,
 ) -> list[str]:
-    """One getppid run per center (its samples spread 2 % around it); the governor goes from powersave
-    to performance at run `governor_at`. Returns the run ids."""
-    await seed.machine(mid)
+    """One getppid run per center (its samples spread 2 % around it; a run in `wavering` has two
+    launches that disagree, 20 % below and above it, as beside a build); the governor goes from
+    powersave to performance at run `governor_at`; `more`: runs added to the machine's series. Returns
+    the run ids."""
+    if not more:
+        await seed.machine(mid)
     runs = []
     for i, center in enumerate(centers):
         gov = "performance" if governor_at is not None and i >= governor_at else "powersave"
         run = await seed.run(
             mid, facts={**FACTS, "hostname": mid, "governor": gov, "load_average": [i, 0, 0]}
         )
-        await seed.result(run, mid, "syscall.getppid", spread(center), sample_launches=[0, 1] * 5)
+        if i in wavering:
+            samples, launches = spread(0.8 * center, 5) + spread(1.2 * center, 5), [0] * 5 + [1] * 5
+        else:
+            samples, launches = spread(center), [0, 1] * 5
+        await seed.result(run, mid, "syscall.getppid", samples, sample_launches=launches)
         runs.append(run)
     return runs
 
@@ -115,6 +128,46 @@ async def test_a_flat_noisy_series_opens_none(db: Db, seed: Seeder) -> None:
     await seed_series(seed, "flat", centers)
     assert await watcher(db).check([("flat", *GETPPID)], NOW) == []
     assert await alerts(db) == []
+
+
+FLAT = [100.0] * 8
+
+
+async def test_two_wavering_runs_open_none_until_the_level_stays(db: Db, seed: Seeder) -> None:
+    """Issue 28, an unchanged host beside a build: 2 runs 25 % dearer whose launches disagreed (each
+    run's CI ±22 %) open nothing; a third run at that level, steady, confirms the step and opens it."""
+    runs = await seed_series(seed, "busy", [*FLAT, 125.0, 125.0], wavering={8, 9})
+    w = watcher(db)
+    assert await w.check([("busy", *GETPPID)], NOW) == []
+    runs += await seed_series(seed, "busy", [125.0], more=True)
+    [opened] = await w.check([("busy", *GETPPID)], NOW)
+    assert opened.run_id == runs[8] and opened.significance["runs"] == [8, 3]
+    assert opened.significance["noise_source"] == "runs"
+
+
+async def test_two_steady_runs_of_a_real_step_open_one(db: Db, seed: Seeder) -> None:
+    """The same step measured by runs that each saw one level: open at the second run after it."""
+    runs = await seed_series(seed, "quiet", [*FLAT, 125.0, 125.0])
+    [opened] = await watcher(db).check([("quiet", *GETPPID)], NOW)
+    assert opened.run_id == runs[8] and opened.significance["runs"] == [8, 2]
+    assert opened.ratio == pytest.approx(1.25, rel=0.01) and opened.ci_low > 1.2
+
+
+async def test_a_run_checked_before_its_ci_is_filled_counts_its_launches(db: Db, seed: Seeder) -> None:
+    """The watcher checks a series seconds after a run lands, maybe before the filler (ingest/ci.py)
+    wrote the run's CI: the check computes it from the samples, so the wavering runs still hold."""
+    runs = await seed_series(seed, "fresh", [*FLAT, 125.0, 125.0], wavering={8, 9})
+    async with db.sessionmaker() as s:
+        await s.execute(
+            update(Result)
+            .where(Result.run_id.in_(runs[8:]))
+            .values(ci_low=None, ci_high=None, ci_method=None)
+        )
+        await s.commit()
+    history.clear_cache()
+    assert await watcher(db).check([("fresh", *GETPPID)], NOW) == []
+    async with db.sessionmaker() as s:  # read, not written: the filler writes it
+        assert (await s.scalars(select(Result.ci_method).where(Result.run_id == runs[8]))).one() is None
 
 
 async def test_old_steps_and_unknown_series_open_none(db: Db, seed: Seeder) -> None:

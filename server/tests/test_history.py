@@ -200,3 +200,80 @@ def test_short_flat_series_raise_almost_no_false_alarms() -> None:
         flat = (series([(100.0, n)], 0.03, seed) for seed in range(400))
         alarms = sum(any(s.significant for s in detect(medians)) for medians in flat)
         assert alarms <= 4, (n, alarms)  # <= 1 %
+
+
+# Issue 28: runs on an unchanged host beside a build (docs/fidelity.md "Alerts on an unchanged host").
+FLAT = [2559.0 * f for f in (1.0, 0.995, 1.004, 0.998, 1.006, 0.997, 1.002, 1.001)]
+
+
+def cis_of(medians: list[float], width: float) -> list[tuple[float | None, float | None]]:
+    """Each run's CI of its median, ±width around it."""
+    return [(m * (1 - width), m * (1 + width)) for m in medians]
+
+
+def detect_cis(
+    medians: list[float], cis: list[tuple[float | None, float | None]] | None
+) -> list[changes.Step]:
+    keys = [f"run-{i}" for i in range(len(medians))]
+    if cis is None:  # as History read a series before runs' CIs counted
+        return changes.detect(medians, "ctxswitch.pipe", "ctxswitch", keys)
+    return changes.detect(medians, "ctxswitch.pipe", "ctxswitch", keys, cis)
+
+
+def test_two_runs_need_twice_the_default_floor() -> None:
+    """The first alerts bench's false alert: 8 steady runs, then 2 that read 9 % and 25 % dearer and came
+    back down. Two runs learn no noise, and their CI (of 2 units: a percentile interval of 2 covers
+    about half the time) held 1.09-1.25: against the 5 % floor that was a change, against twice the
+    floor it is not."""
+    [step] = detect_cis([*FLAT, 2800.0, 3190.0], None)
+    assert step.index == 8 and step.ratio == pytest.approx(1.17, abs=0.01)
+    assert 1.05 < step.ci_low < 1.10 and step.noise_source == "default"
+    assert step.noise == pytest.approx(changes.SHORT_SIDE_FACTOR * sig.MIN_DEFAULT_NOISE)
+    assert step.rule == sig.RULE_WITHIN_NOISE and not step.significant
+
+
+def test_two_wavering_runs_are_not_a_change_two_steady_ones_are() -> None:
+    """The same 2-run excursion, 25 % dearer: runs whose launches disagreed (their CIs ±20 %, as beside
+    a build) hold it; runs that each measured one level (CIs ±1 %) are a real step, called with the
+    second run after it (a schedule's alert within two periods)."""
+    medians = [*FLAT, 3150.0, 3250.0]
+    [wavering] = detect_cis(medians, cis_of(FLAT, 0.01) + cis_of(medians[8:], 0.2))
+    assert wavering.ratio == pytest.approx(1.25, abs=0.01) and not wavering.significant
+    assert wavering.ci_low < 1.0 + wavering.noise < wavering.ci_high
+    [steady] = detect_cis(medians, cis_of(medians, 0.01))
+    assert steady.index == 8 and steady.significant and steady.ci_low > 1.2
+    # the medians alone (no CI known) count as exact: the excursion would be a change
+    assert detect_cis(medians, None)[0].significant
+
+
+def test_a_wavering_step_is_confirmed_by_the_runs_after_it() -> None:
+    """The wavering excursion is a real step when the level stays: the third run after it gives that
+    side its own noise, and the step is called; one that comes back down never is."""
+    medians = [*FLAT, 3150.0, 3250.0, 3200.0]
+    steps = detect_cis(medians, cis_of(FLAT, 0.01) + cis_of(medians[8:10], 0.2) + cis_of(medians[10:], 0.01))
+    assert [(s.index, s.significant, s.noise_source) for s in steps] == [(8, True, "runs")]
+    back = [*FLAT, 3150.0, 3250.0, *FLAT[:3]]
+    steps = detect_cis(back, cis_of(FLAT, 0.01) + cis_of(back[8:10], 0.2) + cis_of(FLAT[:3], 0.01))
+    assert steps and not any(s.significant for s in steps)
+
+
+def test_runs_whose_launches_disagree_make_no_change() -> None:
+    """process.fork_wait beside a build (the noise bench, 2026-11-27 20:22-20:27 UTC): launches within a
+    run differ several-fold, so each run's median flips between levels; 3 runs read 30 % cheaper than
+    the 3 before, with CIs of 36-2076 % of their medians. Their medians agree by chance."""
+    medians = [1.6e5 * x for x in (1.211, 1.179, 1.179, 0.823, 0.854, 0.823)]
+    cis = [
+        (1.6e5 * lo, 1.6e5 * hi)
+        for lo, hi in ((0.4, 13.7), (0.6, 9.9), (0.3, 19.4), (0.75, 1.05), (0.2, 17.9), (0.3, 9.1))
+    ]
+    keys = [f"run-{i}" for i in range(len(medians))]
+    [plain] = changes.detect(medians, "process.fork_wait", "process", keys)
+    assert plain.significant and plain.ratio == pytest.approx(0.698, abs=0.01)
+    [step] = changes.detect(medians, "process.fork_wait", "process", keys, cis)
+    assert step.rule == sig.RULE_CI_INCLUDES_1 and step.ci_low < 0.5 and step.ci_high > 2
+
+
+def test_runs_without_a_ci_count_as_exact() -> None:
+    medians = [*FLAT, 3150.0, 3250.0, 3200.0]
+    none: list[tuple[float | None, float | None]] = [(None, None)] * len(medians)
+    assert detect_cis(medians, none) == detect_cis(medians, None)

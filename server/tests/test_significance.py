@@ -69,6 +69,9 @@ def test_rule_order_and_noise_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sig.noise_for("k.x", "k", [0.2, None]) == (0.2, "runs")  # a learned spread over the default
     assert sig.noise_for("k.x", "k", [0.001, 0.02]) == (0.02, "runs")
     assert sig.noise_for("k.x", "k", [0.001, 0.002]) == (sig.MIN_NOISE, "runs")
+    # History's short sides (history/changes.py): the default counts twice, a learned spread does not
+    assert sig.noise_for("k.x", "k", [0.03, None], default_factor=2.0) == (2 * sig.FALLBACK_NOISE, "default")
+    assert sig.noise_for("k.x", "k", [0.2, None], default_factor=2.0) == (0.2, "runs")
 
 
 def test_measured_floors_ship_with_the_server_and_are_used() -> None:

@@ -97,11 +97,14 @@ def spread(medians: Sequence[float]) -> float | None:
     return (m[-1] - m[0]) / mid
 
 
-def noise_for(kernel_id: str, family: str, spreads: Sequence[float | None]) -> tuple[float, str]:
+def noise_for(
+    kernel_id: str, family: str, spreads: Sequence[float | None], default_factor: float = 1.0
+) -> tuple[float, str]:
     """The noise of a pair and where it came from: the larger of the sides' learned spreads, and of the
-    default for any side without 2 runs ("runs" when a learned spread decides, else "default")."""
+    default (times default_factor: History's short sides, history/changes.py) for any side without
+    MIN_RUNS_LEARNED runs ("runs" when a learned spread decides, else "default")."""
     learned = [max(s, MIN_NOISE) for s in spreads if s is not None]
-    default = default_noise(kernel_id, family)
+    default = default_noise(kernel_id, family) * default_factor
     if len(learned) < len(spreads) and (not learned or default >= max(learned)):
         return default, "default"
     return max(learned), "runs"

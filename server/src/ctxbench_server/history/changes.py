@@ -10,11 +10,21 @@ the same as a significant ratio in Compare:
    run-to-run noise estimated from successive differences (1.4826 * median |x[i+1] - x[i]| / sqrt 2): a
    step moves one difference only, so the estimate is not inflated by the steps it looks for.
 2. Test. Each boundary between two fitted segments compares the runs just before it with the runs just
-   after it (up to WINDOW on each side): the ratio of their medians, a bootstrap CI over runs (each run's
-   median is one unit; resampled within each side, seeded by the boundary's run id, so the answer never
-   changes), and the noise learned from each side's own spread (relative range, as Compare learns it;
-   the default floor for a side with fewer than 2 runs). The step is real only when the CI lies wholly
-   outside [1 / (1 + noise), 1 + noise].
+   after it (up to WINDOW on each side): the ratio of their medians and a bootstrap CI in two stages, as
+   Compare's is (Kalibera & Jones): the runs are resampled within each side, then each drawn run's
+   median is drawn from its own CI (log-normal, as wide as the run's 95 % interval), so a run whose
+   launches disagreed counts for what it showed, not as an exact value (seeded by the boundary's run id,
+   so the answer never changes). The noise is learned from each side's own spread (relative range, as
+   Compare learns it); a side of fewer than MIN_RUNS_LEARNED runs has none, and for it the default
+   floor counts SHORT_SIDE_FACTOR times: its CI rests on 2 runs, and a percentile interval of k units
+   covers about 1 - 2^(1-k) of the time (half, for 2), so the floor stands for the rest, as it does
+   twice over for Compare's one-launch side (significance.effective_noise). The step is real only when
+   the CI lies wholly outside [1 / (1 + noise), 1 + noise].
+
+Why both (docs/fidelity.md "Alerts on an unchanged host"): a schedule beside a build opened an alert on
+2 runs 17 % dearer than the 8 before (CI 1.091-1.249 against the 5 % floor) that came back down; and
+process.fork_wait, whose launches within a run differ several-fold, read 3 runs 30 % cheaper than the 3
+before with run CIs of 36-2076 % of their medians, which the medians alone called a change.
 
 A boundary that fails the test is still returned (significant false, with the rule that decided), so a
 reader sees why a visible jump is not called a change. The newest run alone cannot make a change: a
@@ -26,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -38,6 +49,12 @@ PENALTY_FACTOR = 3.0
 MIN_SIGMA = 0.002  # a series of identical medians still needs a finite penalty
 RESAMPLES = 2000
 CI_LEVEL = bootstrap.CONFIDENCE
+# A run's CI read as a log-normal 95 % interval of its median: sd = ln(high / low) / (2 * Z_RUN_CI).
+Z_RUN_CI = NormalDist().inv_cdf(0.5 + bootstrap.CONFIDENCE / 2)
+# The default floor's weight for a side of fewer than MIN_RUNS_LEARNED runs (the module docstring).
+SHORT_SIDE_FACTOR = sig.ONE_LAUNCH_FACTOR
+
+RunCI = tuple[float | None, float | None]  # a run's CI of its median (None, None: unknown)
 
 
 @dataclass(frozen=True)
@@ -93,23 +110,56 @@ def segment(logs: np.ndarray, penalty: float, min_len: int = MIN_SEGMENT) -> lis
     return sorted(cuts)
 
 
-def _ratio_ci(before: np.ndarray, after: np.ndarray, seed: int) -> tuple[float, float]:
+def run_sds(medians: Sequence[float], cis: Sequence[RunCI] | None) -> np.ndarray:
+    """Each run's log-scale uncertainty from its CI (0 where unknown: the median counts as exact)."""
+    out = np.zeros(len(medians))
+    for i, (lo, hi) in enumerate(cis or ()):
+        if lo is not None and hi is not None and 0 < lo < hi and math.isfinite(hi):
+            out[i] = math.log(hi / lo) / (2.0 * Z_RUN_CI)
+    return out
+
+
+def _side_medians(rng: np.random.Generator, x: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """RESAMPLES medians of a side: its runs resampled, then each drawn run's median from its own CI."""
+    idx = rng.choice(x.size, size=(RESAMPLES, x.size))
+    if not sd.any():
+        return np.median(x[idx], axis=1)
+    return np.median(x[idx] * np.exp(sd[idx] * rng.standard_normal(idx.shape)), axis=1)
+
+
+def _ratio_ci(
+    before: np.ndarray, after: np.ndarray, sd_before: np.ndarray, sd_after: np.ndarray, seed: int
+) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
-    b = np.median(rng.choice(before, size=(RESAMPLES, before.size)), axis=1)
-    a = np.median(rng.choice(after, size=(RESAMPLES, after.size)), axis=1)
+    b = _side_medians(rng, before, sd_before)
+    a = _side_medians(rng, after, sd_after)
     return bootstrap.percentile_ci(a / b, CI_LEVEL)
 
 
 def check_boundary(
-    medians: Sequence[float], lo: int, cut: int, hi: int, kernel_id: str, family: str, key: str
+    medians: Sequence[float],
+    lo: int,
+    cut: int,
+    hi: int,
+    kernel_id: str,
+    family: str,
+    key: str,
+    sds: np.ndarray | None = None,
 ) -> Step:
-    """The step at `cut`, from the runs [max(lo, cut - WINDOW), cut) against [cut, min(hi, cut + WINDOW))."""
-    before = np.asarray(medians[max(lo, cut - WINDOW) : cut], dtype=float)
-    after = np.asarray(medians[cut : min(hi, cut + WINDOW)], dtype=float)
+    """The step at `cut`, from the runs [max(lo, cut - WINDOW), cut) against [cut, min(hi, cut + WINDOW));
+    sds[i]: run i's log-scale uncertainty (run_sds), none known without it."""
+    b0, a1 = max(lo, cut - WINDOW), min(hi, cut + WINDOW)
+    before = np.asarray(medians[b0:cut], dtype=float)
+    after = np.asarray(medians[cut:a1], dtype=float)
+    sd = np.zeros(len(medians)) if sds is None else sds
     mb, ma = float(np.median(before)), float(np.median(after))
-    lo_ci, hi_ci = _ratio_ci(before, after, bootstrap.seed_for(key))
+    lo_ci, hi_ci = _ratio_ci(before, after, sd[b0:cut], sd[cut:a1], bootstrap.seed_for(key))
+    short = min(before.size, after.size) < sig.MIN_RUNS_LEARNED
     noise, source = sig.noise_for(
-        kernel_id, family, [sig.spread(before.tolist()), sig.spread(after.tolist())]
+        kernel_id,
+        family,
+        [sig.spread(before.tolist()), sig.spread(after.tolist())],
+        default_factor=SHORT_SIDE_FACTOR if short else 1.0,
     )
     enough = before.size >= MIN_SEGMENT and after.size >= MIN_SEGMENT
     return Step(
@@ -127,16 +177,26 @@ def check_boundary(
     )
 
 
-def detect(medians: Sequence[float], kernel_id: str, family: str, keys: Sequence[str]) -> list[Step]:
+def detect(
+    medians: Sequence[float],
+    kernel_id: str,
+    family: str,
+    keys: Sequence[str],
+    cis: Sequence[RunCI] | None = None,
+) -> list[Step]:
     """Every candidate step of a series of run medians (oldest first, all > 0), each tested; keys[i]
-    (the i-th run's id) seeds the test of a step at i."""
+    (the i-th run's id) seeds the test of a step at i; cis[i], the i-th run's CI of its median (none
+    given: each median counts as exact)."""
     x = np.log(np.asarray(medians, dtype=float))
     if x.size < 2 * MIN_SEGMENT or not np.all(np.isfinite(x)):
         return []
     penalty = PENALTY_FACTOR * sigma(x) ** 2 * math.log(x.size)
     cuts = segment(x, penalty)
     bounds = [0, *cuts, int(x.size)]
+    sds = run_sds(medians, cis)
     return [
-        check_boundary(medians, bounds[k - 1], bounds[k], bounds[k + 1], kernel_id, family, keys[bounds[k]])
+        check_boundary(
+            medians, bounds[k - 1], bounds[k], bounds[k + 1], kernel_id, family, keys[bounds[k]], sds
+        )
         for k in range(1, len(bounds) - 1)
     ]

@@ -1,7 +1,8 @@
 """The steps of series with their fact changes, as /changes gives them, for the readers that check
 series rather than the whole fleet: the alerts (one series whenever results land on it) and fleet
 changes (up to a thousand a read). One rule and one cache with service.fleet_changes; only the columns
-the rule needs are read (not the samples), for many series in a few statements."""
+the rule needs are read (each run's median and CI of it, not the samples: those only of a result whose
+CI the filler has not written yet, service.run_cis), for many series in a few statements."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ctxbench_server.history.service import (
     MAX_POINTS,
     _steps,
     fact_changes,
+    run_cis,
     series_filter,
     step_out,
     watched,
@@ -38,6 +40,9 @@ COLUMNS = (
     Result.params_key,
     Result.unit,
     Result.median,
+    Result.ci_low,
+    Result.ci_high,
+    Result.ci_method,
     Result.created_at,
     Result.agent_version,
 )
@@ -126,16 +131,23 @@ def cached(rows: Mapping[SeriesKey, Sequence[Any]]) -> dict[SeriesKey, list[chan
 
 
 def detect(
-    rows: Mapping[SeriesKey, Sequence[Any]], family: Mapping[str, str]
+    rows: Mapping[SeriesKey, Sequence[Any]],
+    family: Mapping[str, str],
+    cis: Mapping[str, changes.RunCI],
 ) -> dict[SeriesKey, list[changes.Step]]:
-    """Each series' steps from its rows (oldest first), History's rule, cached while a series has no
-    new result (the cache /changes and History share). Blocking: call it off the event loop."""
+    """Each series' steps from its rows (oldest first) and its runs' CIs (by result id, run_cis),
+    History's rule, cached while a series has no new result (the cache /changes and History share).
+    Blocking: call it off the event loop."""
     out = cached(rows)
     for key, rs in rows.items():
         if key not in out:
             kernel_id = key[1]
             steps = changes.detect(
-                [float(r.median) for r in rs], kernel_id, family[kernel_id], [r.run_id for r in rs]
+                [float(r.median) for r in rs],
+                kernel_id,
+                family[kernel_id],
+                [r.run_id for r in rs],
+                [cis.get(r.id, (None, None)) for r in rs],
             )
             _steps.put(_cache_key(key, rs), steps)
             out[key] = steps
@@ -166,16 +178,18 @@ async def many_series_steps(
     session: AsyncSession, keys: Collection[SeriesKey]
 ) -> dict[SeriesKey, tuple[list[Any], list[dict[str, Any]]]]:
     """Each series' rows (read_series) and steps as /changes gives them, in a bounded number of
-    statements whatever the number of series: the rows, the kernels' families (when a detection is
-    not cached), the facts and params of the runs around the steps. A series with no measured result
-    is absent."""
+    statements whatever the number of series: the rows, the kernels' families and the samples of
+    results without a stored CI (when a detection is not cached), the facts and params of the runs
+    around the steps. A series with no measured result is absent."""
     rows = await read_series(session, keys)
     if not rows:
         return {}
     steps = cached(rows)
     if len(steps) < len(rows):
-        fams = await families(session, {k[1] for k in rows if k not in steps})
-        steps = await anyio.to_thread.run_sync(detect, rows, fams)
+        todo = [k for k in rows if k not in steps]
+        fams = await families(session, {k[1] for k in todo})
+        cis = await run_cis(session, (r for k in todo for r in rows[k]))
+        steps = await anyio.to_thread.run_sync(detect, rows, fams, cis)
     around = [rows[k][i] for k, ss in steps.items() for s in ss for i in (s.index - 1, s.index)]
     facts = await run_facts(session, {r.run_id for r in around})
     params = await params_of(session, {r.id for r in around})

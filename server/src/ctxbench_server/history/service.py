@@ -1,9 +1,11 @@
 """A kernel point over time on one machine, the machine's fact changes along it, and the steps that are
-real (history/changes.py), for one series or across the fleet."""
+real (history/changes.py), for one series or across the fleet. The step test weighs each run by its own
+CI of its median: the stored one, or, for a result the filler (ingest/ci.py) has not reached yet, the
+same values computed now (run_cis), so a check made as a run lands sees that run like every other."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +23,7 @@ from ctxbench_server.stats import summary as stats
 
 # Points of one series looked at (the newest), and series and results a fleet-wide scan looks at.
 MAX_POINTS = 200
+CI_IDS_PER_STATEMENT = 500  # results whose samples one statement reads (run_cis)
 MAX_SCAN_RESULTS = 200_000
 MAX_CHANGES = 500
 # Facts whose change between two runs is marked on the time axis. Whatever moves on its own between
@@ -228,7 +231,13 @@ async def series(
         prev = cur
     family = await _family(session, kernel_id)
     steps = await anyio.to_thread.run_sync(
-        lambda: changes.detect([p.median for p in points], kernel_id, family, [p.run_id for p in points])
+        lambda: changes.detect(
+            [p.median for p in points],
+            kernel_id,
+            family,
+            [p.run_id for p in points],
+            [(p.ci_low, p.ci_high) for p in points],
+        )
     )
     return {
         "machine": {"id": machine.id, "name": machine.name},
@@ -251,6 +260,32 @@ async def series(
             for s in steps
         ],
     }
+
+
+async def run_cis(session: AsyncSession, rows: Iterable[Any]) -> dict[str, changes.RunCI]:
+    """Each result's CI of its median (rows with id, ci_low, ci_high, ci_method), by result id: as stored,
+    or, where the filler has not written it yet, computed from its samples (one statement per
+    CI_IDS_PER_STATEMENT of them, the bootstrap off the event loop): the values the filler will store."""
+    out: dict[str, changes.RunCI] = {}
+    missing: list[str] = []
+    for r in rows:
+        if r.ci_method is None:
+            missing.append(r.id)
+        else:
+            out[r.id] = (r.ci_low, r.ci_high)
+    for start in range(0, len(missing), CI_IDS_PER_STATEMENT):
+        part = missing[start : start + CI_IDS_PER_STATEMENT]
+        got = (
+            await session.execute(
+                select(Result.id, Result.samples, Result.sample_launches).where(Result.id.in_(part))
+            )
+        ).all()
+
+        def compute(got: Sequence[Any] = got) -> list[tuple[str, changes.RunCI]]:
+            return [(i, stats.stored_ci(i, sm, sl, (None, None, None))[:2]) for i, sm, sl in got]
+
+        out.update(await anyio.to_thread.run_sync(compute))
+    return out
 
 
 # A series' steps only change when a result is added to it: cached by (series, newest result, count).
@@ -277,6 +312,9 @@ async def _scan(session: AsyncSession, machine_ids: Sequence[str]) -> tuple[Seri
             Result.params,
             Result.unit,
             Result.median,
+            Result.ci_low,
+            Result.ci_high,
+            Result.ci_method,
             Result.created_at,
         )
         .where(Result.status == "ok", Result.median > 0)
@@ -294,9 +332,9 @@ async def _scan(session: AsyncSession, machine_ids: Sequence[str]) -> tuple[Seri
 
 
 def _detect_all(
-    grouped: Series, families: dict[str, str]
+    grouped: Series, families: dict[str, str], cis: Mapping[str, changes.RunCI]
 ) -> list[tuple[tuple[str, str, str], list[Any], changes.Step]]:
-    """Every series' steps (cached while a series has no new result)."""
+    """Every series' steps (cached while a series has no new result); cis by result id (run_cis)."""
     out: list[tuple[tuple[str, str, str], list[Any], changes.Step]] = []
     for key, rs in grouped.items():
         rs = rs[-MAX_POINTS:]
@@ -306,7 +344,13 @@ def _detect_all(
         steps = _steps.get(ck)
         if steps is None:
             fam = families.get(key[1]) or key[1].partition(".")[0]
-            steps = changes.detect([float(r.median) for r in rs], key[1], fam, [r.run_id for r in rs])
+            steps = changes.detect(
+                [float(r.median) for r in rs],
+                key[1],
+                fam,
+                [r.run_id for r in rs],
+                [cis.get(r.id, (None, None)) for r in rs],
+            )
             _steps.put(ck, steps)
         out.extend((key, rs, s) for s in steps)
     return out
@@ -327,7 +371,8 @@ async def fleet_changes(
         for k, spec in (await session.execute(select(Kernel.id, Kernel.spec))).all()
     }
 
-    found = await anyio.to_thread.run_sync(_detect_all, grouped, families)
+    cis = await run_cis(session, (r for rs in grouped.values() for r in rs[-MAX_POINTS:]))
+    found = await anyio.to_thread.run_sync(_detect_all, grouped, families, cis)
     found = [
         f
         for f in found
