@@ -16,7 +16,7 @@ AGENT_LDFLAGS := -X main.version=$(VERSION)
         test-server test-server-pg test-agent test-kernels test-frontend test-e2e test-fuzz test-faults test-faults-pg \
         test-multiserver test-storm test-dist dist bench clean check test-together test-alone \
         test-server-parallel test-server-timing test-server-pg-parallel test-server-pg-timing test-server-unit \
-        test-agent-unit test-e2e-stack test-e2e-browser
+        test-agent-unit test-e2e-stack test-e2e-browser test-e2e-browser-1 test-e2e-browser-2 test-faults-both
 
 help:
 	@echo "make run    build what is missing, start server + local agent on http://127.0.0.1:8080"
@@ -154,14 +154,21 @@ test-agent-unit:
 BUILT := -o deps -o venv -o ansible -o agent -o cli -o kernels -o kernels-cpp -o kernels-go -o kernels-py \
          -o frontend
 test: deps-test build gen-check ansible
-	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-together
-	@$(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone
+	@t=$$(date +%s); $(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-together && \
+	  echo "make test: the side-by-side pass took $$(( $$(date +%s) - t )) s"
+	@t=$$(date +%s); $(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone && \
+	  echo "make test: the one-at-a-time pass took $$(( $$(date +%s) - t )) s"
 	@echo "make test: all suites passed"
 
 test-together: test-server-parallel test-server-pg-parallel lint test-agent test-dist test-fuzz test-frontend
-test-alone: test-server-timing test-server-pg-timing test-kernels test-e2e-browser test-e2e-stack test-faults \
-            test-faults-pg \
+test-alone: test-server-timing test-server-pg-timing test-kernels test-e2e-browser test-e2e-stack test-faults-both \
             test-multiserver test-storm
+
+# Two pairs inside the one-at-a-time pass, each pair alone on the machine: the faults suites on SQLite and
+# PostgreSQL (their own subnets, 10.231 and 10.234: tests/faults/netns.py), and Playwright's two halves
+# (their own stacks, ports and data dirs). Each pair mostly waits: on reconnections, on real runs.
+test-faults-both: venv agent kernels
+	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-faults test-faults-pg
 
 # The server's suite on SERVER_WORKERS pytest-xdist workers (every test has its own ports and SQLite file,
 # every worker its own PostgreSQL database), then its `timing` tests on their own.
@@ -205,9 +212,18 @@ test-e2e: venv agent cli kernels frontend
 test-e2e-stack: venv agent cli kernels frontend
 	$(PY) -m pytest -q tests/e2e
 
-# Playwright: its own stack on fixed ports below the ephemeral range (frontend/e2e/ports.ts).
+# Playwright: its own stack on fixed ports below the ephemeral range (frontend/e2e/ports.ts). `make test`
+# runs it in two halves side by side, each with a stack of its own (18080/15051 and 18180/15151): the
+# first the three longest spec files (about half the time), the second every other file, new ones too.
+E2E_FIRST := e2e/(orchestration|accessibility|explorer-fixes-3)\.spec\.ts
 test-e2e-browser: venv agent cli kernels frontend
-	cd frontend && npm run e2e
+	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-e2e-browser-1 test-e2e-browser-2
+
+test-e2e-browser-1:
+	cd frontend && npx playwright test '$(E2E_FIRST)'
+test-e2e-browser-2:
+	cd frontend && CTXBENCH_E2E_HTTP_PORT=18180 CTXBENCH_E2E_GRPC_PORT=15151 CTXBENCH_E2E_IGNORE='$(E2E_FIRST)' \
+	  npx playwright test
 
 # Real processes killed, links cut in network namespaces (needs root, as CI and the dev machines are).
 test-fuzz: venv
@@ -217,7 +233,7 @@ test-faults: venv agent kernels
 	$(PY) -m pytest -q tests/faults
 
 test-faults-pg: venv agent kernels
-	scripts/with-postgres.sh $(PY) -m pytest -q tests/faults
+	CTXBENCH_FAULTS_NET=234 scripts/with-postgres.sh $(PY) -m pytest -q tests/faults
 
 # Two server processes on one private PostgreSQL, a real agent on each (LISTEN/NOTIFY between them).
 test-multiserver: venv agent kernels

@@ -1,7 +1,9 @@
 """Simulated hosts: one network namespace per agent, joined to the host by a veth pair.
 
-Host side 10.231.<k>.1/30, namespace side 10.231.<k>.2/30. Only these addresses ever carry traffic.
-(tests/fleet uses its own: names prefixed cxd-, 10.232.<k>.0/30; its SSH hosts cxs-, 10.233.<k>.0/30.)
+Host side 10.<net>.<k>.1/30, namespace side 10.<net>.<k>.2/30, net 231 unless CTXBENCH_FAULTS_NET says
+another (`make test` runs the faults suite on SQLite and on PostgreSQL side by side, on 231 and 234). Only
+these addresses ever carry traffic. (tests/fleet uses its own: names prefixed cxd-, 10.232.<k>.0/30; its
+SSH hosts cxs-, 10.233.<k>.0/30.)
 Requires root (CI and the developers' machines run as root).
 """
 
@@ -45,6 +47,14 @@ def available() -> str | None:
         return f"cannot create a network namespace: {e}"
     _ip("netns", "del", probe)
     return None
+
+
+def faults_net() -> int:
+    """The faults suite's subnet: 10.<net>.0.0/16, one per suite running at the same time."""
+    raw = os.environ.get("CTXBENCH_FAULTS_NET", "231")
+    if not raw.isdigit() or not 1 <= int(raw) <= 254 or int(raw) in (232, 233):
+        raise ValueError(f"CTXBENCH_FAULTS_NET: {raw!r} is not a free 10.<net> subnet (1-254, not 232, 233)")
+    return int(raw)
 
 
 def clear_stale(prefix: str, net: int) -> None:

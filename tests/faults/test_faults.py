@@ -174,7 +174,8 @@ def hosts() -> Iterator[list[netns.Host]]:
     why = netns.available()
     if why:
         pytest.fail(f"the network-cut test needs network namespaces: {why}")
-    made = netns.Hosts(3, tag=str(os.getpid())[-6:])
+    net = netns.faults_net()  # its own prefix too: clear_stale removes its prefix's idle namespaces
+    made = netns.Hosts(3, tag=str(os.getpid())[-6:], prefix=f"cxf{net}", net=net)
     try:
         yield made.hosts
     finally:
