@@ -2,7 +2,7 @@
 series rather than the whole fleet: the alerts (one series whenever results land on it) and fleet
 changes (up to a thousand a read). One rule and one cache with service.fleet_changes; only the columns
 the rule needs are read (each run's median and CI of it, not the samples: those only of a result whose
-CI the filler has not written yet, service.run_cis), for many series in a few statements."""
+CI the filler has not written yet, history/run_cis.py), for many series in a few statements."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from sqlalchemy import bindparam, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.history import changes
+from ctxbench_server.history.run_cis import run_cis
 from ctxbench_server.history.service import (
     MAX_POINTS,
     _steps,
     fact_changes,
-    run_cis,
     series_filter,
     step_out,
     watched,

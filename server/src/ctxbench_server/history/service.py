@@ -1,11 +1,12 @@
 """A kernel point over time on one machine, the machine's fact changes along it, and the steps that are
 real (history/changes.py), for one series or across the fleet. The step test weighs each run by its own
 CI of its median: the stored one, or, for a result the filler (ingest/ci.py) has not reached yet, the
-same values computed now (run_cis), so a check made as a run lands sees that run like every other."""
+same values computed now (history/run_cis.py), so a check made as a run lands sees that run like every
+other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ctxbench_server.compare import facts as facts_mod
 from ctxbench_server.errors import NotFound, ValidationFailed, field_error
 from ctxbench_server.history import changes
+from ctxbench_server.history.run_cis import run_cis
 from ctxbench_server.history.schemas import HistoryPoint
 from ctxbench_server.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
@@ -23,7 +25,6 @@ from ctxbench_server.stats import summary as stats
 
 # Points of one series looked at (the newest), and series and results a fleet-wide scan looks at.
 MAX_POINTS = 200
-CI_IDS_PER_STATEMENT = 500  # results whose samples one statement reads (run_cis)
 MAX_SCAN_RESULTS = 200_000
 MAX_CHANGES = 500
 # Facts whose change between two runs is marked on the time axis. Whatever moves on its own between
@@ -260,32 +261,6 @@ async def series(
             for s in steps
         ],
     }
-
-
-async def run_cis(session: AsyncSession, rows: Iterable[Any]) -> dict[str, changes.RunCI]:
-    """Each result's CI of its median (rows with id, ci_low, ci_high, ci_method), by result id: as stored,
-    or, where the filler has not written it yet, computed from its samples (one statement per
-    CI_IDS_PER_STATEMENT of them, the bootstrap off the event loop): the values the filler will store."""
-    out: dict[str, changes.RunCI] = {}
-    missing: list[str] = []
-    for r in rows:
-        if r.ci_method is None:
-            missing.append(r.id)
-        else:
-            out[r.id] = (r.ci_low, r.ci_high)
-    for start in range(0, len(missing), CI_IDS_PER_STATEMENT):
-        part = missing[start : start + CI_IDS_PER_STATEMENT]
-        got = (
-            await session.execute(
-                select(Result.id, Result.samples, Result.sample_launches).where(Result.id.in_(part))
-            )
-        ).all()
-
-        def compute(got: Sequence[Any] = got) -> list[tuple[str, changes.RunCI]]:
-            return [(i, stats.stored_ci(i, sm, sl, (None, None, None))[:2]) for i, sm, sl in got]
-
-        out.update(await anyio.to_thread.run_sync(compute))
-    return out
 
 
 # A series' steps only change when a result is added to it: cached by (series, newest result, count).
