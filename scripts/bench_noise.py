@@ -27,6 +27,23 @@ def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[fl
     }
 
 
+def _run_series(
+    server: Server, machine_id: str, runs: int, into: dict[str, list[float]], cvs: dict[str, list[float]]
+) -> None:
+    """`runs` runs of the A/A points one after the other: each point's run medians (and CVs) appended."""
+    for _ in range(runs):
+        for point, (median, cv) in _medians(server, machine_id, run_on(server, machine_id)).items():
+            into.setdefault(point, []).append(median)
+            cvs.setdefault(point, []).append(cv)
+
+
+def _changes(server: Server, machine_id: str) -> list[dict[str, Any]]:
+    """The steps History calls significant on the machine's series (GET /changes)."""
+    r = server.http.get("/changes", params={"machines": machine_id})
+    r.raise_for_status()
+    return list(r.json()["changes"])
+
+
 def _repeat_runs(
     runs: int,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str], str, list[dict[str, Any]]]:
@@ -45,13 +62,8 @@ def _repeat_runs(
                 family_of = {k["id"]: k["family"] for k in server.http.get("/kernels").json()}
                 time.sleep(5)  # let the build's compilers take the CPUs before the first run
                 load0 = Path("/proc/loadavg").read_text().split()[0]
-                for _ in range(runs):
-                    for point, (median, cv) in _medians(server, a_id, run_on(server, a_id)).items():
-                        per_point.setdefault(point, []).append(median)
-                        cvs.setdefault(point, []).append(cv)
-                r = server.http.get("/changes", params={"machines": a_id})
-                r.raise_for_status()
-                steps = list(r.json()["changes"])
+                _run_series(server, a_id, runs, per_point, cvs)
+                steps = _changes(server, a_id)
         finally:
             server.stop()
     return per_point, cvs, family_of, load0, steps
@@ -148,18 +160,12 @@ def phases(report: Out, quiet_runs: int = 4, busy_runs: int = 4) -> int:
         try:
             with pair(server, tmp, "phases") as (a_id, _b_id):
                 load_quiet = Path("/proc/loadavg").read_text().split()[0]
-                for _ in range(quiet_runs):
-                    for point, (median, _cv) in _medians(server, a_id, run_on(server, a_id)).items():
-                        quiet.setdefault(point, []).append(median)
+                _run_series(server, a_id, quiet_runs, quiet, {})
                 with build_beside():
                     time.sleep(5)  # let the build's compilers take the CPUs before the first run
                     load_busy = Path("/proc/loadavg").read_text().split()[0]
-                    for _ in range(busy_runs):
-                        for point, (median, _cv) in _medians(server, a_id, run_on(server, a_id)).items():
-                            busy.setdefault(point, []).append(median)
-                r = server.http.get("/changes", params={"machines": a_id})
-                r.raise_for_status()
-                steps = list(r.json()["changes"])
+                    _run_series(server, a_id, busy_runs, busy, {})
+                steps = _changes(server, a_id)
         finally:
             server.stop()
     flagged = {c["kernel"] for c in steps}
