@@ -164,10 +164,22 @@ async def test_a_slow_stream_is_dropped_and_holds_nobody_up(
     async def drain(sub: run_events.Subscriber) -> list[str]:
         return [chunk async for chunk in feeds.stream(sub)]
 
-    fast_task = asyncio.create_task(drain(fast))
-    for item in start.items:
+    fast_chunks: list[str] = []
+
+    async def follow() -> None:
+        async for chunk in feeds.stream(fast):
+            fast_chunks.append(chunk)
+
+    async def fast_has(n: int) -> bool:
+        return sum(c.startswith("event: result") for c in fast_chunks) >= n
+
+    fast_task = asyncio.create_task(follow())
+    for n, item in enumerate(start.items, 1):
         await a.report(run["id"], item)  # each: a result and a Run, 2 chunks
-    fast_chunks = await asyncio.wait_for(fast_task, 10)
+        # One report read at a time: the feed's reader coalesces what landed during a read, and 4
+        # results in one read would be more than MAX_QUEUED for the fast stream too.
+        await eventually(lambda n=n: fast_has(n))
+    await asyncio.wait_for(fast_task, 10)
     assert sum(c.startswith("event: result") for c in fast_chunks) == 4
     assert fast_chunks[-1].startswith("event: end")
     slow_chunks = await asyncio.wait_for(drain(slow), 5)
