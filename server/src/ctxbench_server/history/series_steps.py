@@ -23,6 +23,7 @@ from ctxbench_server.history.service import (
     fact_changes,
     series_filter,
     step_out,
+    steps_key,
     watched,
 )
 from ctxbench_server.models import Kernel, Result, Run
@@ -116,15 +117,11 @@ async def run_facts(session: AsyncSession, run_ids: Collection[str]) -> dict[str
     return out
 
 
-def _cache_key(key: SeriesKey, rs: Sequence[Any]) -> tuple[str, str, str, str, int]:
-    return (*key, rs[-1].id, len(rs))
-
-
 def cached(rows: Mapping[SeriesKey, Sequence[Any]]) -> dict[SeriesKey, list[changes.Step]]:
     """The steps of the series whose detection is cached (or that are too short to have any)."""
     out: dict[SeriesKey, list[changes.Step]] = {}
     for key, rs in rows.items():
-        steps = [] if len(rs) < 2 * changes.MIN_SEGMENT else _steps.get(_cache_key(key, rs))
+        steps = [] if len(rs) < 2 * changes.MIN_SEGMENT else _steps.get(steps_key(key, rs))
         if steps is not None:
             out[key] = steps
     return out
@@ -149,7 +146,7 @@ def detect(
                 [r.run_id for r in rs],
                 [cis.get(r.id, (None, None)) for r in rs],
             )
-            _steps.put(_cache_key(key, rs), steps)
+            _steps.put(steps_key(key, rs), steps)
             out[key] = steps
     return out
 

@@ -267,6 +267,11 @@ async def series(
 _steps: LRU[tuple[str, str, str, str, int], list[changes.Step]] = LRU(20_000)
 
 
+def steps_key(key: tuple[str, str, str], rs: Sequence[Any]) -> tuple[str, str, str, str, int]:
+    """A series' key in the steps cache: the series, its newest result, how many it has."""
+    return (*key, rs[-1].id, len(rs))
+
+
 def clear_cache() -> None:
     _steps.clear()
 
@@ -315,7 +320,7 @@ def _detect_all(
         rs = rs[-MAX_POINTS:]
         if len(rs) < 2 * changes.MIN_SEGMENT:
             continue
-        ck = (*key, rs[-1].id, len(rs))
+        ck = steps_key(key, rs)
         steps = _steps.get(ck)
         if steps is None:
             fam = families.get(key[1]) or key[1].partition(".")[0]
@@ -346,7 +351,13 @@ async def fleet_changes(
         for k, spec in (await session.execute(select(Kernel.id, Kernel.spec))).all()
     }
 
-    cis = await run_cis(session, (r for rs in grouped.values() for r in rs[-MAX_POINTS:]))
+    # The runs' CIs only of the series whose detection is not cached: a missing one is a bootstrap.
+    todo = [
+        rs[-MAX_POINTS:]
+        for key, rs in grouped.items()
+        if _steps.get(steps_key(key, rs[-MAX_POINTS:])) is None
+    ]
+    cis = await run_cis(session, (r for rs in todo for r in rs))
     found = await anyio.to_thread.run_sync(_detect_all, grouped, families, cis)
     found = [
         f
