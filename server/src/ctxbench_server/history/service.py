@@ -1,8 +1,5 @@
 """A kernel point over time on one machine, the machine's fact changes along it, and the steps that are
-real (history/changes.py), for one series or across the fleet. The step test weighs each run by its own
-CI of its median: the stored one, or, for a result the filler (ingest/ci.py) has not reached yet, the
-same values computed now (history/run_cis.py), so a check made as a run lands sees that run like every
-other."""
+real (history/changes.py, each run weighed by its CI: history/run_cis.py), for one series or the fleet."""
 
 from __future__ import annotations
 
@@ -352,12 +349,8 @@ async def fleet_changes(
     }
 
     # The runs' CIs only of the series whose detection is not cached: a missing one is a bootstrap.
-    todo = [
-        rs[-MAX_POINTS:]
-        for key, rs in grouped.items()
-        if _steps.get(steps_key(key, rs[-MAX_POINTS:])) is None
-    ]
-    cis = await run_cis(session, (r for rs in todo for r in rs))
+    tails = [(k, rs[-MAX_POINTS:]) for k, rs in grouped.items()]
+    cis = await run_cis(session, (r for k, rs in tails if _steps.get(steps_key(k, rs)) is None for r in rs))
     found = await anyio.to_thread.run_sync(_detect_all, grouped, families, cis)
     found = [
         f
