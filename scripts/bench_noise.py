@@ -89,6 +89,33 @@ def _floors(
     return floors, families
 
 
+def _record(measurement: dict[str, Any]) -> dict[str, Any]:
+    """noise_floors.json with this measurement added: the newest FLOOR_MEASUREMENTS measurements, and the
+    floors compare uses, each kernel's median over them (significance.combine_measurements). A file from
+    before measurements were kept is its own first measurement."""
+    from ctxbench_server.compare.significance import FLOOR_MEASUREMENTS, combine_measurements
+
+    old = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
+    kept = old.get("measurements") or (
+        [{k: old[k] for k in ("measured", "host", "load_before", "runs", "floors", "families") if k in old}]
+        if "floors" in old
+        else []
+    )
+    measurements = [*kept, measurement][-FLOOR_MEASUREMENTS:]
+    floors, families = combine_measurements(measurements)
+    return {
+        "command": "scripts/bench.py noise",
+        "rule": "per kernel (and family), the median of its floor over the newest measurements",
+        "measured": measurement["measured"],
+        "host": measurement["host"],
+        "load_before": measurement["load_before"],
+        "runs": measurement["runs"],
+        "floors": floors,
+        "families": families,
+        "measurements": measurements,
+    }
+
+
 def noise(
     report: Out,
     runs: int = 8,
@@ -96,7 +123,8 @@ def noise(
     """Run-to-run noise per kernel point: one fresh agent runs the A/A points `runs` times, one run after
     the other, as a user repeating a run would; per point the relative range of the run medians, the
     quantity compare learns from a machine's own repeated runs (compare/significance.py `spread`). The
-    default floors (FLOORS there, from noise_floors.json) come from this table."""
+    default floors (FLOORS there, from noise_floors.json) are the median of this table's floors and the
+    measurements before it (`_record`)."""
     from ctxbench_server.compare.significance import spread
 
     per_point, cvs, family_of, load0, steps = _repeat_runs(runs)
@@ -117,6 +145,15 @@ def noise(
             f"{100 * statistics.median(cvs[point]):.1f} % |"
         )
     floors, families = _floors(per_point, family_of)
+    measurement = {
+        "measured": now_utc(),
+        "host": machine_line(),
+        "load_before": float(load0),
+        "runs": runs,
+        "floors": dict(sorted(floors.items())),
+        "families": dict(sorted(families.items())),
+    }
+    record = _record(measurement)
     alarms = [f"`{c['kernel']}` {c['ratio']:.3f} ({c['significance']['noise_source']} noise)" for c in steps]
     out += [
         "",
@@ -125,21 +162,16 @@ def noise(
         + (": " + ", ".join(alarms) if alarms else "")
         + ".",
         "",
-        "Default floors (compare/noise_floors.json): "
-        + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in sorted(floors.items())),
+        "This measurement's floors: "
+        + ", ".join(f"`{k}` {100 * v:.1f} %" for k, v in measurement["floors"].items()),
+        "",
+        f"Default floors (compare/noise_floors.json), the median over its {len(record['measurements'])} "
+        f"newest measurements ({', '.join(m['measured'] for m in record['measurements'])}): "
+        + ", ".join(f"`{k}` {100 * v:.1f} %" for k, v in record["floors"].items()),
     ]
     report.emit("performance.md", "noise-floor", out)
     if not report.write:
         return 0
-    record = {
-        "measured": now_utc(),
-        "host": machine_line(),
-        "load_before": float(load0),
-        "command": "scripts/bench.py noise",
-        "runs": runs,
-        "floors": dict(sorted(floors.items())),
-        "families": dict(sorted(families.items())),
-    }
     FLOORS.write_text(json.dumps(record, indent=2) + "\n")
     print(f"bench: wrote {FLOORS.relative_to(ROOT)}")
     return 0

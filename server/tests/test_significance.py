@@ -106,3 +106,18 @@ def test_floor_lookup_kernel_then_family_then_median(tmp_path: Path) -> None:
     bad.write_text("{")
     with pytest.raises(ValueError):
         sig.load_floors(bad)
+
+
+def test_floors_are_the_median_of_the_newest_measurements() -> None:
+    """One measurement taken while the VM's host slowed whole runs moves no floor once three agree, a
+    kernel measured once keeps that floor, and only the newest FLOOR_MEASUREMENTS count."""
+    quiet = {"floors": {"syscall.getppid": 0.002, "process.fork_wait": 0.026}, "families": {"syscall": 0.003}}
+    slowed = {"floors": {"syscall.getppid": 0.277, "process.fork_wait": 9.0}, "families": {"syscall": 0.277}}
+    calm = {"floors": {"syscall.getppid": 0.004, "lock.go_mutex": 0.02}, "families": {"syscall": 0.004}}
+    floors, families = sig.combine_measurements([quiet, slowed, calm])
+    assert floors == {"lock.go_mutex": 0.02, "process.fork_wait": 4.513, "syscall.getppid": 0.004}
+    assert families == {"syscall": 0.004}
+    older = [slowed] * 3
+    floors, _ = sig.combine_measurements([*older, quiet, calm, quiet, calm, quiet])
+    assert floors["syscall.getppid"] == 0.002  # the three slowed ones fell out of the newest five
+    assert sig.combine_measurements([]) == ({}, {})

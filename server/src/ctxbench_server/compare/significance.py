@@ -32,9 +32,10 @@ RULE_TOO_FEW = "too_few_launches"
 
 # Default run-to-run noise, for machines without MIN_RUNS_LEARNED runs of a point: measured by `make bench`
 # section `noise` (scripts/bench_noise.py: one agent runs the A/A points 8 times beside a build; a
-# kernel's floor is the largest spread of its points' run medians, a family's the largest of its measured
-# kernels') and written to noise_floors.json beside this file with the date, host and load it was
-# measured at (the figures: docs/performance.md "noise-floor"). Lookup: the kernel's floor, else its
+# measurement's kernel floor is the largest spread of its points' run medians, a family's the largest of
+# its measured kernels') and written to noise_floors.json beside this file with the date, host and load
+# of each measurement; the floor is the median over the newest measurements (combine_measurements; the
+# figures: docs/performance.md "noise-floor"). Lookup: the kernel's floor, else its
 # family's, else the median of all measured kernels' floors (FALLBACK_NOISE without the file); never
 # below MIN_DEFAULT_NOISE. That minimum is what one run a side may claim without the machine's own
 # history: the bench sees one quarter of an hour, and this VM moved between phases over hours (the same
@@ -68,6 +69,26 @@ def load_floors(path: Path) -> Floors:
 
 
 FLOORS = load_floors(FLOORS_FILE)
+# The noise bench keeps its newest measurements in the file; a floor is the median of its kernel's floors
+# over them, so one measurement in an hour when the VM's host slowed whole runs (getppid 27.7 %, fork_wait
+# 900 % at 20:51 on 2026-11-27, against 0.2 % and 2.6 % at 12:04) moves no floor once three agree.
+FLOOR_MEASUREMENTS = 5
+
+
+def combine_measurements(measurements: Sequence[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float]]:
+    """The floors and family floors of the newest FLOOR_MEASUREMENTS measurements (each a dict with
+    `floors` and `families`, oldest first): per key the median over the measurements that have it."""
+
+    def median_of(field: str) -> dict[str, float]:
+        values: dict[str, list[float]] = {}
+        for m in measurements[-FLOOR_MEASUREMENTS:]:
+            for key, v in m.get(field, {}).items():
+                values.setdefault(str(key), []).append(float(v))
+        return {k: round(statistics.median(v), 3) for k, v in sorted(values.items())}
+
+    return median_of("floors"), median_of("families")
+
+
 # Learned noise never goes below this: two runs that agree by chance do not make a kernel exact
 # (frequency steps and timer granularity move every kernel here by about 1 %).
 MIN_NOISE = 0.01
