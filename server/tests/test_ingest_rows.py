@@ -77,3 +77,30 @@ async def test_one_batch_writes_its_items_states_the_runs_start_and_its_end(
     out = await get_run(http, run["id"])
     assert [it["state"] for it in out["items"]] == ["succeeded", "succeeded", "failed", "succeeded"]
     assert out["status"] == "succeeded" and out["finished_at"] and out["error"] is None
+
+
+async def test_a_run_ends_with_its_last_open_item_in_any_order(
+    make_agent: MakeAgent, http: httpx.AsyncClient, server: CtxbenchServer
+) -> None:
+    """Whether a run is left with an open item is read from its last item back (ingest/repository.py):
+    items that finish out of order end the run with the last one to finish, not the last by index; a
+    run whose items all failed ends failed."""
+    agent, run, start = await started(make_agent, http, [GETPPID] * 3)
+    first, second, third = start.items
+    failed = pb.RESULT_STATUS_FAILED
+    for item, finished in ((third, []), (first, []), (second, [run["id"]])):
+        done = await server.agent_service.writer.store(
+            agent.agent_id, reports_wire.messages([agent.result(run["id"], item, status=failed)])
+        )
+        assert done.finished == finished
+        out = await get_run(http, run["id"])
+        assert out["status"] == ("failed" if finished else "running")
+    assert out["error"] == "no item produced a measurement" and out["finished_at"]
+    agent, run, start = await started(make_agent, http, [GETPPID] * 2)
+    last, first = reversed(start.items)
+    done = await server.agent_service.writer.store(
+        agent.agent_id,
+        reports_wire.messages([agent.result(run["id"], last), agent.result(run["id"], first, status=failed)]),
+    )
+    assert done.finished == [run["id"]]
+    assert (await get_run(http, run["id"]))["status"] == "succeeded"

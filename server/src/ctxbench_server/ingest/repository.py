@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BindParameter, Table, bindparam, case, func, select
+from sqlalchemy import BindParameter, Table, bindparam, case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.contract.params import from_wire, params_key
@@ -93,14 +93,22 @@ _VERSIONS_OF = select(_MACHINES.c.id, _MACHINES.c.agent_version).where(_MACHINES
 _SPECS_OF = select(_KERNELS.c.machine_id, _KERNELS.c.kernel_id, _KERNELS.c.spec).where(
     _KERNELS.c.machine_id.in_(_ids()), _KERNELS.c.kernel_id.in_(_ids("kernels"))
 )
-# per run of `ids`: its items without a result, its items that succeeded
-_PROGRESS_OF = (
-    select(
-        _ITEMS.c.run_id,
-        func.sum(case((_ITEMS.c.result_id.is_(None), 1), else_=0)),
-        func.sum(case((_ITEMS.c.state == ItemState.SUCCEEDED, 1), else_=0)),
-    )
-    .where(_ITEMS.c.run_id.in_(_ids()))
+# per run of `ids`: one of its items without a result, NULL when it has none. Items run in order, so
+# the last one is open until the run's end: read from the last by the (run_id, index) index, the answer
+# is usually its first row (counting a run's items would read them all in every transaction).
+_OPEN_ITEM = (
+    select(_ITEMS.c.id)
+    .where(_ITEMS.c.run_id == _RUNS.c.id, _ITEMS.c.result_id.is_(None))
+    .order_by(_ITEMS.c.index.desc())
+    .limit(1)
+    .correlate(_RUNS)
+    .scalar_subquery()
+)
+_OPEN_OF = select(_RUNS.c.id, _OPEN_ITEM).where(_RUNS.c.id.in_(_ids()))
+# per run of `ids` (runs with no open item left): whether an item succeeded
+_MEASURED_OF = (
+    select(_ITEMS.c.run_id)
+    .where(_ITEMS.c.run_id.in_(_ids()), _ITEMS.c.state == ItemState.SUCCEEDED)
     .group_by(_ITEMS.c.run_id)
 )
 
@@ -326,13 +334,17 @@ async def close_batches(
     runs = {rid: run for b in batches for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
     if not runs:
         return [[] for _ in batches]
+    done_runs = [
+        rid for rid, open_item in await session.execute(_OPEN_OF, {"ids": list(runs)}) if open_item is None
+    ]
+    measured = set()
+    if done_runs:
+        measured = {rid for (rid,) in await session.execute(_MEASURED_OF, {"ids": done_runs})}
     ended = []
-    for run_id, left, measured in await session.execute(_PROGRESS_OF, {"ids": list(runs)}):
-        if left:
-            continue
+    for run_id in done_runs:
         run = runs[run_id]
-        run.status = RunStatus.SUCCEEDED if measured else RunStatus.FAILED
-        error = None if measured else "no item produced a measurement"
+        run.status = RunStatus.SUCCEEDED if run_id in measured else RunStatus.FAILED
+        error = None if run_id in measured else "no item produced a measurement"
         ended.append({"b_id": run_id, "b_status": run.status, "b_error": error, "b_finished_at": utcnow()})
     if ended:
         await session.execute(_END_RUN, ended)
