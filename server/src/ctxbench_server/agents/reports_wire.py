@@ -259,18 +259,19 @@ def update(u: pb.RunUpdate) -> Update:
     )
 
 
-def progress_updates(p: pb.RunProgress) -> list[pb.ConnectRequest]:
-    """A RunProgress as the RunUpdates it coalesces, each then read and checked as one sent alone (update
-    above). Raises Refused (malformed) when it carries more than MAX_PROGRESS_UPDATES."""
-    n = len(p.updates)
+def progress_updates(p: pb.RunProgress) -> list[Update]:
+    """A RunProgress as the Updates of the RunUpdates it coalesces, each read and checked as one sent
+    alone (update above). Raises Refused (malformed) when it carries more than MAX_PROGRESS_UPDATES."""
+    updates = p.updates
+    n = len(updates)
     if n > MAX_PROGRESS_UPDATES:
-        run_id = p.updates[0].run_id
+        run_id = updates[0].run_id
         raise Refused(
             f"RunProgress of {n} updates, more than the {MAX_PROGRESS_UPDATES} one may carry "
             "(MAX_PROGRESS_UPDATES)",
             run_id=run_id if len(run_id) <= MAX_ID else "",
         )
-    return [pb.ConnectRequest(run_update=u) for u in p.updates]
+    return [update(u) for u in updates]
 
 
 def messages(msgs: Sequence[pb.ConnectRequest]) -> list[Message]:

@@ -25,7 +25,7 @@ from ctxbench_server.fleet import service as fleet
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2 as pb
 from ctxbench_server.gen.ctxbench.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from ctxbench_server.ingest import service as ingest
-from ctxbench_server.ingest.messages import Refused
+from ctxbench_server.ingest.messages import Message, Refused, Report
 from ctxbench_server.ingest.writer import IngestWriter
 from ctxbench_server.machines import service as machines
 from ctxbench_server.machines.service import MAX_MACHINE_ID
@@ -305,12 +305,16 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _handle(
         self, conn: AgentConnection, state: StreamState, batch: list[pb.ConnectRequest]
     ) -> None:
-        """In order: consecutive reports and updates are stored together; heartbeats between them."""
-        group: list[pb.ConnectRequest] = []
+        """In order: consecutive reports and updates are stored together (each read into the domain's
+        message once, here); heartbeats between them."""
+        group: list[Message] = []
         for req in batch:
             kind = req.WhichOneof("msg")
-            if kind in ("result_report", "run_update"):
-                group.append(req)
+            if kind == "result_report":
+                group.append(reports_wire.report(req.result_report))
+                continue
+            if kind == "run_update":
+                group.append(reports_wire.update(req.run_update))
                 continue
             if kind == "run_progress":  # RunUpdates coalesced by the agent: each stored as one alone
                 try:
@@ -331,29 +335,28 @@ class AgentService(pb_grpc.AgentServiceServicer):
         if group:
             await self._store(conn, state, group)
 
-    async def _store(self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest]) -> None:
+    async def _store(self, conn: AgentConnection, state: StreamState, msgs: list[Message]) -> None:
         """Reports and updates stored in one transaction (with other streams' ready batches: the group
         commit of ingest/writer.py), under the machine's lock (like cancel, retry and dispatch: no
         change of a run is lost to another one made between a read and a write); then each gets its
         answer: an Ack or a Reject per report. A report the database cannot take is rejected alone."""
-        domain = reports_wire.messages(msgs)
         async with self.hub.locks[conn.machine_id]:
-            done = await self.writer.store(conn.machine_id, domain)
+            done = await self.writer.store(conn.machine_id, msgs)
         await self._answer(conn, state, msgs, done)
 
     async def _answer(
-        self, conn: AgentConnection, state: StreamState, msgs: list[pb.ConnectRequest], done: ingest.Recorded
+        self, conn: AgentConnection, state: StreamState, msgs: list[Message], done: ingest.Recorded
     ) -> None:
         """Each report's Ack or Reject, in order; browsers told about each run an update or a Reject
         touched once (stored results tell them themselves: the "result stored" event); the next run
         started if one finished."""
         run_ids: dict[str, None] = {}
-        for req, outcome in zip(msgs, done.outcomes, strict=True):
+        for msg, outcome in zip(msgs, done.outcomes, strict=True):
             if isinstance(outcome, Refused):
                 log.warning(
                     "agent %s: rejected %s (%s): %s",
                     conn.machine_id,
-                    req.WhichOneof("msg"),
+                    "result_report" if isinstance(msg, Report) else "run_update",
                     outcome.kind,
                     outcome.message,
                 )
@@ -361,13 +364,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 if outcome.run_id:
                     run_ids[outcome.run_id] = None
                 continue
-            if outcome is not None:
-                if outcome.ack:
-                    conn.send(
-                        pb.ConnectResponse(result_ack=pb.ResultAck(result_id=req.result_report.result_id))
-                    )
+            if isinstance(msg, Report):
+                if outcome is not None and outcome.ack:
+                    conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=msg.result_id)))
                 continue
-            run_ids[req.run_update.run_id] = None
+            run_ids[msg.run_id] = None
         for run_id in run_ids:
             self.dispatcher.events.notify(run_id)
         if done.finished:
