@@ -12,10 +12,13 @@ issue 24 item 5).
           `grpc_floor.py` (a server that only acknowledges). Server CPU per result from /proc (the
           process, its threads and its statistics workers) over the window from the first message to the
           last ack; for (1) also by thread, and the same with only RUNNING + report + DONE (`--no-progress`).
+`profile` one real replay as in (1) with py-spy recording the server over the window (collapsed stacks to
+          --profile FILE; py-spy's sampling costs the server CPU too: its figures are not the bench's).
 `stored`  the real agent (build/bin/ctxbench-agent) runs a default-profile run of a few kernels; bytes a
           result takes in the SQLite `results` table: sum(length(column)) over every column, per row.
 
-Run: .venv/bin/python server/benchmarks/ingest_real.py [ingest] [stored] [--reps 3] [--json FILE] [--markdown]
+Run: .venv/bin/python server/benchmarks/ingest_real.py [ingest] [stored] [profile] [--reps 3] [--json FILE]
+     [--markdown] [--profile FILE]
 Figures depend on the host and on what runs beside: the load average is printed with each.
 """
 
@@ -84,20 +87,27 @@ def post_runs(server: Server, agents: int, items: int) -> None:
             http.post("/runs", json=body).raise_for_status()
 
 
-def drive(argv: list[str], pid: int, ready: Callable[[], None] = lambda: None) -> dict[str, Any]:
+def drive(
+    argv: list[str], pid: int, ready: Callable[[], None] = lambda: None, profile: Path | None = None
+) -> dict[str, Any]:
     """Runs the generator until it says every agent holds its run (`ready` meanwhile: the runs posted),
-    then measures process pid's CPU from the go line to the generator's figures (every result acked)."""
+    then measures process pid's CPU from the go line to the generator's figures (every result acked);
+    `profile`: py-spy's collapsed stacks of pid over that window, to that file."""
     gen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert gen.stdin is not None and gen.stdout is not None
     try:
         ready()
         started = json.loads(gen.stdout.readline())
         assert "started" in started, started
+        spy = load.profiler(pid, profile)
+        if spy is not None:
+            time.sleep(1.0)  # py-spy attached
         la0, cpu0, th0 = loadavg(), proc_stats(pid)[0], threads_cpu(pid)
         gen.stdin.write("go\n")
         gen.stdin.flush()
         out = json.loads(gen.stdout.readline())
         cpu1, th1 = proc_stats(pid)[0], threads_cpu(pid)
+        load.stop_profiler(spy)
     finally:
         gen.stdin.close()
         gen.wait(60)
@@ -121,7 +131,9 @@ def replay_argv(cap: Path, target: str, ca: Path, agents: int, rate: float, prog
     ]
 
 
-def real(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dict[str, Any]:
+def real(
+    cap: Path, agents: int, items: int, rate: float, progress: bool, profile: Path | None = None
+) -> dict[str, Any]:
     """One replay against a fresh real server: the generator's figures and the server's CPU a result."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
@@ -134,6 +146,7 @@ def real(cap: Path, agents: int, items: int, rate: float, progress: bool) -> dic
                 [*argv, f"--token-file={server.token_file}"],
                 server.proc.pid,
                 lambda: post_runs(server, agents, items),
+                profile,
             )
         finally:
             server.stop()
@@ -290,6 +303,7 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", type=Path, default=Path("ingest-real.txt"), help="profile: the stacks' file")
     ap.add_argument("--markdown", action="store_true", help="stdout: the Markdown section (JSON to stderr)")
     args = ap.parse_args()
     log = sys.stderr if args.markdown else sys.stdout
@@ -298,6 +312,9 @@ def main() -> None:
         if s == "ingest":
             out[s] = ingest(args.reps, args.agents, args.items, args.rate)
             print(json.dumps({s: {k: v for k, v in out[s].items() if k != "runs"}}), file=log, flush=True)
+        elif s == "profile":  # one real replay under py-spy (no floor beside it: not a figure to report)
+            out[s] = real(build_tool(), args.agents, args.items, args.rate, True, args.profile)
+            print(json.dumps({s: out[s]}), file=log, flush=True)
         elif s == "stored":
             out[s] = stored()
             print(json.dumps({s: out[s]}), file=log, flush=True)
