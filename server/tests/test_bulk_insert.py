@@ -50,6 +50,17 @@ def test_encoded_is_json_dumps_once() -> None:
     assert json_once.serialize({"a": [1]}) == json.dumps({"a": [1]})
 
 
+def test_serialize_writes_json_dumps_text() -> None:
+    """The serializer skips json.dumps's check for circular containers, not a byte of its text: a
+    result's launches (dicts in a list, None, floats that are not finite), strings that need escapes."""
+    launches = [
+        {"index": i, "wall_s": 0.1 * i, "cpu_s": None, "steal_frac": float("nan"), "kept": True}
+        for i in range(3)
+    ]
+    for value in (launches, {'é"\\': [float("inf"), -0.0, 2**70, "\x00"]}, [], {}, None, 1.5):
+        assert json_once.serialize(value) == json.dumps(value)
+
+
 async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
     engine = await fresh_engine(tmp_path)
     sessionmaker = create_sessionmaker(engine)

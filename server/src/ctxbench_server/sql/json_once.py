@@ -2,13 +2,19 @@
 each of its runs and the same point's params in the items of every machine (100 x 50 rows: 5100
 json.dumps, ~40 ms of the POST's event loop, for 51 distinct values). The engine's json_serializer
 (db.create_engine) takes an Encoded's text as it is; any other value is json.dumps'd, as SQLAlchemy's
-default serializer does."""
+default serializer does (the same text)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from typing import Any
+
+# json.dumps's text, without its check for circular containers (a dict or list that holds itself):
+# the values stored are built from JSON-like data and cannot hold themselves (one that did would fail
+# with RecursionError instead of ValueError), and that check's bookkeeping for every dict and list was
+# much of the cost of encoding a result's row (its launches are a list of dicts).
+_encode = json.JSONEncoder(check_circular=False).encode
 
 
 class Encoded(dict[str, Any]):
@@ -19,7 +25,7 @@ class Encoded(dict[str, Any]):
 
     def __init__(self, value: Mapping[str, Any]) -> None:
         super().__init__(value)
-        self.text = json.dumps(self)
+        self.text = _encode(self)
 
 
 class Shared:
@@ -37,4 +43,4 @@ class Shared:
 
 
 def serialize(value: Any) -> str:
-    return value.text if type(value) is Encoded else json.dumps(value)
+    return value.text if type(value) is Encoded else _encode(value)
