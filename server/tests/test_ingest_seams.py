@@ -47,6 +47,29 @@ def test_a_report_becomes_the_domains_report() -> None:
     assert got.sample_launches is None and got.launches is None
 
 
+def test_numbers_that_are_not_finite_are_found_however_the_rest_add_up() -> None:
+    """reports_wire looks at each number only when their sum is not finite: a sum that overflows keeps
+    finite numbers, a NaN or an infinity is still found (a launch's figure becomes None, a counter
+    is dropped, a sample makes the report malformed)."""
+    big = 1e308
+    launch = pb.Launch(index=1, wall_s=big, cpu_s=big, other_busy_frac=0.5, steal_frac=0.0, throttled_s=0.0)
+    odd = pb.Launch(index=2, wall_s=1.0, cpu_s=math.nan, other_busy_frac=0.1, steal_frac=math.inf)
+    got = reports_wire.report(
+        wire(samples=[big, big], counters={"a": big, "b": big, "c": -math.inf}, launches=[launch, odd])
+    )
+    assert got.malformed is None and got.samples == [big, big] and got.counters == {"a": big, "b": big}
+    assert got.launches is not None and got.launches[0]["wall_s"] == big and got.launches[0]["cpu_s"] == big
+    assert (got.launches[1]["wall_s"], got.launches[1]["cpu_s"], got.launches[1]["steal_frac"]) == (
+        1.0,
+        None,
+        None,
+    )
+    assert (
+        reports_wire.report(wire(samples=[big, big, math.inf])).malformed
+        == "samples are not all finite numbers"
+    )
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

@@ -117,7 +117,8 @@ def check_report(r: pb.ResultReport, samples: list[float]) -> None:
     iterations = len(r.iterations)
     if iterations and iterations != n:  # none at all: the kernel did not say
         raise ValueError(f"{n} samples but {iterations} iteration counts")
-    if not all(map(math.isfinite, samples)):
+    # (a sum that is finite has only finite terms; one that overflowed is looked at term by term)
+    if not math.isfinite(sum(samples)) and not all(map(math.isfinite, samples)):
         raise ValueError("samples are not all finite numbers")
     if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
         raise ValueError(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
@@ -158,20 +159,25 @@ def _finite(x: float) -> float | None:
 
 
 def _launch(lr: pb.Launch) -> dict[str, Any]:
+    raw = (lr.wall_s, lr.cpu_s, lr.other_busy_frac, lr.steal_frac, lr.throttled_s)
+    # a finite sum has only finite terms: each is looked at only when it is not
+    figures = raw if math.isfinite(sum(raw)) else tuple(map(_finite, raw))
+    wall, cpu, other, steal, throttled = figures
+    short = lr.short_samples
     return {
         "index": lr.index,
-        "wall_s": _finite(lr.wall_s),
-        "cpu_s": _finite(lr.cpu_s),
-        "other_busy_frac": _finite(lr.other_busy_frac),
-        "steal_frac": _finite(lr.steal_frac),
-        "throttled_s": _finite(lr.throttled_s),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "other_busy_frac": other,
+        "steal_frac": steal,
+        "throttled_s": throttled,
         "disturbed": lr.disturbed,
         "remeasured": lr.remeasured,
         "kept": lr.kept,
         "samples": lr.samples,
         # short samples: how many, and how many the host disturbed (never more than were taken)
-        "short_samples": lr.short_samples or None,
-        "disturbed_samples": min(lr.disturbed_samples, lr.short_samples) if lr.short_samples else None,
+        "short_samples": short or None,
+        "disturbed_samples": min(lr.disturbed_samples, short) if short else None,
     }
 
 
@@ -185,6 +191,13 @@ def _harness(h: pb.Harness) -> dict[str, Any]:
             samples_per_repetition=h.samples_per_repetition,
         )
     return out
+
+
+def _finite_counters(r: pb.ResultReport) -> dict[str, float]:
+    counters = dict(r.counters)
+    if math.isfinite(sum(counters.values())):  # (a finite sum has only finite terms)
+        return counters
+    return {k: v for k, v in counters.items() if math.isfinite(v)}
 
 
 def report(r: pb.ResultReport) -> Report:
@@ -216,7 +229,7 @@ def report(r: pb.ResultReport) -> Report:
         iterations=list(r.iterations),
         sample_launches=list(r.sample_launches) or None,
         # JSON has no NaN or infinity: such counters are dropped, not the measurement
-        counters={k: v for k, v in r.counters.items() if math.isfinite(v)},
+        counters=_finite_counters(r),
         harness=_harness(r.harness) if r.HasField("harness") else {},
         reruns=max(0, r.reruns),
         noisy=r.noisy,
