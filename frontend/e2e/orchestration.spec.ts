@@ -89,11 +89,11 @@ test('the quick profile thins a default sweep and the run page says which profil
   await expect(page.getByTestId('result-row')).toHaveCount(4);
 });
 
-// Long enough to cancel while it runs, short enough to rerun: 5 items x 7 launches of 0.2 s blocks (the
-// Go kernels' short samples cost about as much set-up as timed work, so a run takes ~3x its timed part).
-// Waits for the end allow 150 s: on a busy 2-CPU host with a second agent beside it, 0.5 s blocks took
-// 90 s.
-const LONG_MIN_TIME = '0.2';
+// Long enough to cancel while it runs, short enough to rerun: 5 items x 7 launches of 3 blocks of 0.1 s
+// (10.5 s timed; the Go kernels' short samples cost about as much set-up as timed work, so a run takes
+// ~3x its timed part, and the cancel comes within a few seconds of "running"). Waits for the end allow
+// 150 s: on a busy 2-CPU host with a second agent beside it, 0.5 s blocks took 90 s.
+const LONG_MIN_TIME = '0.1';
 const RUN_END_MS = 150_000;
 
 async function startLongRun(page: Page, machine: string) {
