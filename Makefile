@@ -153,7 +153,9 @@ test-agent-unit:
 # does not hide another's result; make waits for every job and fails if any did.
 BUILT := -o deps -o venv -o ansible -o agent -o cli -o kernels -o kernels-cpp -o kernels-go -o kernels-py \
          -o frontend
-test: deps-test build gen-check ansible
+test: deps-test
+	@t=$$(date +%s); $(MAKE) --no-print-directory -j2 build ansible && $(MAKE) --no-print-directory gen-check && \
+	  echo "make test: building took $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-together && \
 	  echo "make test: the side-by-side pass took $$(( $$(date +%s) - t )) s"
 	@t=$$(date +%s); $(MAKE) --no-print-directory $(BUILT) -k -j1 test-alone && \
@@ -214,8 +216,9 @@ test-e2e-stack: venv agent cli kernels frontend
 
 # Playwright: its own stack on fixed ports below the ephemeral range (frontend/e2e/ports.ts). `make test`
 # runs it in two halves side by side, each with a stack of its own (18080/15051 and 18180/15151): the
-# first the three longest spec files (about half the time), the second every other file, new ones too.
-E2E_FIRST := e2e/(orchestration|accessibility|explorer-fixes-3)\.spec\.ts
+# first four spec files (about half the time: orchestration, accessibility, explorer-fixes and -3), the
+# second every other file, new ones too.
+E2E_FIRST := e2e/(orchestration|accessibility|explorer-fixes|explorer-fixes-3)\.spec\.ts
 test-e2e-browser: venv agent cli kernels frontend
 	@$(MAKE) --no-print-directory $(BUILT) -k -j2 --output-sync=target test-e2e-browser-1 test-e2e-browser-2
 
