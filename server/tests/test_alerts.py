@@ -19,6 +19,7 @@ from ctxbench_server.alerts.watch import AlertWatcher
 from ctxbench_server.history import service as history
 from ctxbench_server.main import CtxbenchServer
 from ctxbench_server.models import Alert, Result
+from ctxbench_server.stored import ResultStored
 
 from .compare_helpers import FACTS, T0, Seeder, spread
 from .conftest import RolledBack, eventually
@@ -168,6 +169,41 @@ async def test_a_run_checked_before_its_ci_is_filled_counts_its_launches(db: Db,
     assert await watcher(db).check([("fresh", *GETPPID)], NOW) == []
     async with db.sessionmaker() as s:  # read, not written: the filler writes it
         assert (await s.scalars(select(Result.ci_method).where(Result.run_id == runs[8]))).one() is None
+
+
+async def test_a_series_is_checked_once_the_filler_wrote_its_results_cis(db: Db, seed: Seeder) -> None:
+    """The watcher holds a series until the CI filler says its new results have their CIs (the step test
+    then computes no bootstrap beside ingest), and checks it anyway after AWAIT_CI_MAX_S."""
+    runs = await seed_series(seed, "held", [*FLAT, 130.0, 130.0, 130.0])
+    db.settings.alert_settle_s = 0.01
+    w = watcher(db)
+    stored = [
+        ResultStored(f"r{i}", "held", run, "item", GETPPID[0], GETPPID[1], "ok", NOW)
+        for i, run in enumerate(runs)
+    ]
+    task = asyncio.create_task(w.run())
+    try:
+        await asyncio.sleep(0.3)  # the look-back at start checks what it finds recent
+        w.checks = 0
+        w.results_stored(stored[-2:])
+        await asyncio.sleep(0.3)
+        assert w.checks == 0  # r9, r10 wait for their CIs
+        w.cis_filled(runs[-2], ["r9"])
+        await asyncio.sleep(0.3)
+        assert w.checks == 0  # r10 still waits
+        w.cis_filled(runs[-1], ["r10"])
+        await eventually(lambda: checked(w, 1))
+        w.results_stored(stored[-1:])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr("ctxbench_server.alerts.watch.AWAIT_CI_MAX_S", 0.2)
+            w._wake.set()  # the loop computes its next look with the short wait
+            await eventually(lambda: checked(w, 2), within=5)
+    finally:
+        task.cancel()
+
+
+async def checked(w: AlertWatcher, n: int) -> bool:
+    return w.checks == n
 
 
 async def test_old_steps_and_unknown_series_open_none(db: Db, seed: Seeder) -> None:

@@ -10,7 +10,7 @@ import re
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import grpc
 import uvicorn
@@ -137,8 +137,14 @@ class CtxbenchServer:
             on_opened=lambda alert_id: self.changes.alert(alert_id, "opened"),
         )
         stored.on_commit(self.alerts.results_stored)
-        # The CI of each result's median, after its ack (ingest/ci.py)
-        self.ci_filler = CIFiller(self.sessionmaker, events.results_updated)
+
+        # The CI of each result's median, after its ack (ingest/ci.py); the watcher checks a series once
+        # its results have theirs.
+        def cis_filled(run_id: str, result_ids: Sequence[str]) -> None:
+            events.results_updated(run_id, result_ids)
+            self.alerts.cis_filled(run_id, result_ids)
+
+        self.ci_filler = CIFiller(self.sessionmaker, cis_filled)
         stored.on_commit(self.ci_filler.results_stored)
         if self.engine.dialect.name == "postgresql":
             await self._join_cluster(events)

@@ -2,8 +2,12 @@
 
 Ingest's "result stored" event (stored.py), after its commit, adds each measured result's series to
 a set (at most MAX_PENDING; past that the series waits for the next start's look-back, and a WARNING
-says so) and wakes the watcher; it waits CTXBENCH_ALERT_SETTLE_S for the rest of the run to land, then
-checks each series once (alerts/service.check_series) in its own transaction, which also queues the
+says so) and wakes the watcher; it waits CTXBENCH_ALERT_SETTLE_S for the rest of the run to land. A
+series is checked once the CI filler (ingest/ci.py) has written the CIs of its new results (its
+"updated" listener, `cis_filled`), so the step test reads stored CIs and computes no bootstrap of its
+own beside ingest (the filler computes each once, when ingest is quiet); a series whose CIs have not come
+within AWAIT_CI_MAX_S is checked anyway (history/run_cis.py computes the missing ones). Then it checks
+each series once (alerts/service.check_series) in its own transaction, which also queues the
 webhook deliveries of every alert it opened; then, in one more, those of the fleet changes the opened
 alerts' steps belong to (fleetchanges/notify.py). Each server checks what its own agents reported; at start
 it looks back over the series whose newest result is recent (latest_results), so a crash between a
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 
@@ -29,6 +34,9 @@ from ctxbench_server.webhooks import service as webhooks
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000
+# How long a series waits for the CI filler before it is checked with CIs computed for the check (the
+# filler works when ingest is quiet, or after its own MAX_WAIT_S at the latest).
+AWAIT_CI_MAX_S = 120.0
 LOOK_BACK = timedelta(days=1)
 ALERT_OPENED = "alert.opened"
 
@@ -49,6 +57,8 @@ class AlertWatcher:
         self.clock = clock
         self.checks = 0  # series checked (tests)
         self._pending: set[service.SeriesKey] = set()
+        # result id -> its series and when it was stored (monotonic), until the filler wrote its CI
+        self._awaiting: dict[str, tuple[service.SeriesKey, float]] = {}
         self._wake = asyncio.Event()
         self._overflowed = False
 
@@ -64,8 +74,38 @@ class AlertWatcher:
                     )
                     self._overflowed = True
                 break
-            self._pending.add((r.machine_id, r.kernel_id, r.params_key))
+            key = (r.machine_id, r.kernel_id, r.params_key)
+            self._pending.add(key)
+            if len(self._awaiting) < MAX_PENDING:
+                self._awaiting[r.result_id] = (key, time.monotonic())
         self._wake.set()
+
+    def cis_filled(self, run_id: str, result_ids: Sequence[str]) -> None:
+        """The CI filler's "updated" listener: these results' CIs are stored (never waits, never raises)."""
+        for rid in result_ids:
+            self._awaiting.pop(rid, None)
+        if self._pending:
+            self._wake.set()
+
+    def _take_due(self) -> set[service.SeriesKey]:
+        """The pending series none of whose results still waits for its CI (or waited AWAIT_CI_MAX_S)."""
+        now = time.monotonic()
+        waiting: set[service.SeriesKey] = set()
+        for rid, (key, at) in list(self._awaiting.items()):
+            if now - at >= AWAIT_CI_MAX_S:
+                del self._awaiting[rid]
+            else:
+                waiting.add(key)
+        due = self._pending - waiting
+        self._pending -= due
+        return due
+
+    def _next_look(self) -> float | None:
+        """Seconds until the oldest result waiting for its CI is due anyway (None: nothing waits)."""
+        if not self._pending or not self._awaiting:
+            return None
+        oldest = min(at for _, at in self._awaiting.values())
+        return max(0.0, oldest + AWAIT_CI_MAX_S - time.monotonic())
 
     async def run(self) -> None:
         try:
@@ -73,10 +113,17 @@ class AlertWatcher:
         except Exception:
             log.exception("alerts: the look-back at start failed")
         while True:
-            await self._wake.wait()
+            try:
+                await asyncio.wait_for(self._wake.wait(), self._next_look())
+            except TimeoutError:
+                pass
             await asyncio.sleep(self.settings.alert_settle_s)
             self._wake.clear()
-            keys, self._pending, self._overflowed = self._pending, set(), False
+            keys = self._take_due()
+            if not self._pending:
+                self._overflowed = False
+            if not keys:
+                continue
             try:
                 await self.check(keys)
             except Exception:
