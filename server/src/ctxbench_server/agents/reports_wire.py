@@ -117,8 +117,7 @@ def check_report(r: pb.ResultReport, samples: list[float]) -> None:
     iterations = len(r.iterations)
     if iterations and iterations != n:  # none at all: the kernel did not say
         raise ValueError(f"{n} samples but {iterations} iteration counts")
-    # (a sum that is finite has only finite terms; one that overflowed is looked at term by term)
-    if not math.isfinite(sum(samples)) and not all(map(math.isfinite, samples)):
+    if not all_finite(samples):
         raise ValueError("samples are not all finite numbers")
     if len(r.attempt_cvs) > MAX_ATTEMPT_CVS:
         raise ValueError(f"{len(r.attempt_cvs)} attempt_cvs, more than {MAX_ATTEMPT_CVS}")
@@ -158,11 +157,15 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def all_finite(xs: Sequence[float]) -> bool:
+    """Whether every number is finite: one sum, as a sum is finite only when its terms are (one that
+    overflowed, or held a NaN or an infinity, is looked at term by term)."""
+    return math.isfinite(sum(xs)) or all(map(math.isfinite, xs))
+
+
 def _launch(lr: pb.Launch) -> dict[str, Any]:
     raw = (lr.wall_s, lr.cpu_s, lr.other_busy_frac, lr.steal_frac, lr.throttled_s)
-    # a finite sum has only finite terms: each is looked at only when it is not
-    figures = raw if math.isfinite(sum(raw)) else tuple(map(_finite, raw))
-    wall, cpu, other, steal, throttled = figures
+    wall, cpu, other, steal, throttled = raw if all_finite(raw) else tuple(map(_finite, raw))
     short = lr.short_samples
     return {
         "index": lr.index,
@@ -195,7 +198,7 @@ def _harness(h: pb.Harness) -> dict[str, Any]:
 
 def _finite_counters(r: pb.ResultReport) -> dict[str, float]:
     counters = dict(r.counters)
-    if math.isfinite(sum(counters.values())):  # (a finite sum has only finite terms)
+    if all_finite(list(counters.values())):
         return counters
     return {k: v for k, v in counters.items() if math.isfinite(v)}
 
