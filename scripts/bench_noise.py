@@ -91,17 +91,11 @@ def _floors(
 
 def _record(measurement: dict[str, Any]) -> dict[str, Any]:
     """noise_floors.json with this measurement added: the newest FLOOR_MEASUREMENTS measurements, and the
-    floors compare uses, each kernel's median over them (significance.combine_measurements). A file from
-    before measurements were kept is its own first measurement."""
+    floors compare uses, each kernel's median over them (significance.combine_measurements)."""
     from ctxbench_server.compare.significance import FLOOR_MEASUREMENTS, combine_measurements
 
     old = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
-    kept = old.get("measurements") or (
-        [{k: old[k] for k in ("measured", "host", "load_before", "runs", "floors", "families") if k in old}]
-        if "floors" in old
-        else []
-    )
-    measurements = [*kept, measurement][-FLOOR_MEASUREMENTS:]
+    measurements = [*old.get("measurements", []), measurement][-FLOOR_MEASUREMENTS:]
     floors, families = combine_measurements(measurements)
     return {
         "command": "scripts/bench.py noise",
