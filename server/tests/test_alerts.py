@@ -297,3 +297,18 @@ async def test_agent_reports_open_an_alert(
     await eventually(opened, within=10)
     [a] = (await http.get("/api/v1/alerts")).json()
     assert a["machine_id"] == agent.agent_id and a["kernel"] == "ctxsw.pipe" and a["ratio"] > 1.5
+
+
+async def test_the_watcher_stops_when_cancelled_as_it_is_woken(db: Db) -> None:
+    """The server's stop cancels the watcher and waits for it: a cancel that comes as the event is set
+    (a result or a CI filled at that moment) ends it all the same, every time."""
+    for _ in range(20):
+        w = watcher(db)
+        w._pending.add(("m", *GETPPID))
+        w._awaiting["r"] = (("m", *GETPPID), 0.0)
+        task = asyncio.create_task(w.run())
+        await asyncio.sleep(0.01)
+        w.cis_filled("run", ["x"])  # sets the event
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)

@@ -113,8 +113,11 @@ class AlertWatcher:
         except Exception:
             log.exception("alerts: the look-back at start failed")
         while True:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that comes as the
+            # event is set, and the server's stop then waits for this task forever.
             try:
-                await asyncio.wait_for(self._wake.wait(), self._next_look())
+                async with asyncio.timeout(self._next_look()):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             await asyncio.sleep(self.settings.alert_settle_s)
