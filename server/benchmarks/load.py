@@ -131,13 +131,13 @@ async def connect(n: int) -> dict[str, Any]:
     return await on_server(body)
 
 
-async def idle(n: int, window_s: float) -> dict[str, Any]:
+async def idle(n: int, window_s: float, settle_s: float = 15.0) -> dict[str, Any]:
     async def body(server: Server, fleet: Fleet) -> dict[str, Any]:
         pid = server.proc.pid
         _, base_rss = proc_stats(pid)
         # in waves of 200 (the connect scenario's size): this measures the streams held, not a storm
         took, errors = await fleet.connect_all(n, wave=200)
-        await asyncio.sleep(15)  # the connects' own work and the first heartbeats settle
+        await asyncio.sleep(settle_s)  # the connects' own work and the first heartbeats settle
         # (for a profiler: py-spy record -p <pid> over the window)
         print(f"idle window of {window_s:.0f} s begins: server pid {pid}", file=sys.stderr, flush=True)
         cpu0, _ = proc_stats(pid)
@@ -328,6 +328,9 @@ def main() -> None:
     ap.add_argument("--connect", type=int, default=200)
     ap.add_argument("--idle", type=int, default=1000)
     ap.add_argument("--window", type=float, default=30.0)
+    ap.add_argument(
+        "--settle", type=float, default=15.0, help="idle: seconds between the connects and the window"
+    )
     ap.add_argument("--ingest-agents", type=int, default=20)
     ap.add_argument("--ingest-items", type=int, default=1000)
     ap.add_argument("--ingest-rate", type=float, default=5000, help="results/s over all agents; 0: at once")
@@ -345,7 +348,7 @@ def main() -> None:
         if s == "connect":
             out[s] = asyncio.run(connect(args.connect))
         elif s == "idle":
-            out[s] = asyncio.run(idle(args.idle, args.window))
+            out[s] = asyncio.run(idle(args.idle, args.window, args.settle))
         elif s == "ingest":
             out[s] = asyncio.run(
                 ingest(args.ingest_agents, args.ingest_items, args.ingest_rate, args.profile)

@@ -18,7 +18,7 @@ def test_load_benchmark_at_quick_sizes() -> None:
             sys.executable,
             str(ROOT / "server" / "benchmarks" / "load.py"),
             *("connect", "idle", "ingest", "batch"),
-            *("--connect", "5", "--idle", "5", "--window", "1"),
+            *("--connect", "5", "--idle", "5", "--window", "1", "--settle", "1"),
             *("--ingest-agents", "3", "--ingest-items", "40"),
             *("--batch-machines", "4", "--batch-items", "6"),
         ],

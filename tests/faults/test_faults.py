@@ -72,10 +72,13 @@ def wait_results(server: Server, run_id: str, n: int) -> None:
 
 
 def getppid_run(server: Server, machine: str, n: int) -> dict:
-    """A run of n getppid items, 5 repetitions of 0.2 s each, on the machine called machine once it is
-    online: long enough to break something in the middle of it."""
+    """A run of n getppid items on the machine called machine once it is online, each in 2 launches of 2
+    repetitions of 0.2 s: long enough to break something in the middle of it. (Launches are interleaved
+    round-robin: an item's result lands after its last launch, so results land one by one through the
+    second round.)"""
     items = [{"kernel": "syscall.getppid"} for _ in range(n)]
-    return post_run(server, online_machine(server, machine)["id"], items, repetitions=5, min_time_s=0.2)
+    machine_id = online_machine(server, machine)["id"]
+    return post_run(server, machine_id, items, repetitions=4, min_time_s=0.2, launches=2)
 
 
 @pytest.fixture
@@ -262,7 +265,9 @@ def test_fifty_agents_at_once(data: Path, tmp_path: Path) -> None:
         )
         machines = server.http.get("/machines").json()
         runs = [
-            post_run(server, m["id"], [{"kernel": "call.function"}], repetitions=5, min_time_s=0.01)
+            post_run(
+                server, m["id"], [{"kernel": "call.function"}], repetitions=2, min_time_s=0.01, launches=1
+            )
             for m in machines
         ]
         for r in runs:
