@@ -148,9 +148,15 @@ def check_report(r: pb.ResultReport, samples: list[float]) -> None:
         raise ValueError(f"counters: a name over {MAX_NAME} characters")
 
 
-def _ts(t: Timestamp, present: bool) -> datetime | None:
-    """None when absent, or at or before 1970 (Go's zero time.Time arrives as year 1: never set)."""
-    return t.ToDatetime(tzinfo=UTC) if present and t.seconds > 0 else None
+def _ts(t: Timestamp) -> datetime | None:
+    """None when absent (an absent field reads as 0 seconds), or at or before 1970 (Go's zero time.Time
+    arrives as year 1: never set). What Timestamp.ToDatetime gives, without its Python arithmetic."""
+    seconds, nanos = t.seconds, t.nanos
+    if seconds <= 0:
+        return None
+    if 0 <= nanos < 1_000_000_000:
+        return datetime.fromtimestamp(seconds, UTC).replace(microsecond=nanos // 1000)
+    return t.ToDatetime(tzinfo=UTC)  # nanos out of range: as it reads them
 
 
 def _finite(x: float) -> float | None:
@@ -165,7 +171,8 @@ def all_finite(xs: Sequence[float]) -> bool:
 
 def _launch(lr: pb.Launch) -> dict[str, Any]:
     raw = (lr.wall_s, lr.cpu_s, lr.other_busy_frac, lr.steal_frac, lr.throttled_s)
-    wall, cpu, other, steal, throttled = raw if all_finite(raw) else tuple(map(_finite, raw))
+    # a sum is finite when its terms are (all_finite, inline: one call fewer a launch)
+    wall, cpu, other, steal, throttled = raw if math.isfinite(sum(raw)) else tuple(map(_finite, raw))
     short = lr.short_samples
     return {
         "index": lr.index,
@@ -205,8 +212,7 @@ def _finite_counters(r: pb.ResultReport) -> dict[str, float]:
 
 def report(r: pb.ResultReport) -> Report:
     """The domain's Report of r; a malformed one carries why (and only what fails its item)."""
-    started = _ts(r.started_at, r.HasField("started_at"))
-    finished = _ts(r.finished_at, r.HasField("finished_at"))
+    started, finished = _ts(r.started_at), _ts(r.finished_at)
     samples = list(r.samples)
     try:
         check_report(r, samples)
@@ -251,28 +257,29 @@ def report(r: pb.ResultReport) -> Report:
 _LAUNCH_STARTS = re.compile(r" launch (\d{1,4})/(\d{1,4})$")
 
 
-def _launch_progress(u: pb.RunUpdate) -> LaunchProgress | None:
-    """The item's launches as the update tells them; from an older agent's message, the launches before
-    the one starting; None when it says nothing of them."""
-    if u.state != pb.ITEM_STATE_RUNNING:
-        return None
-    if u.launches_planned > 0:
-        wall = u.launches_wall_s if math.isfinite(u.launches_wall_s) and u.launches_wall_s > 0 else 0.0
-        return LaunchProgress(min(u.launches_done, u.launches_planned), u.launches_planned, wall)
-    m = _LAUNCH_STARTS.search(u.message)
+def _launch_progress(u: pb.RunUpdate, message: str) -> LaunchProgress | None:
+    """The launches of a RUNNING update's item as it tells them; from an older agent's message, the
+    launches before the one starting; None when it says nothing of them."""
+    planned = u.launches_planned
+    if planned > 0:
+        wall = u.launches_wall_s
+        return LaunchProgress(min(u.launches_done, planned), planned, wall if 0 < wall < math.inf else 0.0)
+    m = _LAUNCH_STARTS.search(message)
     if m is None or int(m[2]) < int(m[1]) or int(m[1]) < 1:
         return None
     return LaunchProgress(int(m[1]) - 1, int(m[2]))
 
 
+# ItemState's names by number (what pb.ItemState.Name looks up, in Python, for every update)
+_STATE_NAMES = {v.number: v.name for v in pb.ItemState.DESCRIPTOR.values}
+
+
 def update(u: pb.RunUpdate) -> Update:
-    try:
-        state = pb.ItemState.Name(u.state)
-    except ValueError:  # a state from a newer agent: advisory, like every update
-        state = str(u.state)
-    return Update(
-        u.run_id, u.item_id, u.state == pb.ITEM_STATE_RUNNING, state, u.message, _launch_progress(u)
-    )
+    number, message = u.state, u.message
+    state = _STATE_NAMES.get(number) or str(number)  # a state from a newer agent: advisory, as every update
+    running = number == pb.ITEM_STATE_RUNNING
+    launches = _launch_progress(u, message) if running else None
+    return Update(u.run_id, u.item_id, running, state, message, launches)
 
 
 def progress_updates(p: pb.RunProgress) -> list[Update]:
