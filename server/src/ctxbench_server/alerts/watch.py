@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 
@@ -57,8 +58,11 @@ class AlertWatcher:
         self.clock = clock
         self.checks = 0  # series checked (tests)
         self._pending: set[service.SeriesKey] = set()
-        # result id -> its series and when it was stored (monotonic), until the filler wrote its CI
+        # result id -> its series and when it was stored (monotonic: the dict's order is the oldest first),
+        # until the filler wrote its CI; and how many results of each series wait so (a look at what is
+        # due then costs the pending series, not every result waiting)
         self._awaiting: dict[str, tuple[service.SeriesKey, float]] = {}
+        self._waiting: Counter[service.SeriesKey] = Counter()
         self._wake = asyncio.Event()
         self._overflowed = False
 
@@ -76,27 +80,37 @@ class AlertWatcher:
                 break
             key = (r.machine_id, r.kernel_id, r.params_key)
             self._pending.add(key)
-            if len(self._awaiting) < MAX_PENDING:
+            if len(self._awaiting) < MAX_PENDING and r.result_id not in self._awaiting:
                 self._awaiting[r.result_id] = (key, time.monotonic())
+                self._waiting[key] += 1
         self._wake.set()
 
     def cis_filled(self, run_id: str, result_ids: Sequence[str]) -> None:
         """The CI filler's "updated" listener: these results' CIs are stored (never waits, never raises)."""
         for rid in result_ids:
-            self._awaiting.pop(rid, None)
+            self._done(rid)
         if self._pending:
             self._wake.set()
+
+    def _done(self, result_id: str) -> None:
+        """The result waits for its CI no more."""
+        got = self._awaiting.pop(result_id, None)
+        if got is not None:
+            key = got[0]
+            if self._waiting[key] > 1:
+                self._waiting[key] -= 1
+            else:
+                del self._waiting[key]
 
     def _take_due(self) -> set[service.SeriesKey]:
         """The pending series none of whose results still waits for its CI (or waited AWAIT_CI_MAX_S)."""
         now = time.monotonic()
-        waiting: set[service.SeriesKey] = set()
-        for rid, (key, at) in list(self._awaiting.items()):
-            if now - at >= AWAIT_CI_MAX_S:
-                del self._awaiting[rid]
-            else:
-                waiting.add(key)
-        due = self._pending - waiting
+        while self._awaiting:  # the oldest first: stop at the first that may wait on
+            rid, (_, at) = next(iter(self._awaiting.items()))
+            if now - at < AWAIT_CI_MAX_S:
+                break
+            self._done(rid)
+        due = {key for key in self._pending if key not in self._waiting}
         self._pending -= due
         return due
 
@@ -104,7 +118,7 @@ class AlertWatcher:
         """Seconds until the oldest result waiting for its CI is due anyway (None: nothing waits)."""
         if not self._pending or not self._awaiting:
             return None
-        oldest = min(at for _, at in self._awaiting.values())
+        _, oldest = next(iter(self._awaiting.values()))
         return max(0.0, oldest + AWAIT_CI_MAX_S - time.monotonic())
 
     async def run(self) -> None:
