@@ -18,7 +18,7 @@ issue 24 item 5).
           result takes in the SQLite `results` table: sum(length(column)) over every column, per row.
 
 Run: .venv/bin/python server/benchmarks/ingest_real.py [ingest] [stored] [profile] [--reps 3] [--json FILE]
-     [--markdown] [--profile FILE]
+     [--markdown] [--profile FILE] [--messages CAPTURE]
 Figures depend on the host and on what runs beside: the load average is printed with each.
 """
 
@@ -63,10 +63,14 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def build_tool() -> Path:
+def build_tool(messages: Path | None = None) -> Path:
     """The generator, built for the bench only (go's cache makes a rebuild cheap); then one real item
-    captured through the agent's runner."""
+    captured through the agent's runner, or `messages`: a capture kept from before (the progress
+    messages of a capture follow the item's length, which follows the host's load: comparing two
+    servers wants the same messages)."""
     subprocess.run(["go", "build", "-o", str(TOOL), "./cmd/ingest-load"], cwd=ROOT / "agent", check=True)
+    if messages is not None:
+        return messages
     cap = TOOL.with_name(f"ingest-load-{KERNEL}.pb")
     subprocess.run(
         [str(TOOL), "capture", "--kernels", str(KERNELS_DIR), "--kernel", KERNEL, "--out", str(cap)],
@@ -184,8 +188,8 @@ def small(agents: int, items: int, rate: float) -> dict[str, Any]:
     return got | {"loadavg": f"{la0} -> {loadavg()}"}
 
 
-def ingest(reps: int, agents: int, items: int, rate: float) -> dict[str, Any]:
-    cap = build_tool()
+def ingest(reps: int, agents: int, items: int, rate: float, messages: Path | None) -> dict[str, Any]:
+    cap = build_tool(messages)
     scenarios: dict[str, Callable[[], dict[str, Any]]] = {
         "real": lambda: real(cap, agents, items, rate, True),
         "real_floor": lambda: real_floor(cap, agents, items, rate, True),
@@ -304,16 +308,17 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=5000, help="results/s over all agents; 0: at once")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", type=Path, default=Path("ingest-real.txt"), help="profile: the stacks' file")
+    ap.add_argument("--messages", type=Path, help="a kept capture (ingest-load capture --out) to replay")
     ap.add_argument("--markdown", action="store_true", help="stdout: the Markdown section (JSON to stderr)")
     args = ap.parse_args()
     log = sys.stderr if args.markdown else sys.stdout
     out: dict[str, Any] = {}
     for s in args.scenarios:
         if s == "ingest":
-            out[s] = ingest(args.reps, args.agents, args.items, args.rate)
+            out[s] = ingest(args.reps, args.agents, args.items, args.rate, args.messages)
             print(json.dumps({s: {k: v for k, v in out[s].items() if k != "runs"}}), file=log, flush=True)
         elif s == "profile":  # one real replay under py-spy (no floor beside it: not a figure to report)
-            out[s] = real(build_tool(), args.agents, args.items, args.rate, True, args.profile)
+            out[s] = real(build_tool(args.messages), args.agents, args.items, args.rate, True, args.profile)
             print(json.dumps({s: out[s]}), file=log, flush=True)
         elif s == "stored":
             out[s] = stored()
