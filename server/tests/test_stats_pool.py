@@ -1,13 +1,18 @@
 """stats/pool.py: the results' CIs of the median computed in worker processes are the very ones computed in
-the server's own process, and a pool whose worker dies is replaced without losing a batch."""
+the server's own process, a pool whose worker dies is replaced without losing a batch, a stopped one
+does not hold its caller; readers' big CIs go to the workers (stats/summary.prefill_cis)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
+from ctxbench_server.stats import bootstrap, summary
 from ctxbench_server.stats import pool as stats_pool
 
 
@@ -52,3 +57,40 @@ def test_a_broken_pool_is_replaced_and_its_batch_computed_anyway() -> None:
 @pytest.fixture(autouse=True)
 def _fresh_pool() -> None:
     stats_pool.shutdown()
+
+
+def test_a_stopped_pool_ends_its_batch_at_once_and_says_so() -> None:
+    """shutdown() (the server stopping) does not wait for a batch being computed: its caller's thread
+    gets PoolStopped (the filler is already cancelled; the CIs stay null for the next filler) at once,
+    not the batch computed here, and the next use starts a new pool."""
+    big = [("big", [float(i % 97) for i in range(100_000)], list(range(100_000)))]
+    with ThreadPoolExecutor(1) as ex:
+        stats_pool.compute(jobs()[:1])  # the workers started
+        running = ex.submit(stats_pool.compute, big * 4)
+        time.sleep(0.5)  # the batch is in a worker
+        t0 = time.monotonic()
+        stats_pool.shutdown()
+        with pytest.raises(stats_pool.PoolStopped):
+            running.result(timeout=30)
+        assert time.monotonic() - t0 < 5  # four 100 000-sample bootstraps take far longer
+    assert stats_pool.compute(jobs()[:1])["r1"] == stats_pool.compute_all(jobs()[:1])["r1"]
+
+
+async def test_a_readers_big_cis_are_computed_in_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """prefill_cis: results of many samples whose CI is not filled yet get it from the workers (not on
+    the event loop); stored_ci then returns it; small ones are left to stored_ci."""
+    big = SimpleNamespace(id="p-big", samples=[float(i % 13) for i in range(6000)], sample_launches=None)
+    small = SimpleNamespace(id="p-small", samples=[1.0, 2.0, 3.0], sample_launches=None)
+    filled = SimpleNamespace(id="p-filled", samples=[1.0] * 9000, sample_launches=None, ci_method="x")
+    for r in (big, small):
+        r.ci_method = None
+    expected = bootstrap.median_ci(big.samples, None, big.id)
+
+    def not_here(*_a: object) -> None:
+        raise AssertionError("computed on the event loop")
+
+    monkeypatch.setattr(bootstrap, "median_ci", not_here)
+    await summary.prefill_cis([small, filled])  # under the threshold: nothing sent, nothing computed
+    await summary.prefill_cis([big, small, filled])
+    ci = summary.stored_ci(big.id, big.samples, None, (None, None, None))
+    assert ci == (expected.low, expected.high, expected.method)

@@ -216,6 +216,7 @@ async def series(
     ).all()
     truncated = len(rows) > MAX_POINTS
     rows = list(reversed(rows[:MAX_POINTS]))
+    await stats.prefill_cis([r for r, _ in rows])
     points = [_point(r) for r, _ in rows]
     marks: list[dict[str, Any]] = []
     by_index: dict[int, list[dict[str, Any]]] = {}

@@ -40,6 +40,7 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
             .limit(MAX_RANKED)
         )
     ).all()
+    await stats.prefill_cis([r for r, _ in rows])
     points: dict[str, dict[str, Any]] = {}
     for r, name in rows:
         low, high, _ = stats.stored_ci(r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method))

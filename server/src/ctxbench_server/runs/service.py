@@ -335,7 +335,9 @@ async def list_results(session: AsyncSession, run_id: str, history: bool = False
             .where(RunItem.run_id == run_id, Result.status == "ok")
             .order_by(RunItem.index)
         )
-    return [result_out(r) for r in await session.scalars(q)]
+    rows = list(await session.scalars(q))
+    await stats.prefill_cis([r for r in rows if r.status == "ok"])
+    return [result_out(r) for r in rows]
 
 
 def result_out(r: Result, fill_ci: bool = True) -> ResultOut:

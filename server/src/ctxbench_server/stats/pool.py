@@ -36,6 +36,12 @@ WORKERS = max(2, min(4, (os.cpu_count() or 2) - 1))
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
+_stopped: ProcessPoolExecutor | None = None  # the pool shutdown() ended: its broken futures are no loss
+
+
+class PoolStopped(RuntimeError):
+    """The server stopped while this batch was computed: nobody waits for it, and a new filler finds
+    the results again (their CI is still null)."""
 
 
 def compute_all(jobs: Sequence[Job]) -> Computed:
@@ -89,15 +95,25 @@ def compute(jobs: Sequence[Job]) -> Computed:
     try:
         return pool.submit(compute_all, list(jobs)).result()
     except BrokenProcessPool:
+        if pool is _stopped:
+            raise PoolStopped("the statistics workers were stopped with the server") from None
         log.warning("statistics workers gone; a new pool takes the next batches, this one computed here")
         _replace(pool)
         return compute_all(jobs)
 
 
 def shutdown() -> None:
-    """Stops the workers (a server stopping); the next use starts new ones."""
-    global _pool
+    """Stops the workers (a server stopping) without waiting for a batch they compute: its thread would
+    hold the process's exit for as long (a 100 000-sample result's bootstrap takes seconds). The next use
+    starts new ones."""
+    global _pool, _stopped
     with _lock:
         pool, _pool = _pool, None
+        if pool is not None:
+            _stopped = pool
     if pool is not None:
+        # (ProcessPoolExecutor.terminate_workers() from Python 3.14; shutdown() forgets the processes)
+        workers = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()

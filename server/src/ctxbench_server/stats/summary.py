@@ -5,15 +5,17 @@ then samples, or min-max, labelled so, with fewer than 6 launches), filled in af
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
 from ctxbench_server.lru import LRU
-from ctxbench_server.stats import bootstrap
+from ctxbench_server.stats import bootstrap, pool
 
 CONFIDENCE = 0.95
 # Up to this many samples describe() works in plain Python, past it in numpy.
@@ -123,6 +125,10 @@ def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = No
 
 # CIs a reader computed for results the filler had not reached yet (by result id; the values never change)
 _read_cis: LRU[str, bootstrap.MedianCI] = LRU(4096)
+# A reader's CIs not filled yet are computed on the event loop up to this many samples in all (a few
+# default-profile results: milliseconds); past it in the statistics workers, so one read of a result of
+# 100 000 samples never holds every other request and stream for the seconds its bootstrap takes.
+INLINE_SAMPLES = 5000
 
 
 def stored_ci(
@@ -141,3 +147,31 @@ def stored_ci(
         ci = bootstrap.median_ci(samples, sample_launches, result_id)
         _read_cis.put(result_id, ci)
     return ci.low, ci.high, ci.method
+
+
+class _Stored(Protocol):
+    """A stored result as prefill_cis reads it (models.Result)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def samples(self) -> Sequence[float] | None: ...
+    @property
+    def sample_launches(self) -> Sequence[int] | None: ...
+    @property
+    def ci_method(self) -> str | None: ...
+
+
+async def prefill_cis(results: Sequence[_Stored]) -> None:
+    """Before a reader calls stored_ci on each of `results`: the CIs it would compute now, computed in
+    the statistics workers when they are many samples (INLINE_SAMPLES), and kept for stored_ci."""
+    jobs = [
+        (r.id, r.samples, r.sample_launches)
+        for r in results
+        if r.ci_method is None and r.samples and _read_cis.get(r.id) is None
+    ]
+    if sum(len(samples) for _, samples, _ in jobs) <= INLINE_SAMPLES:
+        return
+    for result_id, ci in (await asyncio.to_thread(pool.compute, jobs)).items():
+        if isinstance(ci, bootstrap.MedianCI):
+            _read_cis.put(result_id, ci)
