@@ -79,3 +79,32 @@ def test_a_hog_on_the_same_cpu_shows_in_the_ratio_not_in_cpu_time():
     # Per op, the CPU time is the same work; the wall time is not.
     assert bc["cpu_ns_per_op"] < 1.5 * qc["cpu_ns_per_op"], (qc, bc)
     assert min(busy["samples"]) > 1.3 * bc["cpu_ns_per_op"], (busy["samples"], bc)
+
+
+def test_a_task_on_sched_yields_cpu_shows_as_disturbed_samples():
+    """sched.yield with one thread never blocks: pinned, it runs all of its CPU (counter cpu_share). With
+    another task always runnable there, every yield hands that task the CPU: every sample has switches,
+    so the switch count cannot tell the host's part, and the share does: the samples are disturbed."""
+    cpu = str(min(os.sched_getaffinity(0)))
+    pin = ("taskset", "-c", cpu)
+    args = ("--run", "sched.yield", "--min-time", "0.02", "--repetitions", "2", "--sample-time", "0.0005")
+    quiet = run_exe(*args, prefix=pin).json()
+    hog = subprocess.Popen([*pin, sys.executable, "-c", "while True: pass"])
+    try:
+        busy = run_exe(*args, prefix=pin).json()
+    finally:
+        hog.kill()
+        hog.wait()
+    q, b = quiet["sampling"], busy["sampling"]
+    assert quiet["counters"]["cpu_share"] > 0.5, quiet["counters"]
+    assert busy["counters"]["cpu_share"] < 0.5, busy["counters"]
+    assert sum(b["disturbed"]) >= 0.9 * b["samples_per_repetition"] * len(b["disturbed"]), b
+    # (a quiet run's own count depends on what else this host runs: only that it is not all of them)
+    assert sum(q["disturbed"]) < q["samples_per_repetition"] * len(q["disturbed"]), q
+
+
+def test_only_one_pinned_thread_reports_its_cpu_share():
+    for params in (("--param", "threads=2"), ("--param", "placement=unpinned")):
+        res = run_exe("--run", "sched.yield", *params, "--min-time", "0.01", "--repetitions", "2")
+        assert res.code == 0, res.stderr
+        assert "cpu_share" not in res.json()["counters"], params

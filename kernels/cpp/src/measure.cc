@@ -144,6 +144,9 @@ Summary Summarise(const Kernel& kernel, const Params& params, const std::vector<
       s.cpu_total += run.cpu_accumulated_time;
       s.wall_total += run.real_accumulated_time;
       short_of_cpu = run.cpu_accumulated_time < kMinCpuShare * run.real_accumulated_time;
+    } else if (kernel.never_blocks) {
+      auto share = run.counters.find("cpu_share");
+      short_of_cpu = share != run.counters.end() && share->second.value < kMinCpuShare;
     }
     s.ops_total += iters * ops;
     if (first_call + i < calls.size() && (calls[first_call + i].involuntary > switch_limit || short_of_cpu))

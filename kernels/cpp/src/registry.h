@@ -93,6 +93,11 @@ struct Kernel {
   // thread's user+sys CPU time per op, median over the repetitions) and cpu_wall_ratio (CPU time over wall
   // time of all timed repetitions); the agent re-measures a launch whose ratio says it waited for a CPU.
   bool cpu_bound = false;
+  // A gang whose threads are always runnable (sched.yield): one of them pinned to one CPU uses all of it,
+  // so a short sample whose counter cpu_share (its CPU time over the wall) is under cpu_bound's share
+  // counts as disturbed. The switch count cannot tell: with another task always runnable there, every
+  // yield hands it the CPU, every sample has switches, and the typical count is the host's.
+  bool never_blocks = false;
 };
 
 std::vector<Kernel>& Registry();

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,12 @@ namespace ctxbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 long FutexOp(std::atomic<uint32_t>* word, int op, uint32_t val) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, nullptr, nullptr, 0);
@@ -39,6 +46,7 @@ struct Worker {
   int64_t index = 0;
   bool pinned = false;
   Clock::time_point start, end;
+  double cpu_seconds = 0;  // this thread's CPU time around its loop
   SwitchCounts switches;
 };
 
@@ -54,9 +62,11 @@ void* WorkerMain(void* arg) {
   g.arrived.fetch_add(1);
   while (g.arrived.load() < g.total) sched_yield();
   SwitchCounts before = SwitchesNow(RUSAGE_THREAD);
+  const double cpu_before = ThreadCpuSeconds();  // (outside the timed window, as the switch counts are)
   w->start = Clock::now();
   (*g.loop)(w->index, g.ops);
   w->end = Clock::now();
+  w->cpu_seconds = ThreadCpuSeconds() - cpu_before;
   w->switches = SwitchesNow(RUSAGE_THREAD) - before;
   return nullptr;
 }
@@ -104,6 +114,7 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
     last = std::max(last, w.end);
     result.switches = result.switches + w.switches;
     result.busy_seconds += std::chrono::duration<double>(w.end - w.start).count();
+    result.cpu_seconds += w.cpu_seconds;
   }
   result.seconds = std::chrono::duration<double>(last - first).count();
   return result;
@@ -128,6 +139,11 @@ bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
   state.counters["ctxsw_per_op"] = static_cast<double>(r.switches.voluntary + r.switches.involuntary) / ops;
   state.counters["cpu"] = cpu;
   state.counters["overlap"] = r.seconds > 0 ? r.busy_seconds / r.seconds : 0.0;
+  // One thread pinned to one CPU: the share of it the thread ran (its CPU time over the wall), the OS's
+  // count of what other tasks took there (about 1 on a quiet CPU for a thread that never blocks). With
+  // more threads their start skew and their own switches are accounted to none of them, so the share
+  // would not tell the host's part from theirs: not given.
+  if (cpu >= 0 && threads == 1 && r.seconds > 0) state.counters["cpu_share"] = r.cpu_seconds / r.seconds;
   return true;
 }
 
@@ -142,13 +158,14 @@ bool RunGangKernel(benchmark::State& state, const Params& params,
   return RunGangBenchmark(state, GetInt(params, "threads"), cpu, loop);
 }
 
-Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body) {
+Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body, bool never_blocks) {
   spec.params.insert(spec.params.begin(), {ThreadsParam(), GangPlacementParam()});
   return Kernel{.spec = std::move(spec),
                 .body = std::move(body),
                 .manual_time = true,
                 .ops_per_iteration = GangOpsPerIteration,
-                .unsupported = GangUnsupported};
+                .unsupported = GangUnsupported,
+                .never_blocks = never_blocks};
 }
 
 SeedReference GangSeed000(double value, std::string threads, std::string note) {

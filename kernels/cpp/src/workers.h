@@ -25,6 +25,7 @@ double GangOpsPerIteration(const Params& params);
 struct GangResult {
   double seconds = 0;       // earliest worker start to latest worker finish
   double busy_seconds = 0;  // sum of each worker's own start-to-finish time
+  double cpu_seconds = 0;   // sum of each worker's own CPU time over its loop
   SwitchCounts switches;    // summed over the workers (RUSAGE_THREAD around each worker's loop)
   std::string error;        // empty when every worker ran
 };
@@ -35,9 +36,10 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
                    const std::function<void(int64_t, int64_t)>& loop);
 
 // The common body: runs the gang for state.max_iterations * kGangOpsPerIteration ops per worker, sets the manual time and the
-// switch counters (per op, op = one loop step on one worker) and `overlap`: the workers' summed
+// switch counters (per op, op = one loop step on one worker), `overlap`: the workers' summed
 // start-to-finish time over the wall time (about `threads` when all ran side by side, 1 when they ran
-// one after another). Returns false after SkipWithError.
+// one after another), and, one thread pinned to one CPU, `cpu_share`: its CPU time over the wall time.
+// Returns false after SkipWithError.
 bool RunGangBenchmark(benchmark::State& state, int64_t threads, int cpu,
                       const std::function<void(int64_t, int64_t)>& loop);
 
@@ -47,8 +49,9 @@ bool RunGangKernel(benchmark::State& state, const Params& params,
                    const std::function<void(int64_t, int64_t)>& loop);
 
 // A gang kernel: parameters ThreadsParam and GangPlacementParam (before any in spec.params), manual time,
-// GangOpsPerIteration ops per benchmark iteration, GangUnsupported.
-Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body);
+// GangOpsPerIteration ops per benchmark iteration, GangUnsupported; never_blocks: Kernel::never_blocks.
+Kernel GangKernel(KernelSpec spec, std::function<void(benchmark::State&, const Params&)> body,
+                  bool never_blocks = false);
 
 // Seed 000's figure for a gang kernel: its t_*.c programs ran `threads` threads, unpinned.
 SeedReference GangSeed000(double value, std::string threads, std::string note);

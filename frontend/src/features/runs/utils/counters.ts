@@ -35,6 +35,10 @@ const INFO: Record<string, CounterInfo> = {
     label: 'CPU/wall',
     help: 'CPU time over wall time of all timed repetitions: about 1.0 on a quiet host; well below 1 means something else used this CPU (a busy host, not a slow one).',
   },
+  cpu_share: {
+    label: 'CPU share',
+    help: "One thread pinned to one CPU that never blocks (sched.yield): its CPU time over the wall time. About 1.0 on a quiet CPU; well below 1 means another task ran there, and its samples count as disturbed.",
+  },
   overlap: {
     label: 'overlap',
     help: "The workers' summed run time over the wall time: about N when N threads really ran side by side, about 1 when they took turns.",
