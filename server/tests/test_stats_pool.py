@@ -76,21 +76,29 @@ def test_a_stopped_pool_ends_its_batch_at_once_and_says_so() -> None:
     assert stats_pool.compute(jobs()[:1])["r1"] == stats_pool.compute_all(jobs()[:1])["r1"]
 
 
-async def test_a_readers_big_cis_are_computed_in_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """prefill_cis: results of many samples whose CI is not filled yet get it from the workers (not on
-    the event loop); stored_ci then returns it; small ones are left to stored_ci."""
-    big = SimpleNamespace(id="p-big", samples=[float(i % 13) for i in range(6000)], sample_launches=None)
+async def test_a_readers_cis_of_many_samples_are_computed_in_the_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """prefill_cis: results whose CI is not filled yet and whose samples add up to many get it from the
+    workers (not on the event loop), and stored_ci returns it; a few small ones are left to stored_ci;
+    one result of more than INLINE_SAMPLES samples reads "not yet" (the filler computes it)."""
+    many = [
+        SimpleNamespace(id=f"p-{i}", samples=[float(i + k % 13) for k in range(600)], sample_launches=None)
+        for i in range(10)
+    ]
     small = SimpleNamespace(id="p-small", samples=[1.0, 2.0, 3.0], sample_launches=None)
+    huge = SimpleNamespace(id="p-huge", samples=[1.0] * (summary.INLINE_SAMPLES + 1), sample_launches=None)
     filled = SimpleNamespace(id="p-filled", samples=[1.0] * 9000, sample_launches=None, ci_method="x")
-    for r in (big, small):
+    for r in (*many, small, huge):
         r.ci_method = None
-    expected = bootstrap.median_ci(big.samples, None, big.id)
+    expected = [bootstrap.median_ci(r.samples, None, r.id) for r in many]
 
     def not_here(*_a: object) -> None:
         raise AssertionError("computed on the event loop")
 
     monkeypatch.setattr(bootstrap, "median_ci", not_here)
-    await summary.prefill_cis([small, filled])  # under the threshold: nothing sent, nothing computed
-    await summary.prefill_cis([big, small, filled])
-    ci = summary.stored_ci(big.id, big.samples, None, (None, None, None))
-    assert ci == (expected.low, expected.high, expected.method)
+    await summary.prefill_cis([small, huge, filled])  # few samples (the huge one is the filler's): none sent
+    await summary.prefill_cis([*many, small, huge, filled])
+    for r, ci in zip(many, expected, strict=True):
+        assert summary.stored_ci(r.id, r.samples, None, (None, None, None)) == (ci.low, ci.high, ci.method)
+    assert summary.stored_ci(huge.id, huge.samples, None, (None, None, None)) == (None, None, None)

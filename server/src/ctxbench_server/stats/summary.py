@@ -126,8 +126,10 @@ def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = No
 # CIs a reader computed for results the filler had not reached yet (by result id; the values never change)
 _read_cis: LRU[str, bootstrap.MedianCI] = LRU(4096)
 # A reader's CIs not filled yet are computed on the event loop up to this many samples in all (a few
-# default-profile results: milliseconds); past it in the statistics workers, so one read of a result of
-# 100 000 samples never holds every other request and stream for the seconds its bootstrap takes.
+# default-profile results: milliseconds), past it in the statistics workers (prefill_cis). One result
+# of more samples is not computed by a reader at all: it reads "not yet" until the filler, which is
+# already computing it in the workers, writes it; its bootstrap takes seconds, and a read would hold
+# every other request and stream (inline) or wait for the workers behind the filler (prefill).
 INLINE_SAMPLES = 5000
 
 
@@ -138,12 +140,15 @@ def stored_ci(
     stored: tuple[float | None, float | None, str | None],
 ) -> tuple[float | None, float | None, str | None]:
     """A result's (ci_low, ci_high, ci_method) as stored, or, for a measured result whose CI the filler
-    (ingest/ci.py) has not written yet, the same values computed now (seeded by its id): a reader never
-    sees "not yet" in the moment between a result's ack and its CI."""
+    (ingest/ci.py) has not written yet, the same values computed now (seeded by its id): a reader does
+    not see "not yet" in the moment between a result's ack and its CI, unless the result has more than
+    INLINE_SAMPLES samples."""
     if stored[2] is not None or not samples:
         return stored
     ci = _read_cis.get(result_id)
     if ci is None:
+        if len(samples) > INLINE_SAMPLES:
+            return stored
         ci = bootstrap.median_ci(samples, sample_launches, result_id)
         _read_cis.put(result_id, ci)
     return ci.low, ci.high, ci.method
@@ -164,11 +169,14 @@ class _Stored(Protocol):
 
 async def prefill_cis(results: Sequence[_Stored]) -> None:
     """Before a reader calls stored_ci on each of `results`: the CIs it would compute now, computed in
-    the statistics workers when they are many samples (INLINE_SAMPLES), and kept for stored_ci."""
+    the statistics workers when they are many samples in all (INLINE_SAMPLES), and kept for stored_ci."""
     jobs = [
         (r.id, r.samples, r.sample_launches)
         for r in results
-        if r.ci_method is None and r.samples and _read_cis.get(r.id) is None
+        if r.ci_method is None
+        and r.samples
+        and len(r.samples) <= INLINE_SAMPLES
+        and _read_cis.get(r.id) is None
     ]
     if sum(len(samples) for _, samples, _ in jobs) <= INLINE_SAMPLES:
         return
