@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ctxbench_server.contract.params import from_wire, params_key
 from ctxbench_server.ingest.messages import ID_LENGTH, Message, Refused, Report
-from ctxbench_server.ingest.result_rows import RESULT_ROWS
 from ctxbench_server.models import (
     FINISHED_RUN,
     ItemState,
@@ -36,7 +35,6 @@ from ctxbench_server.stored import ResultStored, StoredEvents
 RESULTS = cast(Table, Result.__table__)
 _RUNS = cast(Table, Run.__table__)
 _ITEMS = cast(Table, RunItem.__table__)
-
 # A batch's items that got a result, by id.
 _SET_ITEM_RESULT = (
     _ITEMS.update()
@@ -329,7 +327,7 @@ async def close_batches(
             await session.execute(_SET_RUN_STARTED, started)
     rows = [row for b in batches for row in b.rows]
     if rows:
-        await bulk.insert_many(session, RESULT_ROWS, rows)
+        await bulk.insert_many(session, RESULTS, rows)
     if items:
         await session.execute(_SET_ITEM_RESULT, items)
     await events.stored(session, [r for b in batches for r in b.results])
