@@ -21,7 +21,8 @@ CI_IDS_PER_STATEMENT = 500  # results whose samples one statement reads
 async def run_cis(session: AsyncSession, rows: Iterable[Any]) -> dict[str, changes.RunCI]:
     """Each result's CI of its median (rows with id, ci_low, ci_high, ci_method), by result id: as stored,
     or, where the filler has not written it yet, computed from its samples (one statement per
-    CI_IDS_PER_STATEMENT of them, the bootstrap off the event loop): the values the filler will store."""
+    CI_IDS_PER_STATEMENT of them, the bootstrap off the event loop): the values the filler will store.
+    A result of more samples than stats.summary.INLINE_SAMPLES stays unknown (None, None) until then."""
     out: dict[str, changes.RunCI] = {}
     missing: list[str] = []
     for r in rows:
