@@ -31,7 +31,7 @@ export async function startAgent(request: APIRequestContext, name: string, other
           const machines = (await (await request.get('/api/v1/machines')).json()) as { id: string; name: string; online: boolean }[];
           return (id = machines.find((m) => m.online && m.id !== other && m.name === name)?.id ?? '');
         },
-        { timeout: 30_000 },
+        { timeout: 30_000, intervals: [250] },
       )
       .not.toBe('');
   } catch (e) {

@@ -88,6 +88,7 @@ test('compare two real machines after a sweep, share it, and the share stays fro
     await expect
       .poll(async () => ((await (await request.get(`/api/v1/runs?batch_id=${batch_id}`)).json()) as { status: string }[]).map((r) => r.status).join(','), {
         timeout: 120_000,
+        intervals: [250],
       })
       .toBe('succeeded,succeeded');
 

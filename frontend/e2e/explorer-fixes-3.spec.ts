@@ -289,7 +289,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
   expect(created.status()).toBe(201);
   const { batch_id, runs } = (await created.json()) as { batch_id: string; runs: { id: string }[] };
   const runId = runs[0]!.id;
-  await expect.poll(async () => ((await (await request.get(`/api/v1/runs/${runId}`)).json()) as { status: string }).status, { timeout: 60_000 }).toBe('succeeded');
+  await expect.poll(async () => ((await (await request.get(`/api/v1/runs/${runId}`)).json()) as { status: string }).status, { timeout: 60_000, intervals: [250] }).toBe('succeeded');
 
   await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
   await page.route('**/api/v1/shares/Fixture0Slug39', (route) =>

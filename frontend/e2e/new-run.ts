@@ -14,8 +14,13 @@ export async function sweepCustom(page: Page, kernelId: string, param: string, v
   await option.locator(`input[name="${param}"]`).fill(values);
 }
 
-/** Sets repetitions and min time, sees the item count when one is given, and starts: the run's page, or the batch's for several machines. */
-export async function startRuns(page: Page, settings: { repetitions: string; minTime: string; items?: RegExp; machines?: number }) {
+/**
+ * Sets the profile when one is given (its launches per item: quick's 3 against default's 7), repetitions
+ * and min time, sees the item count when one is given, and starts: the run's page, or the batch's for
+ * several machines.
+ */
+export async function startRuns(page: Page, settings: { profile?: 'quick' | 'default'; repetitions: string; minTime: string; items?: RegExp; machines?: number }) {
+  if (settings.profile) await page.getByLabel('Profile').selectOption(settings.profile);
   await page.getByLabel('Repetitions').fill(settings.repetitions);
   await page.getByLabel(/Min time/).fill(settings.minTime);
   if (settings.items) await expect(page.getByTestId('item-count')).toHaveText(settings.items);

@@ -46,6 +46,8 @@ test('a sweep started from the New run page shows its progress live and succeeds
   await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
   await expect(kernelOption(page, 'lock.go_mutex').getByTestId('kernel-item-count')).toHaveText('3 items');
   await expect(page.getByTestId('item-count')).toHaveText(/^4 items from 2 kernels/);
+  // Quick: 3 launches per item rather than the default profile's 7, the same progress to watch.
+  await page.getByLabel('Profile').selectOption('quick');
   await page.getByLabel('Repetitions').fill('3');
   await page.getByLabel(/Min time/).fill('0.1');
   // The chosen kernel with its sweep (a full-page screenshot here made Chromium drop the next click).
@@ -89,17 +91,17 @@ test('the quick profile thins a default sweep and the run page says which profil
   await expect(page.getByTestId('result-row')).toHaveCount(4);
 });
 
-// Long enough to cancel while it runs, short enough to rerun: 5 items x 7 launches of 3 blocks of 0.1 s
-// (10.5 s timed; the Go kernels' short samples cost about as much set-up as timed work, so a run takes
-// ~3x its timed part, and the cancel comes within a few seconds of "running"). Waits for the end allow
-// 150 s: on a busy 2-CPU host with a second agent beside it, 0.5 s blocks took 90 s.
-const LONG_MIN_TIME = '0.1';
+// Long enough to cancel while it runs, short enough to rerun: the quick profile's 3 launches per item,
+// each 2 blocks of 0.1 s after its calibration, 15 launches for 5 items (the cancel comes within a few
+// seconds of "running", the run takes several times that). Waits for the end allow 150 s: on a busy
+// 2-CPU host with a second agent beside it, 0.5 s blocks took 90 s.
+const LONG = { profile: 'quick', repetitions: '3', minTime: '0.1' } as const;
 const RUN_END_MS = 150_000;
 
 async function startLongRun(page: Page, machine: string) {
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function&kernel=lock.go_mutex`);
   await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
-  await startRuns(page, { repetitions: '3', minTime: LONG_MIN_TIME, items: /^5 items/ });
+  await startRuns(page, { ...LONG, items: /^5 items/ });
   await expect(page.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
 }
 
@@ -135,7 +137,8 @@ test('without the event stream the run page polls and still follows the run to t
   // A proxy that breaks Server-Sent Events: the browser gets an error instead of the stream.
   await page.route('**/api/v1/runs/*/events', (route) => route.fulfill({ status: 503, body: 'no streams here' }));
   await page.goto(`/runs/new?machines=${machine}&kernel=syscall.getppid&kernel=call.function`);
-  await startRuns(page, { repetitions: '3', minTime: '0.5' });
+  // 2 items of 3 launches of 2 blocks of 0.2 s: several polls before it ends.
+  await startRuns(page, { profile: 'quick', repetitions: '3', minTime: '0.2' });
   await expect(page.getByTestId('live-mode')).toHaveText('updating every 2 s');
   await expect(page.getByTestId('run-status')).toHaveText('succeeded', { timeout: 60_000 });
   await expect(page.getByTestId('result-row')).toHaveCount(2);
@@ -145,7 +148,7 @@ test('a batch has its own page with one live row per machine', async ({ page, re
   const machine = await localMachineId(request);
   // One local agent only: a batch of one machine still goes through the whole batch path.
   const created = await request.post('/api/v1/runs', {
-    data: { machine_ids: [machine], items: [{ kernel: 'syscall.getppid', params: {} }], repetitions: 3, min_time_s: 0.05 },
+    data: { machine_ids: [machine], items: [{ kernel: 'syscall.getppid', params: {} }], profile: 'quick', repetitions: 3, min_time_s: 0.05 },
   });
   expect(created.status()).toBe(201);
   const { batch_id } = (await created.json()) as { batch_id: string };
@@ -170,7 +173,7 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
     await expect(page.getByTestId('machine-option').getByRole('checkbox', { checked: true })).toHaveCount(2);
     await sweepCustom(page, 'lock.go_mutex', 'procs', '1, 2, 4');
     const posted = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/runs');
-    await startRuns(page, { repetitions: '3', minTime: LONG_MIN_TIME, items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
+    await startRuns(page, { ...LONG, items: /^4 items per machine × 2 machines = 8 items/, machines: 2 });
     // A batch asks for its runs without their items: its page lists them so.
     expect(new URL((await posted).url()).searchParams.get('items')).toBe('false');
 

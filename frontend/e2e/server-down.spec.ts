@@ -45,7 +45,7 @@ test('with the server stopped: states unknown at once, a missing page and a lost
   const { context, page } = await signedOutPage(browser);
   try {
     // Up, signed in, the one agent online.
-    await expect.poll(async () => (await page.request.get(`${BASE}/api/v1/health`).catch(() => null))?.status() ?? 0, { timeout: 60_000 }).toBe(200);
+    await expect.poll(async () => (await page.request.get(`${BASE}/api/v1/health`).catch(() => null))?.status() ?? 0, { timeout: 60_000, intervals: [250] }).toBe(200);
     expect((await page.request.post(`${BASE}/api/v1/session`, { data: { token: ADMIN_TOKEN } })).status()).toBe(200);
     // New run's code and data loaded, a kernel chosen (the form keeps it in the address); then
     // Machines, the agent online.
