@@ -32,7 +32,9 @@ export default defineConfig({
     // A step that hangs fails at that step, naming it, rather than as the whole test's timeout.
     actionTimeout: 30_000,
     navigationTimeout: 30_000,
-    trace: 'retain-on-failure',
+    // A failed test keeps its trace: the DOM before and after each step, without the screencast, whose
+    // frames cost the browser CPU in every test that passes (the failure's screenshot is kept anyway).
+    trace: { mode: 'retain-on-failure', screenshots: false },
     screenshot: 'only-on-failure',
     launchOptions: {
       executablePath: process.env.CTXBENCH_CHROMIUM ?? '/usr/bin/chromium',
