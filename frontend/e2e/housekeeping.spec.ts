@@ -27,13 +27,13 @@ async function noSidewaysScroll(page: Page): Promise<void> {
 test('a running run shows elapsed and an ETA; finished, what it and each item took; it can be titled, noted, exported and deleted', async ({ page, request }) => {
   test.setTimeout(180_000);
   const machine = await localMachine(request);
-  // Two kernels, 3 launches each of 2 repetitions at 0.3 s (after as much calibrating): about 7 s of
+  // Two kernels, 3 launches each of 2 repetitions at 0.2 s (after as much calibrating): seconds of
   // measuring, long enough to watch.
   const runId = await postRun(request, {
     machine_id: machine.id,
     launches: 3,
     repetitions: 3,
-    min_time_s: 0.3,
+    min_time_s: 0.2,
     items: [{ kernel: 'syscall.getppid' }, { kernel: 'call.function' }],
   });
   await page.goto(`/runs/${runId}`);

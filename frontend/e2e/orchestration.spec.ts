@@ -92,10 +92,10 @@ test('the quick profile thins a default sweep and the run page says which profil
 });
 
 // Long enough to cancel while it runs, short enough to rerun: the quick profile's 3 launches per item,
-// each 2 blocks of 0.1 s after its calibration, 15 launches for 5 items (the cancel comes within a few
+// each 2 blocks of 0.05 s after its calibration, 15 launches for 5 items (the cancel comes within a few
 // seconds of "running", the run takes several times that). Waits for the end allow 150 s: on a busy
 // 2-CPU host with a second agent beside it, 0.5 s blocks took 90 s.
-const LONG = { profile: 'quick', repetitions: '3', minTime: '0.1' } as const;
+const LONG = { profile: 'quick', repetitions: '3', minTime: '0.05' } as const;
 const RUN_END_MS = 150_000;
 
 async function startLongRun(page: Page, machine: string) {
