@@ -247,6 +247,27 @@ func TestCancelKillsProcessGroupAndSkipsTheRest(t *testing.T) {
 	}
 }
 
+// A run cancelled and retried at once (the explorer's Cancel, then Retry): the retry's StartRun comes
+// while the cancelled run is still winding down, and runs after it instead of being taken for a
+// duplicate of the run executing.
+func TestARunCancelledAndRetriedAtOnceRunsAgain(t *testing.T) {
+	spoolDir := t.TempDir()
+	_, _, sc := connected(t, spoolDir)
+	pidfile := filepath.Join(t.TempDir(), "sleep.pids")
+	sc.startRun(t, "run-r", item("r1", "fake.sleep", map[string]string{"pidfile": pidfile}))
+	readPids(t, pidfile)
+	sc.cancelRun(t, "run-r")
+	sc.startRun(t, "run-r", item("r1", "fake.ok", nil))
+	first := sc.collect(t, true, "run-r")
+	if r := first.results["r1"]; r.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_CANCELLED {
+		t.Fatalf("the cancelled run's item: %v, want CANCELLED", r)
+	}
+	again := sc.collect(t, true, "run-r")
+	if r := again.results["r1"]; r.GetStatus() != agentv1.ResultStatus_RESULT_STATUS_OK || !again.running("r1") {
+		t.Errorf("the retried run's item: %v, want it run and OK; updates %v", r, again.updates)
+	}
+}
+
 // Over the real stream: each item is measured in launches interleaved round-robin, its samples carry
 // their launch index, and CV reruns are gone (rerun_cv is ignored).
 func TestItemsAreMeasuredInInterleavedLaunches(t *testing.T) {

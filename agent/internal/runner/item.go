@@ -25,9 +25,14 @@ import (
 func (r *Runner) prepare(runCtx context.Context, runID string, index int, item *agentv1.RunItem) *itemRun {
 	log := r.log.With("run", runID, "item", index, "item_id", item.GetItemId(), "kernel", item.GetKernelId())
 	prev, err := r.opts.Spool.ByItem(item.GetItemId())
-	if err != nil {
+	switch {
+	case err != nil:
 		log.Warn("cannot search the spool for an earlier result; running the item", "err", err)
-	} else if prev != nil {
+	case prev != nil && prev.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_CANCELLED:
+		// Only the server's CancelRun makes one; a StartRun for the item after it is a retry (its ack may
+		// still be on the way): the item runs again, and the cancelled result is delivered as it was.
+		log.Info("item's cancelled result not acknowledged yet; running its retry", "result", prev.GetResultId())
+	case prev != nil:
 		log.Info("item already has a result in the spool; not running it again", "result", prev.GetResultId())
 		return nil
 	}

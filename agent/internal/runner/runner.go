@@ -95,19 +95,26 @@ func New(opts Options) *Runner {
 }
 
 // StartRun queues a run. A run already executing or queued is ignored (the server re-sends StartRun
-// after a reconnect).
+// after a reconnect), unless it was cancelled: then this StartRun is a retry, which runs once the
+// cancelled run has wound down (executing) or instead of it (queued).
 func (r *Runner) StartRun(m *agentv1.StartRun) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.current != nil && r.current.run.GetRunId() == m.GetRunId() {
+	if r.current != nil && r.current.run.GetRunId() == m.GetRunId() && !r.current.cancelled {
 		r.log.Info("StartRun for the run already executing; ignored", "run", m.GetRunId())
 		return
 	}
-	for _, j := range r.queue {
-		if j.run.GetRunId() == m.GetRunId() {
-			r.log.Info("StartRun for a run already queued; ignored", "run", m.GetRunId())
-			return
+	for i, j := range r.queue {
+		if j.run.GetRunId() != m.GetRunId() {
+			continue
 		}
+		if j.cancelled {
+			r.log.Info("a cancelled queued run started again", "run", m.GetRunId())
+			r.queue[i] = &job{run: m}
+		} else {
+			r.log.Info("StartRun for a run already queued; ignored", "run", m.GetRunId())
+		}
+		return
 	}
 	r.queue = append(r.queue, &job{run: m})
 	if r.current != nil {
