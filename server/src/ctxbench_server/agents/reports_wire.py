@@ -101,16 +101,21 @@ def reject(refused: Refused) -> pb.Reject:
     )
 
 
+# A UUID as agents write it (8-4-4-4-12 hex digits): a result id uuid.UUID reads, known without it.
+_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def check_report(r: pb.ResultReport, samples: list[float]) -> None:
     """Rules a report must meet before anything is looked up (`samples`: its samples, read once).
     Raises ValueError saying which."""
     result_id = r.result_id
-    try:
-        if len(result_id) != 36:
-            raise ValueError
-        uuid.UUID(result_id)
-    except ValueError:
-        raise ValueError(f"result_id {result_id[:64]!r} is not a UUID") from None
+    if _UUID_TEXT.fullmatch(result_id) is None:  # (what an agent sends; else what uuid.UUID reads)
+        try:
+            if len(result_id) != 36:
+                raise ValueError
+            uuid.UUID(result_id)
+        except ValueError:
+            raise ValueError(f"result_id {result_id[:64]!r} is not a UUID") from None
     n = len(samples)
     if n > MAX_SAMPLES:
         raise ValueError(f"{n} samples, more than the {MAX_SAMPLES} a result may carry")
@@ -159,8 +164,11 @@ def _ts(t: Timestamp) -> datetime | None:
     return t.ToDatetime(tzinfo=UTC)  # nanos out of range: as it reads them
 
 
+_isfinite = math.isfinite
+
+
 def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+    return x if _isfinite(x) else None
 
 
 def all_finite(xs: Sequence[float]) -> bool:
@@ -170,17 +178,23 @@ def all_finite(xs: Sequence[float]) -> bool:
 
 
 def _launch(lr: pb.Launch) -> dict[str, Any]:
-    raw = (lr.wall_s, lr.cpu_s, lr.other_busy_frac, lr.steal_frac, lr.throttled_s)
+    wall, cpu, other, steal, throttled = (
+        lr.wall_s,
+        lr.cpu_s,
+        lr.other_busy_frac,
+        lr.steal_frac,
+        lr.throttled_s,
+    )
     # a sum is finite when its terms are (all_finite, inline: one call fewer a launch)
-    wall, cpu, other, steal, throttled = raw if math.isfinite(sum(raw)) else tuple(map(_finite, raw))
+    ok = _isfinite(wall + cpu + other + steal + throttled)
     short = lr.short_samples
     return {
         "index": lr.index,
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "other_busy_frac": other,
-        "steal_frac": steal,
-        "throttled_s": throttled,
+        "wall_s": wall if ok else _finite(wall),
+        "cpu_s": cpu if ok else _finite(cpu),
+        "other_busy_frac": other if ok else _finite(other),
+        "steal_frac": steal if ok else _finite(steal),
+        "throttled_s": throttled if ok else _finite(throttled),
         "disturbed": lr.disturbed,
         "remeasured": lr.remeasured,
         "kept": lr.kept,
