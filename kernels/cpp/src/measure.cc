@@ -29,6 +29,10 @@ constexpr double kEstimatorQuantile = 0.05;  // "p5"
 // Each calibration probe times at least this long (or the whole --min-time when shorter), so the time per
 // iteration it gives averages over many ops.
 constexpr double kProbeTime = 0.002;
+// Calibration probes of the short-sample plan; the least disturbed of them sizes the samples.
+constexpr int kProbes = 3;
+// A first probe whose one iteration lasts this many sample times (and set-ups) needs no other probe.
+constexpr double kLongIterationSamples = 2;
 
 // What one call of the benchmark body cost beside its timed part, recorded by the wrapper.
 struct BodyCall {
@@ -260,23 +264,34 @@ std::string MeasureKernel(const Kernel& kernel, const Params& params, const Meas
     // Calibrated probes (after the warm-up) size every short sample: the least disturbed of a few gives
     // the time per iteration and the set-up per call, so one stall on a busy host does not shrink
     // samples to one op or stretch them to cover it. Then each repetition is a block.
-    const int probes = 3;
     const double probe_time = std::min(args.min_time, std::max(args.sample_time, kProbeTime));
-    std::vector<Run> probe = RunBench(kernel, params, {probes, probe_time, 0, warm_up}, &calls);
     double per_iteration = 0, setup = 0;
-    for (int i = 0; i < probes; ++i) {
-      const Run& run = probe[static_cast<size_t>(i)];
-      double timed = run.real_accumulated_time, iters = static_cast<double>(std::max<int64_t>(run.iterations, 1));
-      double call_setup = calls[calls.size() - probes + static_cast<size_t>(i)].wall_s - timed;
-      per_iteration = i == 0 ? timed / iters : std::min(per_iteration, timed / iters);
-      setup = i == 0 ? call_setup : std::min(setup, call_setup);
-    }
+    int probed = 0;
+    auto probe = [&](int n, double warm) {
+      std::vector<Run> runs = RunBench(kernel, params, {n, probe_time, 0, warm}, &calls);
+      for (int i = 0; i < n; ++i, ++probed) {
+        const Run& run = runs[static_cast<size_t>(i)];
+        double timed = run.real_accumulated_time, iters = static_cast<double>(std::max<int64_t>(run.iterations, 1));
+        double call_setup = calls[calls.size() - n + static_cast<size_t>(i)].wall_s - timed;
+        per_iteration = probed == 0 ? timed / iters : std::min(per_iteration, timed / iters);
+        setup = probed == 0 ? call_setup : std::min(setup, call_setup);
+      }
+      return runs;
+    };
+    std::vector<Run> first = probe(1, warm_up);
+    // One iteration far longer than a short sample (a gang of a thousand threads): every sample is that
+    // one iteration whatever the other probes say, so they and the batch check would only cost time.
+    const bool one_iteration = first[0].iterations == 1 &&
+                               per_iteration >= kLongIterationSamples * std::max(args.sample_time, setup);
+    if (!one_iteration) probe(kProbes - 1, 0);
     plan = PlanShortSamples(args, per_iteration, setup);
     // A kernel that runs its loop in batches (KeepRunningBatch) times whole batches: one check run shows
     // the iterations a short sample really gets, and the blocks are sized from those.
-    std::vector<Run> check = RunBench(kernel, params, {1, 0, plan.iterations, 0}, &calls);
-    if (check[0].iterations > plan.iterations)
-      plan = PlanShortSamples(args, per_iteration, 0, check[0].iterations);
+    if (!one_iteration) {
+      std::vector<Run> check = RunBench(kernel, params, {1, 0, plan.iterations, 0}, &calls);
+      if (check[0].iterations > plan.iterations)
+        plan = PlanShortSamples(args, per_iteration, 0, check[0].iterations);
+    }
     calls.clear();
     runs = RunBench(kernel, params, {args.repetitions * plan.per_block, 0, plan.iterations, 0}, &calls);
   } else {
