@@ -1,16 +1,18 @@
 """Runs one kernel under pyperf and turns pyperf's benchmark into the kernel JSON of DESIGN 3.1.
 
 This process calibrates the loops per value itself (`calibrate`: doubling until a value is long enough to
-predict from, then one step to --min-time), so no calibration process is started; pyperf's Runner is then
-the manager of `processes` worker processes that each run one warmup value (discarded) and `values` timed
-values. We choose processes x values == --repetitions exactly (`plan`), so every sample is one pyperf
-value: seconds per op, reported in ns/op, with `iterations` the ops it timed (loops x ops per loop).
-Workers are this executable again, started as
-`<python> <exe> --pyperf-worker ID PARAMS TALLY_DIR <pyperf worker options>`.
+predict from, then one step to --min-time), so no calibration process is started. The timing is done by
+`processes` pyperf workers that each run one warmup value (discarded) and `values` timed values. We
+choose processes x values == --repetitions exactly (`plan`), so every sample is one pyperf value: seconds
+per op, reported in ns/op, with `iterations` the ops it timed (loops x ops per loop). With more than one
+worker, pyperf's Runner is their manager and they are this executable again, started as
+`<python> <exe> --pyperf-worker ID PARAMS TALLY_DIR <pyperf worker options>`; with one, this process is
+the worker (pyperf's `--worker` mode, the same code: `_time_worker`), so no second Python starts.
 
 A launch of the agent is one `--run` of a few repetitions (the default profile: 2): its process-to-process
 variance comes from the agent's launches, so `plan` gives each worker at least 2 values instead of a
-process per value (a worker costs a Python start and a warmup value, ~0.3 s here).
+process per value (a worker process costs a Python start, its imports and a warmup value), and a launch of
+2 repetitions is one process in all.
 
 pyperf prints to stdout; while it runs, file descriptor 1 points at a capture file so that the kernel JSON
 is the only thing this process writes to stdout. Each value worker leaves a tally (ops it timed, events
@@ -113,15 +115,6 @@ def run(
     tempdirs.clean_stale()  # what SIGKILLed kernels left behind
     tally_dir = tempdirs.make()
     try:
-        program_args = [
-            os.path.abspath(sys.argv[0]),
-            WORKER_FLAG,
-            kernel.id,
-            json.dumps(params),
-            str(tally_dir),
-        ]
-        if sys.flags.no_site:
-            program_args.insert(0, "-S")
         sampling: Sampling | None = None
         per_block = 1
         warmups = WARMUPS
@@ -133,31 +126,14 @@ def run(
             # A worker's values are whole blocks; its warmup is a block's worth (about --min-time, as the
             # single warmup value is without short samples).
             per_block = warmups = sampling.per_repetition(min_time, repetitions)
-        runner = pyperf.Runner(
-            values=values * per_block,
-            processes=processes,
-            loops=loops,
-            warmups=warmups,
-            min_time=min_time if sample_time is None else sample_time,
-            program_args=tuple(program_args),
-            show_name=False,
-        )
-        options = ["--quiet"]
-        if "PYTHONPATH" in os.environ:
-            options += ["--inherit-environ", "PYTHONPATH"]
-        capture = tally_dir / "pyperf-stdout.txt"
-        try:
-            with _stdout_into(capture):
-                runner.parse_args(options)
-                bench = runner.bench_time_func(
-                    kernel.id, _unused_in_manager, inner_loops=kernel.ops_per_loop(params)
-                )
-        except (Exception, SystemExit) as exc:
-            failures = sorted(tally_dir.glob("failure-*.txt"))
-            if failures:
-                raise SelfCheckError(failures[0].read_text().strip()) from None
-            said = [line for line in capture.read_text(errors="replace").splitlines() if line.strip()]
-            raise RuntimeError(f"pyperf failed: {said[-1] if said else exc!r}") from None
+        # pyperf's options for its workers: each runs `warmups` warmup values, then its timed values.
+        worker_options = [
+            f"--loops={loops}",
+            f"--warmups={warmups}",
+            f"--values={values * per_block}",
+            f"--min-time={min_time if sample_time is None else sample_time}",
+        ]
+        bench = _time(pyperf, kernel, params, tally_dir, processes, worker_options)
         result = _result(
             kernel, params, repetitions, min_time, pyperf.__version__, bench, tally_dir, per_block, warmups
         )
@@ -169,6 +145,51 @@ def run(
         return result
     finally:
         shutil.rmtree(tally_dir, ignore_errors=True)
+
+
+def _time(
+    pyperf: Any,
+    kernel: Kernel,
+    params: dict[str, Any],
+    tally_dir: Path,
+    processes: int,
+    worker_options: list[str],
+) -> Any:
+    """pyperf's benchmark of `processes` workers. One worker is this process (pyperf's `--worker` mode):
+    a second Python start would cost more than the values it times, and the agent's launches are the
+    process-to-process variation. More are started by pyperf's Runner as their manager."""
+    capture = tally_dir / "pyperf-stdout.txt"
+    try:
+        with _stdout_into(capture):
+            if processes == 1:
+                return _time_worker(
+                    pyperf, kernel, params, tally_dir, ["--worker", "--quiet", *worker_options]
+                )
+            program_args = [
+                os.path.abspath(sys.argv[0]),
+                WORKER_FLAG,
+                kernel.id,
+                json.dumps(params),
+                str(tally_dir),
+            ]
+            if sys.flags.no_site:
+                program_args.insert(0, "-S")
+            runner = pyperf.Runner(processes=processes, program_args=tuple(program_args), show_name=False)
+            options = ["--quiet", f"--processes={processes}", *worker_options]
+            if "PYTHONPATH" in os.environ:
+                options += ["--inherit-environ", "PYTHONPATH"]
+            runner.parse_args(options)
+            return runner.bench_time_func(
+                kernel.id, _unused_in_manager, inner_loops=kernel.ops_per_loop(params)
+            )
+    except SelfCheckError:
+        raise
+    except (Exception, SystemExit) as exc:
+        failures = sorted(tally_dir.glob("failure-*.txt"))
+        if failures:
+            raise SelfCheckError(failures[0].read_text().strip()) from None
+        said = [line for line in capture.read_text(errors="replace").splitlines() if line.strip()]
+        raise RuntimeError(f"pyperf failed: {said[-1] if said else exc!r}") from None
 
 
 def _unused_in_manager(loops: int) -> float:
@@ -250,9 +271,20 @@ def worker_main(argv: list[str]) -> int:
     from ctxbench_kernels_py.kernels import BY_ID
 
     kernel_id, params_json, tally_dir, *pyperf_options = argv
-    kernel = BY_ID[kernel_id]
-    params = json.loads(params_json)
-    pyperf = _import_pyperf()
+    try:
+        kernel, params = BY_ID[kernel_id], json.loads(params_json)
+        _time_worker(_import_pyperf(), kernel, params, Path(tally_dir), pyperf_options)
+    except SelfCheckError as exc:
+        Path(tally_dir, f"failure-{os.getpid()}.txt").write_text(f"{exc}\n")
+        return 1
+    return 0
+
+
+def _time_worker(
+    pyperf: Any, kernel: Kernel, params: dict[str, Any], tally_dir: Path, pyperf_options: list[str]
+) -> Any:
+    """A pyperf worker's work, in this process: time the kernel with pyperf's worker options, leave the
+    tally in `tally_dir` (not when only calibrating), and return pyperf's benchmark."""
     runner = pyperf.Runner(show_name=False)
     args = runner.parse_args(pyperf_options)
     tally = Tally()
@@ -277,16 +309,12 @@ def worker_main(argv: list[str]) -> int:
         tally.add("involuntary_ctxsw", preempted)
         return seconds
 
-    try:
-        runner.bench_time_func(
-            kernel_id,
-            time_func,
-            inner_loops=kernel.ops_per_loop(params),
-            metadata={TALLY_KEY: os.getpid()},
-        )
-    except SelfCheckError as exc:
-        Path(tally_dir, f"failure-{os.getpid()}.txt").write_text(f"{exc}\n")
-        return 1
+    bench = runner.bench_time_func(
+        kernel.id,
+        time_func,
+        inner_loops=kernel.ops_per_loop(params),
+        metadata={TALLY_KEY: os.getpid()},
+    )
     calibrating = (
         args.calibrate_loops or args.recalibrate_loops or args.calibrate_warmups or args.recalibrate_warmups
     )
@@ -294,4 +322,4 @@ def worker_main(argv: list[str]) -> int:
         Path(tally_dir, f"tally-{os.getpid()}.json").write_text(
             json.dumps({"ops": tally.ops, "events": tally.events, "cpu": cpu, "disturbed": disturbed})
         )
-    return 0
+    return bench
