@@ -34,7 +34,8 @@ type Case struct {
 	// and m.Fail when its self-check does not add up.
 	Bench func(b *testing.B, m *Meter)
 	// Measure takes one sample directly, for kernels that are not a timed loop (goroutine memory):
-	// the sample in the kernel's unit, the ops it covers, and per-op counters.
+	// the sample in the kernel's unit, the ops it covers, and per-op counters. A Measure sample stands
+	// alone (goroutine.memory's runs in a fresh child process), so it has no warm-up.
 	Measure func() (sample float64, ops int64, counters map[string]float64, err error)
 }
 
@@ -94,7 +95,11 @@ func Run(c *Case, repetitions int, minTime float64) (*Result, error) {
 	}
 	totals := map[string]float64{}
 	var totalOps float64
-	for rep := -1; rep < repetitions; rep++ { // rep -1 is the untimed warm-up
+	first := -1 // rep -1 is the untimed warm-up
+	if c.Measure != nil {
+		first = 0
+	}
+	for rep := first; rep < repetitions; rep++ {
 		sample, ops, deltas, err := runOnce(c)
 		if err != nil {
 			return nil, err

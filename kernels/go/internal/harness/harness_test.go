@@ -32,6 +32,25 @@ func TestRunCollectsSamples(t *testing.T) {
 	}
 }
 
+func TestRunTakesMeasureSamplesWithoutWarmUp(t *testing.T) {
+	calls := 0
+	c := &Case{Measure: func() (float64, int64, map[string]float64, error) {
+		calls++
+		return float64(1000 + calls), 10, map[string]float64{"stack_bytes_per_goroutine": 8}, nil
+	}}
+	res, err := Run(c, 2, 0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each Measure sample stands alone: the first one is kept, not thrown away as a warm-up.
+	if calls != 2 || len(res.Samples) != 2 || res.Samples[0] != 1001 || res.Samples[1] != 1002 {
+		t.Fatalf("%d calls, samples %v", calls, res.Samples)
+	}
+	if res.Counters["stack_bytes_per_goroutine"] != 8 {
+		t.Errorf("counters %v", res.Counters)
+	}
+}
+
 func TestRunReportsSelfCheckFailure(t *testing.T) {
 	c := &Case{OpsPerIter: 1, Bench: func(b *testing.B, m *Meter) {
 		m.Begin(b)
