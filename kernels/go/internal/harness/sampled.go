@@ -51,13 +51,13 @@ func RunSampled(c *Case, repetitions int, minTime, sampleTime float64) (*Result,
 	if c.Measure != nil || sampleTime <= 0 {
 		return Run(c, repetitions, minTime)
 	}
-	if err := setBenchtime(minTime); err != nil {
+	if err := setBenchtime(warmUpTime(minTime)); err != nil {
 		return nil, fmt.Errorf("set benchtime: %w", err)
 	}
 	if c.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.Procs))
 	}
-	warm, err := benchOnce(c) // the untimed warm-up, as Run's: one run of about minTime
+	warm, err := benchOnce(c) // the untimed warm-up
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +108,13 @@ func RunSampled(c *Case, repetitions int, minTime, sampleTime float64) (*Result,
 	res.Counters["sustained_ns_per_op"] = totalNs / totalOps
 	res.Counters["gomaxprocs"] = float64(runtime.GOMAXPROCS(0))
 	return res, nil
+}
+
+// warmUpTime is how long the untimed warm-up before short samples runs: min(minTime/2, 0.1 s), as the
+// C++ harness's (Google Benchmark's MinWarmUpTime there). A block's 5th percentile does not see the
+// first samples' cold caches anyway; the warm-up is for the calibration that follows.
+func warmUpTime(minTime float64) float64 {
+	return math.Min(minTime/2, 0.1)
 }
 
 // calibrateSample finds N, the iterations of one short sample: the least count tried whose timed part
