@@ -31,7 +31,8 @@ from ctxbench_server.sql import bulk
 from ctxbench_server.stored import ResultStored, StoredEvents
 
 # Core, not the ORM's unit of work: a batch's runs and items are read as plain rows, its results go in
-# with one executemany of plain rows, and what changed of its items and runs with one executemany each.
+# with one executemany of plain rows, and what changed of its items and runs with one executemany each
+# (sql/bulk.py: the rows as tuples, without SQLAlchemy's per-row parameter work).
 RESULTS = cast(Table, Result.__table__)
 _RUNS = cast(Table, Run.__table__)
 _ITEMS = cast(Table, RunItem.__table__)
@@ -319,17 +320,17 @@ async def close_batches(
         done = {item["b_id"] for item in items}
         running = [{"b_id": i, "b_state": ItemState.RUNNING} for i in lookups.running if i not in done]
         if running:
-            await session.execute(_SET_ITEM_STATE, running)
+            await bulk.execute_many(session, _SET_ITEM_STATE, running)
         if lookups.launches:
-            await session.execute(_SET_ITEM_LAUNCHES, list(lookups.launches.values()))
+            await bulk.execute_many(session, _SET_ITEM_LAUNCHES, list(lookups.launches.values()))
         started = [{"b_id": r.id, "b_started_at": r.started_at} for r in lookups.started.values()]
         if started:
-            await session.execute(_SET_RUN_STARTED, started)
+            await bulk.execute_many(session, _SET_RUN_STARTED, started)
     rows = [row for b in batches for row in b.rows]
     if rows:
         await bulk.insert_many(session, RESULTS, rows)
     if items:
-        await session.execute(_SET_ITEM_RESULT, items)
+        await bulk.execute_many(session, _SET_ITEM_RESULT, items)
     await events.stored(session, [r for b in batches for r in b.results])
     runs = {rid: run for b in batches for rid, run in b.runs.items() if run.status not in FINISHED_RUN}
     if not runs:
@@ -347,6 +348,6 @@ async def close_batches(
         error = None if run_id in measured else "no item produced a measurement"
         ended.append({"b_id": run_id, "b_status": run.status, "b_error": error, "b_finished_at": utcnow()})
     if ended:
-        await session.execute(_END_RUN, ended)
+        await bulk.execute_many(session, _END_RUN, ended)
     finished = {e["b_id"] for e in ended}
     return [[rid for rid in b.runs if rid in finished] for b in batches]
