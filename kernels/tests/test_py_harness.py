@@ -141,6 +141,22 @@ def test_short_sample_calibration_reaches_the_sample_time() -> None:
     assert 0.0005 <= got.seconds <= 0.0005 * 1.3
 
 
+def test_short_samples_last_the_sample_time_when_calibration_ran_slower() -> None:
+    """The calibrating calls run at half speed (a busy host), the probes after them at full speed: the
+    samples still time at least the sample time, at the probes' speed."""
+    per_loop, calls = 1e-6, []
+
+    def bench(params: dict[str, Any], loops: int, tally: Tally) -> float:
+        calls.append(loops)
+        slow = 2.0 if len(calls) <= 10 else 1.0  # calibration (loops 1, 2 .. 64, then 600) and 2 probes
+        return loops * per_loop * slow
+
+    kernel = Kernel(id="fake.k", title="fake", description="", bench=bench)
+    got = sampling.calibrate_sample(kernel, {}, 0.001)
+    assert got.seconds == got.loops * per_loop
+    assert 0.001 <= got.seconds <= 0.001 * 1.3
+
+
 def test_short_samples_outlast_the_set_up_outside_their_timed_part() -> None:
     """A kernel whose every call spends 2 ms before its timed part (threads, an event loop...)."""
     per_loop, setup = 1e-6, 0.002

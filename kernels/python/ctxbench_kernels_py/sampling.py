@@ -27,6 +27,8 @@ ESTIMATOR_PERCENT = 5.0
 MIN_CPU_SHARE = 0.9
 # Calls at the calibrated loops whose median gives one short sample's timed length and set-up time.
 SAMPLE_PROBES = 5
+# How often calibrate_sample predicts a short sample's loops again from its probes.
+SAMPLE_RECALIBRATIONS = 3
 # The pyperf metadata key under which a worker names its tally file (its pid).
 TALLY_KEY = "ctxbench_tally_pid"
 
@@ -67,13 +69,19 @@ class Sampling:
 
 
 def calibrate_sample(kernel: Kernel, params: dict[str, Any], sample_time: float) -> Sampling:
-    """The loops of one short sample: `calibrate` with `sample_time` as the target, then, when a call's
-    set-up outside its timed part (the wall time around `kernel.bench` less what it timed) is longer than
-    that, calibrated again to the set-up time, so set-up is at most half of a sample's wall time."""
+    """The loops of one short sample: `calibrate` with `sample_time` as the target, then probed; while the
+    probes' median is shorter than the target, predicted again from them (20 % over), up to
+    SAMPLE_RECALIBRATIONS times. The target is `sample_time`, or a call's set-up outside its timed part
+    (the wall time around `kernel.bench` less what it timed) when longer, so set-up is at most half of a
+    sample's wall time. (The calibrating call can run slower than the probes after it on a busy host: its
+    loops alone would give samples shorter than `sample_time`.)"""
     loops = _calibrate(kernel, params, sample_time, 1)
     probe = _probe(kernel, params, loops)
-    if probe.setup > probe.seconds:
-        loops = _calibrate(kernel, params, probe.setup, loops)
+    for _ in range(SAMPLE_RECALIBRATIONS):
+        target = max(sample_time, probe.setup)
+        if probe.seconds >= target:
+            break
+        loops = max(loops + 1, math.ceil(loops * target / max(probe.seconds, 1e-12) * PREDICT_MARGIN))
         probe = _probe(kernel, params, loops)
     return probe
 
