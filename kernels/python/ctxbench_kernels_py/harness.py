@@ -23,8 +23,8 @@ Short samples (`--sample-time T`, kernels/contract/README.md "Short samples"): `
 once and in this process, the loops of one short sample (timed part >= T, and >= the set-up one call of
 the kernel costs outside its timed part: asyncio's event loop, the greenlet; `Sampling`). Every short
 sample is then one pyperf value with those loops, and a worker takes a whole number of blocks of
-`samples_per_repetition` values (plus one block's worth of warmup values, as long as the single warmup
-value without short samples), so a block never spans two processes; `blocks` cuts each worker's values
+`samples_per_repetition` values (plus warmup values lasting min(--min-time/2, 0.1 s), the C++ harness's
+warm-up), so a block never spans two processes; `blocks` cuts each worker's values
 back into blocks, in order, and a block's sample is its 5th percentile (`p5`). pyperf's cost per value
 is an ExitStack, a division and an append, so short samples stay pyperf values: no timing loop of our
 own. The worker notes for each call whether the host disturbed it (`ru_nivcsw` grew, or a cpu_bound
@@ -123,9 +123,10 @@ def run(
         else:
             sampling = calibrate_sample(kernel, params, sample_time)
             loops = sampling.loops
-            # A worker's values are whole blocks; its warmup is a block's worth (about --min-time, as the
-            # single warmup value is without short samples).
-            per_block = warmups = sampling.per_repetition(min_time, repetitions)
+            # A worker's values are whole blocks; its warmup values last min(--min-time/2, 0.1 s), the
+            # C++ harness's warm-up (a block's 5th percentile does not see its first samples' cold caches).
+            per_block = sampling.per_repetition(min_time, repetitions)
+            warmups = sampling.per_repetition(min(min_time / 2, 0.1))
         # pyperf's options for its workers: each runs `warmups` warmup values, then its timed values.
         worker_options = [
             f"--loops={loops}",
