@@ -12,7 +12,6 @@ asyncio.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -63,6 +62,8 @@ def bench_greenlet(params: dict[str, Any], loops: int, tally: Tally) -> float:
 # coroutine.py_asyncio: one op = one `await asyncio.sleep(0)` = one task switch via the ready queue; no seed
 # figure.
 async def _alternate(me: str, n: int, state: list[Any]) -> None:
+    import asyncio
+
     sleep = asyncio.sleep
     for _ in range(n):
         # state = [task that ran last, task steps, steps that followed a step of the other task]
@@ -74,12 +75,17 @@ async def _alternate(me: str, n: int, state: list[Any]) -> None:
 
 
 async def _two_tasks(n: int, state: list[Any]) -> float:
+    import asyncio
+
     t0 = time.perf_counter()
     await asyncio.gather(_alternate("a", n, state), _alternate("b", n, state))
     return time.perf_counter() - t0
 
 
 def bench_asyncio(params: dict[str, Any], loops: int, tally: Tally) -> float:
+    # Imported here: asyncio is most of the executable's imports, and only this kernel needs it.
+    import asyncio
+
     state: list[Any] = [None, 0, 0]
     loop = asyncio.new_event_loop()
     try:
