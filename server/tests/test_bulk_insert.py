@@ -1,6 +1,7 @@
 """sql/bulk.py and sql/json_once.py: a batch's item rows through the driver's executemany store what a
-Core insert stores, on SQLite and (CTXBENCH_TEST_DATABASE_URL) on PostgreSQL, in the session's
-transaction and, on SQLite, under its one-writer gate."""
+Core insert stores, and ingest's UPDATEs through it change what Core's change, on SQLite and
+(CTXBENCH_TEST_DATABASE_URL) on PostgreSQL, in the session's transaction and, on SQLite, under its
+one-writer gate."""
 
 from __future__ import annotations
 
@@ -110,5 +111,79 @@ async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
             }
         assert got["r"] == got["r2"] and len(got["r"]) == 3
         assert got["r"][0][2] == point and got["r"][2][2] == {"nested": [1, 2.5, None, "é"]}
+    finally:
+        await engine.dispose()
+
+
+async def test_execute_many_writes_what_core_writes(tmp_path: Path) -> None:
+    """execute_many (ingest's UPDATEs of a transaction's items: a result's, a launch count with its
+    time, a CASE that reads one parameter twice) changes the rows as session.execute(statement, rows)
+    does, in the session's transaction."""
+    from datetime import UTC, datetime
+
+    from ctxbench_server.ingest.repository import _SET_ITEM_LAUNCHES, _SET_ITEM_RESULT
+
+    engine = await fresh_engine(tmp_path)
+    sessionmaker = create_sessionmaker(engine)
+    table = cast(Table, RunItem.__table__)
+    at = datetime(2026, 11, 28, 5, 0, 1, 250000, tzinfo=UTC)
+    try:
+        await migrate(engine)
+        async with engine.begin() as conn:
+            now = "2026-11-22 01:00:00.000000"
+            await conn.execute(
+                text(
+                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+                )
+            )
+            for rid in ("r", "r2"):
+                await conn.execute(
+                    insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={})
+                )
+        by_run = {rid: rows(rid, {"threads": 1}) for rid in ("r", "r2")}
+        async with sessionmaker() as session:
+            for items in by_run.values():
+                await bulk.insert_many(session, table, items)
+            for rid, run in (("r", True), ("r2", False)):
+                ids = [item["id"] for item in by_run[rid]]
+                launches = [
+                    {"b_id": i, "b_done": n, "b_planned": 7, "b_wall_s": 0.5 * n, "b_at": at}
+                    for n, i in enumerate(ids)
+                ]
+                results = [
+                    {
+                        "b_id": i,
+                        "b_result_id": i,
+                        "b_state": ItemState.SUCCEEDED,
+                        "b_error": e,
+                        "b_launches": 1,
+                    }
+                    for i, e in zip(ids[:2], (None, "why"), strict=True)
+                ]
+                if run:
+                    await bulk.execute_many(session, _SET_ITEM_LAUNCHES, launches)
+                    await bulk.execute_many(session, _SET_ITEM_RESULT, results)
+                    await bulk.execute_many(session, _SET_ITEM_RESULT, [])
+                else:
+                    await session.execute(_SET_ITEM_LAUNCHES, launches)
+                    await session.execute(_SET_ITEM_RESULT, results)
+            await session.commit()
+        cols = [c for c in table.c if c.name not in ("id", "run_id", "result_id")]
+        async with engine.connect() as conn:
+            got = {
+                rid: [
+                    tuple(r)
+                    for r in await conn.execute(
+                        select(*cols).where(table.c.run_id == rid).order_by(table.c.index)
+                    )
+                ]
+                for rid in ("r", "r2")
+            }
+        assert got["r"] == got["r2"] and len(got["r"]) == 3
+        names = [c.name for c in cols]
+        first, last = dict(zip(names, got["r"][1], strict=True)), dict(zip(names, got["r"][2], strict=True))
+        assert first["state"] == ItemState.SUCCEEDED and first["error"] == "why"
+        assert first["launches_done"] == 1 and first["launch_at"] == at and last["launches_wall_s"] == 1.0
     finally:
         await engine.dispose()
