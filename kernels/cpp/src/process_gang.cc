@@ -29,7 +29,7 @@ struct ChildSlot {
 };
 
 struct GangShared {
-  std::atomic<int64_t> ready{0};
+  std::atomic<uint32_t> ready{0};  // futex word (shared): children parked, waiting for the release
   std::atomic<int64_t> arrived{0};
   std::atomic<uint32_t> release{0};  // futex word (shared): 0 parked, 1 go, 2 abort
   ChildSlot slots[kMaxGangProcesses];
@@ -52,7 +52,7 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t val) {
   if (getppid() != parent) _exit(1);
   ChildSlot& slot = g->slots[index];
   slot.init_ok = init(index) ? 1 : 0;
-  g->ready.fetch_add(1);
+  if (g->ready.fetch_add(1) + 1 == static_cast<uint32_t>(total)) Futex(&g->ready, FUTEX_WAKE, 1);
   while (g->release.load() == 0) Futex(&g->release, FUTEX_WAIT, 0);
   if (g->release.load() != 1 || !slot.init_ok) _exit(1);
   // Start together: nobody begins until every child has been woken and scheduled once.
@@ -93,14 +93,17 @@ ProcessGangResult RunProcessGang(int64_t processes, int64_t ops_per_process,
     }
     pids.push_back(pid);
   }
-  // Wait until every child is parked (or gone); a child that died early fails the run.
-  while (result.error.empty() && g->ready.load() < processes) {
+  // Wait until every child is parked (the last one wakes this process) or one is gone (looked for every
+  // millisecond); a child that died early fails the run.
+  const timespec tick{0, 1000000};
+  for (uint32_t r; result.error.empty() && (r = g->ready.load()) < static_cast<uint32_t>(processes);) {
     for (pid_t pid : pids) {
       siginfo_t info{};
       if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)
         result.error = "a child process died before the start";
     }
-    usleep(100);
+    if (result.error.empty())
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g->ready), FUTEX_WAIT, r, &tick, nullptr, 0);
   }
   for (int64_t i = 0; result.error.empty() && i < processes; ++i)
     if (!g->slots[i].init_ok) result.error = "a child process could not set up its lock";

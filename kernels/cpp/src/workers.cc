@@ -35,8 +35,9 @@ struct Gang {
   const std::function<void(int64_t, int64_t)>* loop = nullptr;
   int cpu = -1;
   int64_t ops = 0;
+  int64_t planned = 0;               // workers to start
   int64_t total = 0;                 // workers started
-  std::atomic<int64_t> ready{0};     // parked, waiting for the release
+  std::atomic<uint32_t> ready{0};    // futex word: parked, waiting for the release
   std::atomic<int64_t> arrived{0};   // released and running
   std::atomic<uint32_t> release{0};  // futex word: 0 parked, 1 go, 2 abort
 };
@@ -54,7 +55,7 @@ void* WorkerMain(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   Gang& g = *w->gang;
   w->pinned = g.cpu < 0 || PinSelfTo(g.cpu);
-  g.ready.fetch_add(1);
+  if (g.ready.fetch_add(1) + 1 == static_cast<uint32_t>(g.planned)) FutexOp(&g.ready, FUTEX_WAKE_PRIVATE, 1);
   while (g.release.load() == 0) FutexOp(&g.release, FUTEX_WAIT_PRIVATE, 0);
   if (g.release.load() != 1 || !w->pinned) return nullptr;
   // Start together: nobody begins until every worker has been woken and scheduled once, so the first
@@ -80,6 +81,7 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
   gang.loop = &loop;
   gang.cpu = cpu;
   gang.ops = ops_per_worker;
+  gang.planned = threads;
   std::vector<Worker> workers(static_cast<size_t>(threads));
   std::vector<pthread_t> tids;
   tids.reserve(workers.size());
@@ -99,7 +101,11 @@ GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
   }
   pthread_attr_destroy(&attr);
   gang.total = static_cast<int64_t>(tids.size());
-  while (gang.ready.load() < gang.total) usleep(100);  // all parked (outside any timing)
+  // All parked (outside any timing): the last of the planned workers wakes this thread; the timeout
+  // covers a gang cut short by a failed start.
+  const timespec tick{0, 1000000};
+  for (uint32_t r; (r = gang.ready.load()) < static_cast<uint32_t>(gang.total);)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&gang.ready), FUTEX_WAIT_PRIVATE, r, &tick, nullptr, 0);
   for (const Worker& w : workers)
     if (w.gang && !w.pinned && result.error.empty() && &w - workers.data() < gang.total)
       result.error = "unsupported: cannot pin a thread to CPU " + std::to_string(cpu);
