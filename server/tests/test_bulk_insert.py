@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Table, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ctxbench_server.db import create_sessionmaker, migrate
 from ctxbench_server.models import ItemState, Run, RunItem
@@ -68,6 +69,20 @@ def test_serialize_writes_valid_json_of_the_same_values() -> None:
     }
 
 
+async def two_runs(engine: AsyncEngine) -> None:
+    """Machine "m" and its runs "r" and "r2", for items written two ways and compared."""
+    async with engine.begin() as conn:
+        now = "2026-11-22 01:00:00.000000"
+        await conn.execute(
+            text(
+                "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
+                f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
+            )
+        )
+        for rid in ("r", "r2"):
+            await conn.execute(insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={}))
+
+
 async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
     engine = await fresh_engine(tmp_path)
     sessionmaker = create_sessionmaker(engine)
@@ -75,18 +90,7 @@ async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
     point = {"threads": 4, "placement": "same_core", "dir": "/d/é"}
     try:
         await migrate(engine)
-        async with engine.begin() as conn:
-            now = "2026-11-22 01:00:00.000000"
-            await conn.execute(
-                text(
-                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
-                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
-                )
-            )
-            for rid in ("r", "r2"):
-                await conn.execute(
-                    insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={})
-                )
+        await two_runs(engine)
         async with sessionmaker() as session:
             await bulk.insert_many(session, table, rows("r", point))
             if isinstance(session, OneWriterSession):  # SQLite: the writer's gate taken for it
@@ -129,18 +133,7 @@ async def test_execute_many_writes_what_core_writes(tmp_path: Path) -> None:
     at = datetime(2026, 11, 28, 5, 0, 1, 250000, tzinfo=UTC)
     try:
         await migrate(engine)
-        async with engine.begin() as conn:
-            now = "2026-11-22 01:00:00.000000"
-            await conn.execute(
-                text(
-                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
-                    f" VALUES ('m', 'm', 'm', 'v', '{now}', '{now}', '{{}}')"
-                )
-            )
-            for rid in ("r", "r2"):
-                await conn.execute(
-                    insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={})
-                )
+        await two_runs(engine)
         by_run = {rid: rows(rid, {"threads": 1}) for rid in ("r", "r2")}
         async with sessionmaker() as session:
             for items in by_run.values():
