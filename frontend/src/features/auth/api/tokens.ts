@@ -1,5 +1,6 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiDelete, apiGet, apiPost } from '@/lib/api-client';
+import { refetchAfterWrite } from '@/lib/mutations';
 import type { Scope } from './session';
 
 /** An API token as GET /api/v1/tokens lists it (admin only); its secret is never listed. */
@@ -39,7 +40,7 @@ export function useCreateToken() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: TokenCreate) => apiPost<ApiTokenCreated>('/tokens', body),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['tokens'] }),
+    onSuccess: () => refetchAfterWrite(client, ['tokens']),
   });
 }
 
@@ -47,6 +48,6 @@ export function useRevokeToken() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => apiDelete<ApiToken>(`/tokens/${encodeURIComponent(id)}`),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['tokens'] }),
+    onSuccess: () => refetchAfterWrite(client, ['tokens']),
   });
 }
