@@ -3,6 +3,7 @@ import { apiGet, apiPost } from '@/lib/api-client';
 import { pollUnlessPushed } from '@/lib/push';
 // The shapes of /api/v1/alerts, from the server's OpenAPI document (`make gen`: lib/api/schema.d.ts).
 import type { components } from '@/lib/api/schema';
+import { refetchAfterWrite } from '@/lib/mutations';
 
 type Schemas = components['schemas'];
 
@@ -41,6 +42,6 @@ export function useMoveAlert() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ id, to }: { id: string; to: 'ack' | 'resolve' }) => apiPost<Alert>(`/alerts/${encodeURIComponent(id)}/${to}`, {}),
-    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+    onSuccess: () => refetchAfterWrite(client, ALL),
   });
 }

@@ -1,6 +1,7 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiDelete, apiGet, apiPatch, apiPost } from '@/lib/api-client';
 import type { components } from '@/lib/api/schema';
+import { refetchAfterWrite } from '@/lib/mutations';
 
 type Schemas = components['schemas'];
 
@@ -35,7 +36,7 @@ export function useCreateWebhook() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: WebhookCreate) => apiPost<WebhookCreated>('/webhooks', body),
-    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+    onSuccess: () => refetchAfterWrite(client, ALL),
   });
 }
 
@@ -44,7 +45,7 @@ export function useUpdateWebhook() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ id, body }: { id: string; body: WebhookPatch }) => apiPatch<Webhook>(`/webhooks/${encodeURIComponent(id)}`, body),
-    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+    onSuccess: () => refetchAfterWrite(client, ALL),
   });
 }
 
@@ -52,7 +53,7 @@ export function useTestWebhook() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => apiPost<Delivery>(`/webhooks/${encodeURIComponent(id)}/test`, {}),
-    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+    onSuccess: () => refetchAfterWrite(client, ALL),
   });
 }
 
@@ -60,6 +61,6 @@ export function useDeleteWebhook() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => apiDelete<void>(`/webhooks/${encodeURIComponent(id)}`),
-    onSuccess: () => client.invalidateQueries({ queryKey: ALL }),
+    onSuccess: () => refetchAfterWrite(client, ALL),
   });
 }

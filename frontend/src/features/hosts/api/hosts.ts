@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiFetch, apiGet, apiPost } from '@/lib/api-client';
 import type { Machine } from '@/lib/api-types';
 import { pollUnlessPushed } from '@/lib/push';
+import { refetchAfterWrite } from '@/lib/mutations';
 
 export interface JoinToken {
   id: string;
@@ -36,7 +37,7 @@ export function useCreateJoinToken() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: (body: { uses: number; ttl_s: number }) => apiPost<JoinTokenCreated>('/join-tokens', body),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: ['join-tokens'] }),
+    onSuccess: () => void refetchAfterWrite(qc, ['join-tokens']),
   });
 }
 
@@ -44,7 +45,7 @@ export function useDeleteJoinToken() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => apiFetch<void>(`/join-tokens/${encodeURIComponent(id)}`, { method: 'DELETE' }),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: ['join-tokens'] }),
+    onSuccess: () => void refetchAfterWrite(qc, ['join-tokens']),
   });
 }
 
@@ -54,6 +55,6 @@ export function useMachineAction() {
   return useMutation({
     mutationFn: ({ id, action }: { id: string; action: 'revoke' | 'approve' }) =>
       apiPost<Machine>(`/machines/${encodeURIComponent(id)}/${action}`, {}),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: ['machines'] }),
+    onSuccess: () => void refetchAfterWrite(qc, ['machines']),
   });
 }

@@ -5,6 +5,7 @@ import type { RunSettings } from '@/lib/api-types';
 // The shapes of /api/v1/schedules, from the server's OpenAPI document (`make gen`: lib/api/schema.d.ts),
 // with the run spec narrowed to the explorer's RunSettings as lib/api-types.ts narrows a run's request.
 import type { components } from '@/lib/api/schema';
+import { refetchAfterWrite } from '@/lib/mutations';
 
 type Schemas = components['schemas'];
 
@@ -38,7 +39,7 @@ export function useCreateSchedule() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (body: ScheduleCreate) => apiPost<ScheduleDetail>('/schedules', body),
-    onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
+    onSuccess: () => refetchAfterWrite(client, LIST),
   });
 }
 
@@ -48,7 +49,7 @@ export function useUpdateSchedule() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ id, body }: { id: string; body: ScheduleCreate }) => apiPatch<ScheduleDetail>(`/schedules/${encodeURIComponent(id)}`, body),
-    onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
+    onSuccess: () => refetchAfterWrite(client, LIST),
   });
 }
 
@@ -58,7 +59,7 @@ export function useSetPaused() {
   return useMutation({
     mutationFn: ({ id, paused }: { id: string; paused: boolean }) =>
       apiPost<ScheduleDetail>(`/schedules/${encodeURIComponent(id)}/${paused ? 'pause' : 'resume'}`, {}),
-    onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
+    onSuccess: () => refetchAfterWrite(client, LIST),
   });
 }
 
@@ -66,6 +67,6 @@ export function useDeleteSchedule() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: string) => apiDelete<void>(`/schedules/${encodeURIComponent(id)}`),
-    onSuccess: () => client.invalidateQueries({ queryKey: LIST }),
+    onSuccess: () => refetchAfterWrite(client, LIST),
   });
 }
