@@ -83,6 +83,22 @@ async def two_runs(engine: AsyncEngine) -> None:
             await conn.execute(insert(Run.__table__).values(id=rid, machine_id="m", batch_id="b", spec={}))
 
 
+async def rows_of_runs(
+    engine: AsyncEngine, table: Table, cols: list[Any]
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Runs "r" and "r2"'s items as tuples of `cols`, in item order, to compare the two ways' rows."""
+    async with engine.connect() as conn:
+        return {
+            rid: [
+                tuple(r)
+                for r in await conn.execute(
+                    select(*cols).where(table.c.run_id == rid).order_by(table.c.index)
+                )
+            ]
+            for rid in ("r", "r2")
+        }
+
+
 async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
     engine = await fresh_engine(tmp_path)
     sessionmaker = create_sessionmaker(engine)
@@ -103,16 +119,7 @@ async def test_bulk_rows_read_back_as_core_rows(tmp_path: Path) -> None:
             await session.execute(insert(table), rows("r2", point))
             await session.commit()
         cols = [c for c in table.c if c.name not in ("id", "run_id")]
-        async with engine.connect() as conn:
-            got = {
-                rid: [
-                    tuple(r)
-                    for r in await conn.execute(
-                        select(*cols).where(table.c.run_id == rid).order_by(table.c.index)
-                    )
-                ]
-                for rid in ("r", "r2")
-            }
+        got = await rows_of_runs(engine, table, cols)
         assert got["r"] == got["r2"] and len(got["r"]) == 3
         assert got["r"][0][2] == point and got["r"][2][2] == {"nested": [1, 2.5, None, "é"]}
     finally:
@@ -163,16 +170,7 @@ async def test_execute_many_writes_what_core_writes(tmp_path: Path) -> None:
                     await session.execute(_SET_ITEM_RESULT, results)
             await session.commit()
         cols = [c for c in table.c if c.name not in ("id", "run_id", "result_id")]
-        async with engine.connect() as conn:
-            got = {
-                rid: [
-                    tuple(r)
-                    for r in await conn.execute(
-                        select(*cols).where(table.c.run_id == rid).order_by(table.c.index)
-                    )
-                ]
-                for rid in ("r", "r2")
-            }
+        got = await rows_of_runs(engine, table, cols)
         assert got["r"] == got["r2"] and len(got["r"]) == 3
         names = [c.name for c in cols]
         first, last = dict(zip(names, got["r"][1], strict=True)), dict(zip(names, got["r"][2], strict=True))
