@@ -36,7 +36,7 @@ async def test_admission_queues_then_books_each_refused_connect_a_turn_of_its_ow
     admission = Admission(concurrent=1, queue=1, rand=lambda: 0.5)  # 0.5: no jitter
     clock = Clock()
     admission._clock = clock
-    admission._pace_s = 2.0  # as if recent connects took 2 s each to record
+    admission._gap_s = 2.0  # as if the server recorded one connect every 2 s lately
     inside, leave = asyncio.Event(), asyncio.Event()
     first = asyncio.create_task(hold(admission, inside, leave))
     await inside.wait()
@@ -56,7 +56,7 @@ async def test_admission_queues_then_books_each_refused_connect_a_turn_of_its_ow
     # After the one inside and the one waiting (2 s each), one turn of 2 s each.
     assert turns == pytest.approx([6.0, 8.0, 10.0, 12.0, 14.0])
 
-    # A turn is one connect's recording time at the recent pace: 2 s a connect makes turns 2 s apart.
+    # A turn is one gap: 2 s between connects makes turns 2 s apart.
     clock.now += 2.0
     leave.set()
     await first
@@ -71,11 +71,58 @@ async def test_admission_queues_then_books_each_refused_connect_a_turn_of_its_ow
     admission._rand = lambda: 0.0
     assert admission.book() == pytest.approx((16.0 + 2.0 - 4.0) * 0.9)
     # Past the horizon: spread over its second half, and not booked (the next turn is where it was).
-    admission._pace_s = 1000.0
+    admission._gap_s = 1000.0
     assert admission.book() == MAX_RETRY_S / 2
     admission._rand = lambda: 0.999
     assert MAX_RETRY_S / 2 < admission.book() < MAX_RETRY_S
     assert admission._booked == pytest.approx(clock.now + 14.0)
+
+
+async def test_a_refused_connect_comes_back_half_a_queue_before_its_turn() -> None:
+    """It joins the queue behind half a queue of others: were the rate to rise after it was booked, the
+    server would still have work until it comes."""
+    admission = Admission(concurrent=1, queue=8, rand=lambda: 0.5)
+    clock = Clock()
+    admission._clock = clock
+    admission._gap_s = 1.0
+    leaves = [asyncio.Event() for _ in range(9)]
+    tasks = [asyncio.create_task(hold(admission, asyncio.Event(), leaves[i])) for i in range(9)]
+    await asyncio.sleep(0)
+    assert admission.waiting == 8
+    with pytest.raises(Busy) as refused:
+        async with admission.admit():
+            pass
+    # Its turn: after the one inside and the 8 waiting, 10 s from now; it comes back 4 turns before.
+    assert refused.value.retry_after_s == pytest.approx(10.0 - 4.0)
+    assert admission._booked == pytest.approx(clock.now + 10.0)
+    for leave in leaves:
+        leave.set()
+    await asyncio.gather(*tasks)
+
+
+async def test_the_gap_is_the_rate_connects_finish_at_while_others_wait() -> None:
+    """Not a connect's own duration: 8 connects, 4 inside at a time, each inside 1.2 s but one finishing
+    every 0.3 s, give a gap of 0.3 s; a connect that finishes with nobody else there does not count."""
+    admission = Admission(concurrent=4, queue=8)
+    clock = Clock()
+    admission._clock = clock
+    leaves = [asyncio.Event() for _ in range(9)]
+    entered = [asyncio.Event() for _ in range(9)]
+    tasks = [asyncio.create_task(hold(admission, entered[i], leaves[i])) for i in range(8)]
+    await asyncio.sleep(0)
+    for i in range(8):
+        clock.now += 0.3
+        leaves[i].set()
+        await tasks[i]
+    assert admission._gap_s == pytest.approx(0.3)
+    # Idle for a minute, then one connect alone: the rate is what it was.
+    clock.now += 60.0
+    last = asyncio.create_task(hold(admission, entered[8], leaves[8]))
+    await entered[8].wait()
+    clock.now += 5.0
+    leaves[8].set()
+    await last
+    assert admission._gap_s == pytest.approx(0.3)
 
 
 async def test_admission_admits_in_turn_when_the_queue_has_room() -> None:

@@ -137,7 +137,7 @@ def test_host_name_takes_a_whole_host_header_or_nothing() -> None:
 
 def test_connect_admission_must_leave_the_agents_pool_room(monkeypatch: pytest.MonkeyPatch) -> None:
     s = load_settings([])
-    assert (s.connect_concurrency, s.connect_queue) == (4, 32)
+    assert (s.connect_concurrency, s.connect_queue) == (4, 256)
     monkeypatch.setenv("CTXBENCH_CONNECT_CONCURRENCY", "15")
     with pytest.raises(ValidationError, match=r"CTXBENCH_CONNECT_CONCURRENCY.*CTXBENCH_AGENT_DB_POOL_SIZE"):
         load_settings([])

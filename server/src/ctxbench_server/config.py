@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     # one more is refused with UNAVAILABLE and a turn of its own to come back at (gRPC's pushback trailer).
     # A fleet reconnecting after a restart then arrives at the pace the database records it.
     connect_concurrency: int = Field(default=4, ge=1, le=1000)
-    connect_queue: int = Field(default=32, ge=0, le=100_000)
+    connect_queue: int = Field(default=256, ge=0, le=100_000)
     # Database connections (pool size; twice as many more open under load): REST and event streams use one
     # pool, agent streams (Hello, heartbeats, reports, dispatch) their own, so browsers never starve agents.
     db_pool_size: int = Field(default=5, ge=1, le=1000)

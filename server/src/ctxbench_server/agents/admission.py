@@ -8,11 +8,17 @@ for a connection until they failed, agents were refused with tracebacks and back
 So a few connects are recorded at a time (`concurrent`) and a bounded number wait their turn (`queue`);
 a connect beyond that is refused at once, before it touches the database, with UNAVAILABLE and the time
 to come back: gRPC's `grpc-retry-pushback-ms` trailer (gRFC A6), which the agent honours. Each refused
-connect is booked a turn of its own after the queue ahead and after every connect refused before it, at
-the recent pace (one connect per `pace / concurrent` seconds), with ±10 % jitter: the refused agents
-come back one after the other at the rate the server records them, not together and not after a gap.
-A turn past MAX_RETRY_S is not booked: that connect comes back at a random time in the horizon's second
-half and gets a turn then.
+connect is booked a turn of its own after the queue ahead and after every connect refused before it, one
+`gap` apart, and told to come back half a queue of turns before it, with ±10 % jitter: the refused agents
+come back one after the other at the rate the server records them, not together, and join a queue that
+still has work ahead of them rather than an idle server. A turn past MAX_RETRY_S is not booked: that
+connect comes back at a random time in the horizon's second half and gets a turn then.
+
+The gap is the server's recent rate, measured where it is a rate: the time between connects that finish
+while others wait or are inside (the server busy all along), over the last few. Not a connect's own
+duration: in a storm it mostly waits for the CPU that the others' handshakes and refusals take, so
+duration / concurrent booked the refused ones at half the rate the server kept, and a fleet of 200 at
+half a CPU was 157 online at 60 s (all by 73 s) where the rate gives about 30 s.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -29,8 +36,9 @@ PUSHBACK_KEY = "grpc-retry-pushback-ms"
 MIN_RETRY_S = 0.5
 MAX_RETRY_S = 60.0
 _JITTER = 0.1
-_PACE_WEIGHT = 0.2  # of the newest connect in the moving average of a connect's recording time
-_FIRST_PACE_S = 0.05  # the average before any connect was recorded
+_FIRST_GAP_S = 0.05  # before the server was ever busy: optimistic (one back too early is refused again)
+_MIN_GAP_S = 0.001  # turns never collapse into one, whatever a window of fast connects measured
+_RATE_WINDOW = 16  # connects finished back to back that the gap is measured over
 
 
 class Busy(Exception):
@@ -50,7 +58,8 @@ class Admission:
         self._slots = asyncio.Semaphore(concurrent)
         self._waiting = 0
         self._inside = 0
-        self._pace_s = _FIRST_PACE_S
+        self._gap_s = _FIRST_GAP_S
+        self._finished: deque[float] = deque(maxlen=_RATE_WINDOW)  # back to back, the server busy between
         self._booked = 0.0  # monotonic time of the last turn given to a refused connect
         self._rand = rand
         self._clock = time.monotonic
@@ -61,18 +70,20 @@ class Admission:
         return self._waiting
 
     def book(self) -> float:
-        """Seconds until a refused connect's own turn: after the queue ahead and the turns booked
-        before it, one `pace / concurrent` apart, ±10 %, within [MIN_RETRY_S, MAX_RETRY_S]."""
+        """Seconds until a refused connect comes back: its own turn, after the queue ahead and the turns
+        booked before it, one `gap` apart, less half a queue of turns (it waits behind those, so a rate
+        that rose since does not leave the server idle), ±10 %, within [MIN_RETRY_S, MAX_RETRY_S]."""
         now = self._clock()
-        gap = self._pace_s / self.concurrent
+        gap = self._gap_s
         turn = max(self._booked, now + (self._waiting + self._inside) * gap) + gap
-        if turn - now > MAX_RETRY_S:
+        back = turn - now - (self.queue // 2) * gap
+        if back > MAX_RETRY_S:
             # Past the horizon: not booked (they would all get MAX_RETRY_S and come back together), but
             # spread over its second half; they are booked turns when they come back.
             return MAX_RETRY_S * (0.5 + 0.5 * self._rand())
         self._booked = turn
         jitter = 1.0 + _JITTER * (2.0 * self._rand() - 1.0)
-        return min(MAX_RETRY_S, max(MIN_RETRY_S, (turn - now) * jitter))
+        return min(MAX_RETRY_S, max(MIN_RETRY_S, back * jitter))
 
     @asynccontextmanager
     async def admit(self) -> AsyncIterator[None]:
@@ -86,14 +97,23 @@ class Admission:
         finally:
             self._waiting -= 1
         self._inside += 1
-        start = self._clock()
         try:
             yield
         finally:
             self._inside -= 1
             self._slots.release()
-            took = self._clock() - start
-            self._pace_s += _PACE_WEIGHT * (took - self._pace_s)
+            self._finished_one()
+
+    def _finished_one(self) -> None:
+        """Measures the gap over the connects finished back to back (others waiting or inside at each
+        end); a connect that leaves the server idle ends the window, the next one starts a new one."""
+        now = self._clock()
+        self._finished.append(now)
+        if len(self._finished) > max(3, self.concurrent):  # more than one round of the slots
+            span = self._finished[-1] - self._finished[0]
+            self._gap_s = max(_MIN_GAP_S, span / (len(self._finished) - 1))
+        if not (self._inside or self._waiting):
+            self._finished.clear()
 
 
 async def refuse(context: grpc.aio.ServicerContext, busy: Busy, what: str) -> None:
