@@ -182,6 +182,18 @@ async def test_a_full_server_tells_the_agent_when_to_come_back(
     assert (await agent.connect()).machine_id == agent.agent_id
     await agent.close()
 
+    # Until the server has finished starting, every connect is told its turn, the way a full one is.
+    admission.is_open = False
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await agent.connect()
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "starting" in (refused.value.details() or "")
+    assert int(dict(refused.value.trailing_metadata() or ())[PUSHBACK_KEY]) >= MIN_RETRY_S * 1000
+    await agent.close()
+    admission.is_open = True
+    assert (await agent.connect()).machine_id == agent.agent_id
+    await agent.close()
+
 
 async def test_a_reconnect_with_the_same_catalog_writes_no_catalog(
     server: CtxbenchServer, http: httpx.AsyncClient, make_agent: MakeAgent

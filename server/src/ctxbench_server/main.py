@@ -171,6 +171,7 @@ class CtxbenchServer:
         self._alerts_task = asyncio.create_task(self.alerts.run())
         self._webhooks_task = asyncio.create_task(self.webhook_sender.run())
         self._ci_task = asyncio.create_task(self.ci_filler.run())
+        self.agent_service.admission.is_open = True  # agents' connects are recorded from now on
 
     async def _start_grpc(self, stored: StoredEvents) -> None:
         s = self.settings
@@ -185,7 +186,7 @@ class CtxbenchServer:
             max_streams=s.max_agent_streams,
             hello_timeout_s=s.hello_timeout_s,
             stored=stored,
-            admission=Admission(s.connect_concurrency, s.connect_queue),
+            admission=Admission(s.connect_concurrency, s.connect_queue, is_open=False),
             progress_interval_ms=s.progress_interval_ms,
         )
         add_to_server(self.agent_service, self.grpc)

@@ -42,15 +42,19 @@ _RATE_WINDOW = 16  # connects finished back to back that the gap is measured ove
 
 
 class Busy(Exception):
-    """Refused for now: come back after `retry_after_s`."""
+    """Refused for now: come back after `retry_after_s` (`starting`: the server has not finished its
+    start)."""
 
-    def __init__(self, retry_after_s: float) -> None:
+    def __init__(self, retry_after_s: float, starting: bool = False) -> None:
         super().__init__(f"retry in {retry_after_s:.1f} s")
         self.retry_after_s = retry_after_s
+        self.starting = starting
 
 
 class Admission:
-    def __init__(self, concurrent: int, queue: int, rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, concurrent: int, queue: int, rand: Callable[[], float] = random.random, is_open: bool = True
+    ) -> None:
         if concurrent < 1 or queue < 0:
             raise ValueError("admission needs concurrent >= 1 and queue >= 0")
         self.concurrent = concurrent
@@ -64,6 +68,9 @@ class Admission:
         self._rand = rand
         self._clock = time.monotonic
         self.refused = 0
+        # False until the server has finished starting (main.py opens it once HTTP answers): a fleet
+        # that reconnects the moment gRPC listens is told its turns and costs the start-up nothing.
+        self.is_open = is_open
 
     @property
     def waiting(self) -> int:
@@ -85,9 +92,16 @@ class Admission:
         jitter = 1.0 + _JITTER * (2.0 * self._rand() - 1.0)
         return min(MAX_RETRY_S, max(MIN_RETRY_S, back * jitter))
 
+    def until_open(self) -> None:
+        """Raises Busy, with a turn, while the server is still starting; a connect checks it first."""
+        if not self.is_open:
+            self.refused += 1
+            raise Busy(self.book(), starting=True)
+
     @asynccontextmanager
     async def admit(self) -> AsyncIterator[None]:
-        """Waits for a turn, or raises Busy when `queue` connects wait already."""
+        """Waits for a turn, or raises Busy when `queue` connects wait already (or not open yet)."""
+        self.until_open()
         if self._waiting >= self.queue and self._slots.locked():
             self.refused += 1
             raise Busy(self.book())
@@ -120,7 +134,5 @@ async def refuse(context: grpc.aio.ServicerContext, busy: Busy, what: str) -> No
     """Aborts the RPC with UNAVAILABLE and the pushback trailer (abort raises)."""
     ms = max(1, round(busy.retry_after_s * 1000))
     context.set_trailing_metadata(((PUSHBACK_KEY, str(ms)),))
-    await context.abort(
-        grpc.StatusCode.UNAVAILABLE,
-        f"the server is recording other agents' {what}; retry in {ms / 1000:.1f} s",
-    )
+    why = "the server is starting" if busy.starting else f"the server is recording other agents' {what}"
+    await context.abort(grpc.StatusCode.UNAVAILABLE, f"{why}; retry in {ms / 1000:.1f} s")

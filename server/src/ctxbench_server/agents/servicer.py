@@ -175,6 +175,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _connect(
         self, request_iterator: AsyncIterator[pb.ConnectRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ConnectResponse]:
+        try:
+            self.admission.until_open()  # before the credential's look-up: a start-up costs nothing
+        except Busy as busy:
+            await refuse(context, busy, "Hellos")
+            return
         hello = await self._hello(request_iterator, context)
         if hello is None:
             return
