@@ -7,11 +7,12 @@ issue 24 item 5).
           spool) with A agents, each sent one default-profile run of M items, answering every item with
           the messages the agent's runner sent for one real item of syscall.getppid (`ingest-load
           capture`: 7 launches of short samples, their RUNNING updates coalesced into RunProgress as the
-          server's default CTXBENCH_PROGRESS_INTERVAL_MS asks (3 for this item), the report, DONE), paced
+          server's default CTXBENCH_PROGRESS_INTERVAL_MS asks, the report: the item's last message), paced
           at R results/s in all; (2) `load.py ingest` (10-sample reports, RUNNING + report); (3)
           `grpc_floor.py` (a server that only acknowledges). Server CPU per result from /proc (the
           process, its threads and its statistics workers) over the window from the first message to the
-          last ack; for (1) also by thread, and the same with only RUNNING + report + DONE (`--no-progress`).
+          last ack; for (1) also by thread, and the same with only the first RUNNING + report
+          (`--no-progress`).
 `profile` one real replay as in (1) with py-spy recording the server over the window (collapsed stacks to
           --profile FILE; py-spy's sampling costs the server CPU too: its figures are not the bench's).
 `stored`  the real agent (build/bin/ctxbench-agent) runs a default-profile run of a few kernels; bytes a
@@ -264,7 +265,7 @@ def stored() -> dict[str, Any]:
 LABELS = {
     "real": "real reports (the runner's messages, progress coalesced)",
     "real_floor": "the same to the floor's server",
-    "real_no_progress": "real reports, first progress + report + DONE",
+    "real_no_progress": "real reports, first progress + report",
     "real_no_progress_floor": "the same to the floor's server",
     "small": "`load.py ingest` (10 samples, RUNNING + report)",
     "floor": "`grpc_floor.py` (the same, only acked)",

@@ -158,6 +158,7 @@ async def test_execute_many_writes_what_core_writes(tmp_path: Path) -> None:
                         "b_state": ItemState.SUCCEEDED,
                         "b_error": e,
                         "b_launches": 1,
+                        "b_wall_s": 0.25,
                     }
                     for i, e in zip(ids[:2], (None, "why"), strict=True)
                 ]

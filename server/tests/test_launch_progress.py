@@ -96,6 +96,17 @@ async def test_progress_counts_launches_before_any_item_finishes(
     got = await get_run(http, run["id"])
     assert [(it["launches_done"], it["launches_planned"]) for it in got["items"]] == [(3, 3), (1, 4), (1, 3)]
     assert (got["progress"]["launches_done"], got["progress"]["launches_planned"]) == (5, 10)
+    # a result stands for the progress the agent no longer sends after it (agent/internal/runner
+    # progress.go): the wall time of the launches it ran, a re-measurement no update announced
+    assert got["items"][0]["launches_wall_s"] == 1.5
+    req = agent.result(run["id"], start.items[2])
+    req.result_report.launches.extend(pb.Launch(index=i, wall_s=0.25, kept=True, samples=2) for i in range(4))
+    req.result_report.sample_launches.extend([0, 0, 0, 1, 1, 1, 2, 2, 3, 3])
+    await agent.send(req)
+    await agent.expect("result_ack")
+    got = await get_run(http, run["id"])
+    assert [(it["launches_done"], it["launches_planned"]) for it in got["items"]] == [(3, 3), (1, 4), (4, 4)]
+    assert got["items"][2]["launches_wall_s"] == 1.0
 
 
 async def test_launches_from_an_agent_before_the_fields(

@@ -17,7 +17,8 @@
 // stdin; then each agent answers its run's items with the captured messages (fresh result ids, the
 // item's ids), paced together at --rate results/s, spooling every report before sending it as the
 // runner does, and the command prints one JSON line of figures once every spool is empty (every result
-// acknowledged). --progress=false sends only the first progress message, the report and the DONE update.
+// acknowledged). --progress=false sends only the first progress message and the report (and the DONE
+// update of a capture from before results stood for it).
 package main
 
 import (

@@ -157,7 +157,8 @@ func connect(ctx context.Context, f replayFlags, token string, cat *catalog.Cata
 	return agents, &wg, nil
 }
 
-// reportOnly keeps the first progress message, the report and what follows it (the DONE update).
+// reportOnly keeps the first progress message, the report and what follows it (a DONE update, in a
+// capture from an agent before results stood for it).
 func reportOnly(tmpl []*agentv1.ConnectRequest) []*agentv1.ConnectRequest {
 	out := []*agentv1.ConnectRequest{tmpl[0]}
 	for i, m := range tmpl {

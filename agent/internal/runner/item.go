@@ -49,7 +49,7 @@ func (r *Runner) prepare(runCtx context.Context, runID string, index int, item *
 		rep.StartedAt, rep.FinishedAt = now, now
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_CANCELLED
 		rep.Error = "run cancelled before this item started"
-		r.finish(log, index, rep)
+		r.finish(log, rep)
 		return nil
 	}
 	spec, params, err := r.validate(item)
@@ -58,7 +58,7 @@ func (r *Runner) prepare(runCtx context.Context, runID string, index int, item *
 		rep.StartedAt, rep.FinishedAt = now, now
 		rep.Status = agentv1.ResultStatus_RESULT_STATUS_FAILED
 		rep.Error = "refused: " + err.Error()
-		r.finish(log, index, rep)
+		r.finish(log, rep)
 		return nil
 	}
 	rep.Params = params
@@ -225,8 +225,8 @@ func kernelArgs(item *agentv1.RunItem, params map[string]string, reps int) []str
 	return args
 }
 
-// finish spools the result (durably), then sends it and the item's final RunUpdate.
-func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) {
+// finish spools the result (durably), then sends it: the item's final state.
+func (r *Runner) finish(log *slog.Logger, rep *agentv1.ResultReport) {
 	if n := proto.Size(rep); n > maxReportBytes {
 		// The server could never receive it: report the failure instead of the data.
 		*rep = agentv1.ResultReport{
@@ -239,13 +239,7 @@ func (r *Runner) finish(log *slog.Logger, index int, rep *agentv1.ResultReport) 
 	if err := r.opts.Spool.Put(rep); err != nil {
 		log.Error("cannot spool the result; sending it anyway (lost if this send fails)", "result", rep.GetResultId(), "err", err)
 	}
-	sent := r.out.other(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: rep}})
-	state := agentv1.ItemState_ITEM_STATE_DONE
-	if rep.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_CANCELLED {
-		state = agentv1.ItemState_ITEM_STATE_CANCELLED
-	}
-	r.update(&agentv1.RunUpdate{RunId: rep.GetRunId(), State: state, ItemIndex: int32(index),
-		ItemId: rep.GetItemId(), Message: rep.GetStatus().String()})
+	sent := r.out.result(rep) // the item's final state: no DONE update after it
 	attrs := []any{"status", shortStatus(rep.GetStatus()), "result", rep.GetResultId(), "sent", sent}
 	if rep.GetStatus() == agentv1.ResultStatus_RESULT_STATUS_OK {
 		attrs = append(attrs, "median", strconv.FormatFloat(median(rep.GetSamples()), 'g', 5, 64), "unit", rep.GetUnit(), "samples", len(rep.GetSamples()))

@@ -127,7 +127,7 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 			rep.Error = "run cancelled before this item started"
 		}
 		ir.done = true
-		r.finish(ir.log, ir.index, rep)
+		r.finish(ir.log, rep)
 		return true
 	}
 	msg := fmt.Sprintf("%s launch %d/%d", ir.item.GetKernelId(), n+1, ir.planned)
@@ -153,7 +153,7 @@ func (r *Runner) launch(ctx, runCtx context.Context, m *meter, ir *itemRun, reme
 			got.Error = fmt.Sprintf("launch %d: %s", n+1, got.GetError())
 		}
 		ir.done = true
-		r.finish(ir.log, ir.index, got)
+		r.finish(ir.log, got)
 		return true
 	}
 	wall := res.End.Sub(res.Started)
@@ -273,5 +273,5 @@ func (r *Runner) complete(ir *itemRun) {
 		rep.Error = "launches gave " + err.Error()
 		rep.Samples, rep.SampleLaunches, rep.Iterations = nil, nil, nil
 	}
-	r.finish(ir.log, ir.index, rep)
+	r.finish(ir.log, rep)
 }

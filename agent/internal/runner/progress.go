@@ -27,9 +27,8 @@ func (realClock) AfterFunc(d time.Duration, f func()) func() bool { return time.
 
 // coalescer is the runner's way to the server. Each launch of an item sends RUNNING as it starts and as
 // it ends; a server that paces progress (ProgressPacer) gets them held per item, the latest winning,
-// and sent as one RunProgress at most every interval. Every other message (ACCEPTED, an item's final
-// state, RUN_FINISHED, a result) first sends what is held, so order is kept and an item's final state
-// never travels before its progress. Safe for concurrent use (the flush timer runs on its own).
+// and sent as one RunProgress at most every interval. Every other message (ACCEPTED, RUN_FINISHED, a
+// result) first sends what is held, so order is kept; an item's result replaces its own held progress. Safe for concurrent use (the flush timer runs on its own).
 type coalescer struct {
 	send  Sender
 	clock clock
@@ -60,12 +59,7 @@ func (c *coalescer) running(u *agentv1.RunUpdate) {
 		c.sendUpdate(u)
 		return
 	}
-	for i, h := range c.held {
-		if h.GetRunId() == u.GetRunId() && h.GetItemId() == u.GetItemId() {
-			c.held = append(c.held[:i], c.held[i+1:]...)
-			break
-		}
-	}
+	c.drop(u.GetRunId(), u.GetItemId())
 	c.held = append(c.held, u)
 	if c.stop != nil {
 		return // a flush is due already
@@ -85,6 +79,27 @@ func (c *coalescer) other(m *agentv1.ConnectRequest) bool {
 	defer c.mu.Unlock()
 	c.flush(c.interval())
 	return c.send.Send(m)
+}
+
+// result sends an item's result after what is held, less the item's own held progress: the report is
+// the item's final state and its launches say what that progress would (the server counts them), so it
+// would be one message and one write for nothing; and no DONE follows it. false when it was not sent.
+func (c *coalescer) result(rep *agentv1.ResultReport) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drop(rep.GetRunId(), rep.GetItemId())
+	c.flush(c.interval())
+	return c.send.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: rep}})
+}
+
+// drop forgets the item's held update, if any. Called with mu held.
+func (c *coalescer) drop(runID, itemID string) {
+	for i, h := range c.held {
+		if h.GetRunId() == runID && h.GetItemId() == itemID {
+			c.held = append(c.held[:i], c.held[i+1:]...)
+			return
+		}
+	}
 }
 
 // update sends a RunUpdate: RUNNING through the pacing, any other state at once, after what is held.

@@ -90,8 +90,9 @@ func runningUpdate(item string, done uint32) *agentv1.RunUpdate {
 		LaunchesDone: done, LaunchesPlanned: 7}
 }
 
-// Seven launches inside one interval: the first start travels at once, the other 13 updates collapse
-// into one RunProgress that the item's result flushes, carrying the latest count.
+// Seven launches inside one interval: the first start travels at once, the other 13 updates are held
+// and then replaced by the item's result (its launches say the same); no DONE follows the result. Held
+// progress of another item still travels before the result, in order.
 func TestProgressCoalescesLaunchesWithinAnInterval(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1000, 0)}
 	rec := &pacedRecorder{every: time.Second}
@@ -102,15 +103,21 @@ func TestProgressCoalescesLaunchesWithinAnInterval(t *testing.T) {
 		c.update(runningUpdate("a", l-1)) // the launch starts
 		c.update(runningUpdate("a", l))   // and ends
 	}
-	c.other(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_ResultReport{ResultReport: &agentv1.ResultReport{}}})
-	c.update(&agentv1.RunUpdate{RunId: "run-1", ItemId: "a", State: agentv1.ItemState_ITEM_STATE_DONE})
+	c.update(runningUpdate("b", 0))
+	c.result(&agentv1.ResultReport{RunId: "run-1", ItemId: "a"})
 
-	want := []string{"progress:1", "progress:1", "report", "update:DONE"}
+	want := []string{"progress:1", "progress:1", "report"}
 	if got := rec.kinds(); !slices.Equal(got, want) {
 		t.Fatalf("sent %v, want %v", got, want)
 	}
-	if last := rec.msgs[1].GetRunProgress().GetUpdates()[0]; last.GetLaunchesDone() != 7 {
-		t.Errorf("flushed progress says %d launches done, want the latest, 7", last.GetLaunchesDone())
+	if held := rec.msgs[1].GetRunProgress().GetUpdates(); held[0].GetItemId() != "b" {
+		t.Errorf("flushed before the result: %v, want item b's progress only", held)
+	}
+	// Nothing of item a is left to travel after its result.
+	clk.Advance(time.Second)
+	c.Flush()
+	if got := rec.kinds(); len(got) != len(want) {
+		t.Errorf("after the result sent %v", got[len(want):])
 	}
 }
 
@@ -168,30 +175,28 @@ func TestProgressUnpacedSendsEachUpdate(t *testing.T) {
 	}
 }
 
-// Through the runner: every item's last progress precedes its result, each RUNNING update the server
-// gets says where the item stands, and a 7-launch item costs at most 2 progress messages when its
-// launches fall within one interval (the fake clock never moves).
-func TestRunnerProgressPrecedesEachResult(t *testing.T) {
+// Through the runner: a 7-launch item costs at most 2 progress messages when its launches fall within
+// one interval (the fake clock never moves), its result replaces its own held progress and says its 7
+// launches, and no DONE follows a result. The two items' launches interleave, so both end in the last
+// round: the progress flushed before a's result is b's alone.
+func TestRunnerResultsReplaceTheirItemsHeldProgress(t *testing.T) {
 	r, _ := newTestRunner(t, Options{HostStat: fakeStat(func(int) bool { return false })})
 	rec := &pacedRecorder{recorder: recorder{}, every: time.Second}
 	r.out = newCoalescer(rec, &fakeClock{now: time.Unix(1000, 0)})
 	runToEnd(t, r, okItem("a", 7, 14), okItem("b", 7, 14))
 
-	want := []string{"update:ACCEPTED", "progress:1", "progress:2", "report", "update:DONE",
-		"progress:1", "report", "update:DONE", "update:RUN_FINISHED"}
+	want := []string{"update:ACCEPTED", "progress:1", "progress:1", "report", "report", "update:RUN_FINISHED"}
 	got := rec.kinds()
 	if !slices.Equal(got, want) {
 		t.Fatalf("sent %v, want %v", got, want)
 	}
-	for i, k := range got {
-		if k != "report" {
-			continue
-		}
-		item := rec.msgs[i].GetResultReport().GetItemId()
-		ups := rec.msgs[i-1].GetRunProgress().GetUpdates()
-		last := ups[len(ups)-1]
-		if last.GetItemId() != item || last.GetLaunchesDone() != 7 || last.GetLaunchesPlanned() != 7 {
-			t.Errorf("progress before %s's result: %v", item, last)
+	if ups := rec.msgs[2].GetRunProgress().GetUpdates(); ups[0].GetItemId() != "b" {
+		t.Errorf("progress flushed before a's result: %v, want b's", ups)
+	}
+	for _, i := range []int{3, 4} {
+		rep := rec.msgs[i].GetResultReport()
+		if len(rep.GetLaunches()) != 7 {
+			t.Errorf("%s's result says %d launches, want 7", rep.GetItemId(), len(rep.GetLaunches()))
 		}
 	}
 }

@@ -44,9 +44,19 @@ _SET_ITEM_RESULT = (
         result_id=bindparam("b_result_id"),
         state=bindparam("b_state"),
         error=bindparam("b_error"),
+        # the launches it ran, when more than its updates counted (an agent sends no progress after
+        # the last launch's start: its report says the rest); SET reads the row as it was
         launches_done=case(
             (_ITEMS.c.launches_done < bindparam("b_launches"), bindparam("b_launches")),
             else_=_ITEMS.c.launches_done,
+        ),
+        launches_wall_s=case(
+            (_ITEMS.c.launches_done < bindparam("b_launches"), bindparam("b_wall_s")),
+            else_=_ITEMS.c.launches_wall_s,
+        ),
+        launches_planned=case(
+            (_ITEMS.c.launches_planned < bindparam("b_launches"), bindparam("b_launches")),
+            else_=_ITEMS.c.launches_planned,
         ),
     )
 )

@@ -238,13 +238,15 @@ def _add(b: Batch, run: RunRow, item: ItemRow, row: dict[str, Any], current: boo
         )
     )
     if current:
+        launches = row["launches"] or []
         b.items[item.id] = {
             "b_id": item.id,
             "b_result_id": row["id"],
             "b_state": ITEM_STATE_FOR[row["status"]],
             "b_error": row["error"],
-            # the launches it ran (one process before launches), if more than its updates counted
-            "b_launches": len(row["launches"] or []) or (1 if row["status"] == "ok" else 0),
+            # the launches it ran (one process before launches) and their wall time
+            "b_launches": len(launches) or (1 if row["status"] == "ok" else 0),
+            "b_wall_s": sum(w for lr in launches if (w := lr["wall_s"]) is not None),
         }
         b.runs[run.id] = run
 
