@@ -44,6 +44,20 @@ async def started(
     return agent, run, (await agent.expect("start_run")).start_run
 
 
+async def finish(
+    agent: Any, http: httpx.AsyncClient, run_id: str, item: pb.RunItem, walls: list[float]
+) -> dict[str, Any]:
+    """The item's result with one launch a wall time (10 samples spread over them); the run after it."""
+    req = agent.result(run_id, item)
+    req.result_report.launches.extend(
+        pb.Launch(index=i, wall_s=w, kept=True, samples=2) for i, w in enumerate(walls)
+    )
+    req.result_report.sample_launches.extend(i * len(walls) // 10 for i in range(10))
+    await agent.send(req)
+    await agent.expect("result_ack")
+    return await get_run(http, run_id)
+
+
 async def launches_done(http: httpx.AsyncClient, run_id: str, want: int) -> dict[str, Any]:
     """The run once its progress counts `want` launches done (updates get no answer: wait for them)."""
     got: dict[str, Any] = {}
@@ -88,23 +102,13 @@ async def test_progress_counts_launches_before_any_item_finishes(
 
     # a re-measurement adds a launch to the plan; a finished item counts the launches it ran
     await agent.send(launch(run["id"], start.items[1], 1, 1, planned=4, wall=0.5))
-    req = agent.result(run["id"], start.items[0])  # its result: 3 launches ran
-    req.result_report.launches.extend(pb.Launch(index=i, wall_s=0.5, kept=True, samples=2) for i in range(3))
-    req.result_report.sample_launches.extend([0, 0, 0, 0, 1, 1, 1, 2, 2, 2])
-    await agent.send(req)
-    await agent.expect("result_ack")
-    got = await get_run(http, run["id"])
+    got = await finish(agent, http, run["id"], start.items[0], [0.5] * 3)  # its result: 3 launches ran
     assert [(it["launches_done"], it["launches_planned"]) for it in got["items"]] == [(3, 3), (1, 4), (1, 3)]
     assert (got["progress"]["launches_done"], got["progress"]["launches_planned"]) == (5, 10)
     # a result stands for the progress the agent no longer sends after it (agent/internal/runner
     # progress.go): the wall time of the launches it ran, a re-measurement no update announced
     assert got["items"][0]["launches_wall_s"] == 1.5
-    req = agent.result(run["id"], start.items[2])
-    req.result_report.launches.extend(pb.Launch(index=i, wall_s=0.25, kept=True, samples=2) for i in range(4))
-    req.result_report.sample_launches.extend([0, 0, 0, 1, 1, 1, 2, 2, 3, 3])
-    await agent.send(req)
-    await agent.expect("result_ack")
-    got = await get_run(http, run["id"])
+    got = await finish(agent, http, run["id"], start.items[2], [0.25] * 4)
     assert [(it["launches_done"], it["launches_planned"]) for it in got["items"]] == [(3, 3), (1, 4), (4, 4)]
     assert got["items"][2]["launches_wall_s"] == 1.0
 
