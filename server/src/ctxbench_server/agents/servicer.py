@@ -178,6 +178,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
         try:
             self.admission.until_open()  # before the credential's look-up: a start-up costs nothing
         except Busy as busy:
+            log.info("agent stream from %s deferred: the server is starting", context.peer())
             await refuse(context, busy, "Hellos")
             return
         hello = await self._hello(request_iterator, context)
