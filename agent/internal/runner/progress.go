@@ -28,7 +28,8 @@ func (realClock) AfterFunc(d time.Duration, f func()) func() bool { return time.
 // coalescer is the runner's way to the server. Each launch of an item sends RUNNING as it starts and as
 // it ends; a server that paces progress (ProgressPacer) gets them held per item, the latest winning,
 // and sent as one RunProgress at most every interval. Every other message (ACCEPTED, RUN_FINISHED, a
-// result) first sends what is held, so order is kept; an item's result replaces its own held progress. Safe for concurrent use (the flush timer runs on its own).
+// result) first sends what is held, so order is kept; an item's result replaces its own held progress.
+// Safe for concurrent use (the flush timer runs on its own).
 type coalescer struct {
 	send  Sender
 	clock clock
