@@ -100,6 +100,35 @@ async def test_a_refused_connect_comes_back_half_a_queue_before_its_turn() -> No
     await asyncio.gather(*tasks)
 
 
+async def test_a_connect_that_would_outwait_its_deadline_is_told_its_turn_instead() -> None:
+    """An Enroll recorded after the agent gave up on it (its 30 s deadline) is lost to the agent, and
+    its retry is refused as a takeover of an enrolled id: one whose turn would come after half of its
+    remaining time is refused with a turn at once, however much room the queue has."""
+    admission = Admission(concurrent=1, queue=100, rand=lambda: 0.5)
+    admission._gap_s = 1.0
+    leaves = [asyncio.Event() for _ in range(4)]
+    tasks = [asyncio.create_task(hold(admission, asyncio.Event(), leaves[i])) for i in range(4)]
+    await asyncio.sleep(0)
+    assert admission.waiting == 3  # its turn: about 4 gaps away
+    with pytest.raises(Busy):
+        async with admission.admit(deadline_s=6.0):
+            pass
+    entered, leave = asyncio.Event(), asyncio.Event()
+
+    async def with_deadline(deadline_s: float | None) -> None:
+        async with admission.admit(deadline_s):
+            entered.set()
+            await leave.wait()
+
+    patient = [asyncio.create_task(with_deadline(d)) for d in (10.0, None)]
+    await asyncio.sleep(0)
+    assert admission.waiting == 5 and admission.refused == 1  # 4 s of 10 s left, and no deadline: queued
+    for ev in leaves:
+        ev.set()
+    leave.set()
+    await asyncio.gather(*tasks, *patient)
+
+
 async def test_the_gap_is_the_rate_connects_finish_at_while_others_wait() -> None:
     """Not a connect's own duration: 8 connects, 4 inside at a time, each inside 1.2 s but one finishing
     every 0.3 s, give a gap of 0.3 s; a connect that finishes with nobody else there does not count."""

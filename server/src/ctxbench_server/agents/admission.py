@@ -100,10 +100,15 @@ class Admission:
             raise Busy(self.book(), starting=True)
 
     @asynccontextmanager
-    async def admit(self) -> AsyncIterator[None]:
-        """Waits for a turn, or raises Busy when `queue` connects wait already (or not open yet)."""
+    async def admit(self, deadline_s: float | None = None) -> AsyncIterator[None]:
+        """Waits for a turn, or raises Busy when `queue` connects wait already (or not open yet), or
+        when its turn would likely come after half of `deadline_s`, the seconds the caller still waits
+        for an answer (an Enroll's deadline: recorded after the agent gave up, its answer would be lost
+        and the agent's retry refused as a takeover of an enrolled id)."""
         self.until_open()
-        if self._waiting >= self.queue and self._slots.locked():
+        full = self._waiting >= self.queue
+        late = deadline_s is not None and (self._waiting + 1) * self._gap_s > deadline_s / 2
+        if (full or late) and self._slots.locked():
             self.refused += 1
             raise Busy(self.book())
         self._waiting += 1

@@ -80,7 +80,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
 
     async def Enroll(self, request: pb.EnrollRequest, context: grpc.aio.ServicerContext) -> pb.EnrollResponse:
         try:
-            async with self.admission.admit(), writing(self.sessionmaker) as session:
+            async with self.admission.admit(context.time_remaining()), writing(self.sessionmaker) as session:
                 machine_id, credential, pending = await fleet.enroll(
                     session,
                     token=request.join_token,
