@@ -138,6 +138,7 @@ class Server(Process):
         http_port: int = 0,
         grpc_port: int = 0,
         grpc_host: str = "127.0.0.1",
+        start_s: float = 60.0,
         **settings: str,
     ) -> None:
         settings.setdefault("admin_token", ADMIN_TOKEN)
@@ -154,7 +155,7 @@ class Server(Process):
         self.admin_token = env["CTXBENCH_ADMIN_TOKEN"]
         super().__init__("server", [str(SERVER_BIN)], env, data_dir)
         self.data_dir = data_dir
-        http = self.wait_for_line(_HTTP_RE, 60)
+        http = self.wait_for_line(_HTTP_RE, start_s)
         grpc = self.wait_for_line(_GRPC_RE, 10)
         self.sign_in_url = self.wait_for_line(_SIGN_IN_RE, 10).group(1)
         self.base_url = f"http://{http.group(1)}:{http.group(2)}"
