@@ -41,12 +41,17 @@ func isRevoked(err error) bool {
 	return status.Code(err) == codes.PermissionDenied && strings.Contains(status.Convert(err).Message(), "has been revoked")
 }
 
+// enrollTimeout is how long an Enroll waits for its answer. A fleet enrolling at once waits in the
+// server's queue (the server queues an Enroll only if its turn comes within half of this, else tells it
+// when to come back): two minutes lets a queue of a few hundred wait instead of being refused.
+const enrollTimeout = 2 * time.Minute
+
 // enroll trades the enrollment token for this machine's credential and stores it before using it.
 func (c *client) enroll(ctx context.Context) error {
 	if c.o.EnrollToken == "" {
 		return status.Error(codes.Unauthenticated, "no machine credential and no token to enroll with")
 	}
-	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ectx, cancel := context.WithTimeout(ctx, enrollTimeout)
 	defer cancel()
 	var trailer metadata.MD
 	resp, err := c.api.Enroll(ectx, &agentv1.EnrollRequest{

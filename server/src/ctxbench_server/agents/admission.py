@@ -77,14 +77,15 @@ class Admission:
     def waiting(self) -> int:
         return self._waiting
 
-    def book(self) -> float:
+    def book(self, lead_cap_s: float = MAX_RETRY_S) -> float:
         """Seconds until a refused connect comes back: its own turn, after the queue ahead and the turns
         booked before it, one `gap` apart, less half a queue of turns (it waits behind those, so a rate
-        that rose since does not leave the server idle), ±10 %, within [MIN_RETRY_S, MAX_RETRY_S]."""
+        that rose since does not leave the server idle; at most `lead_cap_s`), ±10 %, within
+        [MIN_RETRY_S, MAX_RETRY_S]."""
         now = self._clock()
         gap = self._gap_s
         turn = max(self._booked, now + (self._waiting + self._inside) * gap) + gap
-        back = turn - now - (self.queue // 2) * gap
+        back = turn - now - min((self.queue // 2) * gap, lead_cap_s)
         if back > MAX_RETRY_S:
             # Past the horizon: not booked (they would all get MAX_RETRY_S and come back together), but
             # spread over its second half; they are booked turns when they come back.
@@ -110,7 +111,8 @@ class Admission:
         late = deadline_s is not None and (self._waiting + 1) * self._gap_s > deadline_s / 2
         if (full or late) and self._slots.locked():
             self.refused += 1
-            raise Busy(self.book())
+            # one with a deadline comes back to a wait well within it
+            raise Busy(self.book() if deadline_s is None else self.book(lead_cap_s=deadline_s / 4))
         self._waiting += 1
         try:
             await self._slots.acquire()
