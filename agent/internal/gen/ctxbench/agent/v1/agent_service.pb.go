@@ -503,7 +503,13 @@ type EnrollRequest struct {
 	// Host name.
 	Hostname string `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	// The agent's version string.
-	AgentVersion  string `protobuf:"bytes,5,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	AgentVersion string `protobuf:"bytes,5,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	// A random secret (at most 128 characters) the agent generates once per state dir before its first
+	// Enroll and sends with every retry until it holds a credential. It lets a retry whose first answer
+	// was lost (the deadline passed, the connection was cut after the server stored the machine) receive
+	// a credential instead of "already enrolled". The server keeps only its hash and stops accepting it
+	// once the machine has connected with its credential. Empty: an agent from before this field.
+	EnrollmentKey string `protobuf:"bytes,6,opt,name=enrollment_key,json=enrollmentKey,proto3" json:"enrollment_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -569,6 +575,13 @@ func (x *EnrollRequest) GetHostname() string {
 func (x *EnrollRequest) GetAgentVersion() string {
 	if x != nil {
 		return x.AgentVersion
+	}
+	return ""
+}
+
+func (x *EnrollRequest) GetEnrollmentKey() string {
+	if x != nil {
+		return x.EnrollmentKey
 	}
 	return ""
 }
@@ -2525,14 +2538,15 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"result_ack\x18\x04 \x01(\v2\x1c.ctxbench.agent.v1.ResultAckH\x00R\tresultAck\x123\n" +
 	"\x06reject\x18\x05 \x01(\v2\x19.ctxbench.agent.v1.RejectH\x00R\x06rejectB\x05\n" +
-	"\x03msg\"\xb3\x01\n" +
+	"\x03msg\"\xda\x01\n" +
 	"\rEnrollRequest\x12\x1d\n" +
 	"\n" +
 	"join_token\x18\x01 \x01(\tR\tjoinToken\x12.\n" +
 	"\x13proposed_machine_id\x18\x02 \x01(\tR\x11proposedMachineId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1a\n" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12#\n" +
-	"\ragent_version\x18\x05 \x01(\tR\fagentVersion\"x\n" +
+	"\ragent_version\x18\x05 \x01(\tR\fagentVersion\x12%\n" +
+	"\x0eenrollment_key\x18\x06 \x01(\tR\renrollmentKey\"x\n" +
 	"\x0eEnrollResponse\x12\x1d\n" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x12-\n" +

@@ -82,18 +82,20 @@ class ConnectResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., start_run: _Optional[_Union[StartRun, _Mapping]] = ..., cancel_run: _Optional[_Union[CancelRun, _Mapping]] = ..., result_ack: _Optional[_Union[ResultAck, _Mapping]] = ..., reject: _Optional[_Union[Reject, _Mapping]] = ...) -> None: ...
 
 class EnrollRequest(_message.Message):
-    __slots__ = ("join_token", "proposed_machine_id", "name", "hostname", "agent_version")
+    __slots__ = ("join_token", "proposed_machine_id", "name", "hostname", "agent_version", "enrollment_key")
     JOIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROPOSED_MACHINE_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
     AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ENROLLMENT_KEY_FIELD_NUMBER: _ClassVar[int]
     join_token: str
     proposed_machine_id: str
     name: str
     hostname: str
     agent_version: str
-    def __init__(self, join_token: _Optional[str] = ..., proposed_machine_id: _Optional[str] = ..., name: _Optional[str] = ..., hostname: _Optional[str] = ..., agent_version: _Optional[str] = ...) -> None: ...
+    enrollment_key: str
+    def __init__(self, join_token: _Optional[str] = ..., proposed_machine_id: _Optional[str] = ..., name: _Optional[str] = ..., hostname: _Optional[str] = ..., agent_version: _Optional[str] = ..., enrollment_key: _Optional[str] = ...) -> None: ...
 
 class EnrollResponse(_message.Message):
     __slots__ = ("machine_id", "machine_credential", "pending")
