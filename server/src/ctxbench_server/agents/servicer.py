@@ -90,6 +90,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
                     hostname=request.hostname,
                     agent_version=request.agent_version,
                     approve_new_hosts=self.approve_new_hosts,
+                    enrollment_key=request.enrollment_key,
                 )
         except Busy as busy:
             await refuse(context, busy, "enrollments")

@@ -24,6 +24,8 @@ from ctxbench_server.models.base import utcnow
 
 JOIN_PREFIX = "cxj_"
 CREDENTIAL_PREFIX = "cxm_"
+# EnrollRequest.enrollment_key: the agent sends 64 hex characters; checked before it is hashed.
+MAX_ENROLLMENT_KEY = 128
 ACTIVE, PENDING, REVOKED = MachineStatus.ACTIVE, MachineStatus.PENDING, MachineStatus.REVOKED
 
 
@@ -95,13 +97,22 @@ async def enroll(
     hostname: str,
     agent_version: str,
     approve_new_hosts: bool,
+    enrollment_key: str = "",
 ) -> tuple[str, str, bool]:
-    """Returns (machine id, credential, pending). The credential is never stored, only its hash."""
+    """Returns (machine id, credential, pending). The credential is never stored, only its hash, and so
+    is the agent's enrollment key."""
     if not token:
         raise Unauthenticated("missing join token")
     machine_id = machine_id or str(uuid.uuid4())
     if len(machine_id) > MAX_MACHINE_ID or "\x00" in machine_id:
         raise CtxbenchError(f"proposed machine id must be 1..{MAX_MACHINE_ID} characters, without NUL")
+    if len(enrollment_key) > MAX_ENROLLMENT_KEY:
+        raise CtxbenchError(f"EnrollRequest.enrollment_key must be at most {MAX_ENROLLMENT_KEY} characters")
+    key_hash = hash_secret(enrollment_key) if enrollment_key else None
+    retried = await _retried(session, machine_id, key_hash) if key_hash else None
+    if retried is not None:
+        # This agent's own earlier Enroll stored the machine and spent the token; its answer was lost.
+        return await _issue(session, retried, name, hostname, agent_version, key_hash)
     if not hmac.compare_digest(token.encode(), agent_token.encode()):
         await _spend_join_token(session, token)
     if await session.get(RetiredMachine, machine_id) is not None:
@@ -119,9 +130,8 @@ async def enroll(
             f"machine {machine_id} is already enrolled; an agent cannot take over another machine's id"
             " (revoke it and enroll the host with a fresh state dir)"
         )
-    credential = new_secret(CREDENTIAL_PREFIX)
-    now = utcnow()
     if machine is None:  # a machine from before enrollment is claimed once, keeping its results
+        now = utcnow()
         machine = Machine(
             id=machine_id,
             first_seen=now,
@@ -130,10 +140,40 @@ async def enroll(
             status=PENDING if approve_new_hosts else ACTIVE,
         )
         session.add(machine)
+    return await _issue(session, machine, name, hostname, agent_version, key_hash)
+
+
+async def _retried(session: AsyncSession, machine_id: str, key_hash: str) -> Machine | None:
+    """The machine when this Enroll repeats one that enrolled it with the same key and whose credential
+    has not been used yet (its first Hello clears the key's hash); else None, and the usual checks
+    decide."""
+    machine = await session.get(Machine, machine_id)
+    if (
+        machine is None
+        or machine.token_hash is None
+        or machine.status == REVOKED
+        or machine.enroll_key_hash is None
+        or not hmac.compare_digest(machine.enroll_key_hash, key_hash)
+    ):
+        return None
+    return machine
+
+
+async def _issue(
+    session: AsyncSession,
+    machine: Machine,
+    name: str,
+    hostname: str,
+    agent_version: str,
+    key_hash: str | None,
+) -> tuple[str, str, bool]:
+    """Mints the machine's credential (replacing any earlier one's hash) and commits."""
+    credential = new_secret(CREDENTIAL_PREFIX)
     describe(machine, name, hostname, agent_version)
     machine.token_hash = hash_secret(credential)
+    machine.enroll_key_hash = key_hash
     await session.commit()
-    return machine_id, credential, machine.status == PENDING
+    return machine.id, credential, machine.status == PENDING
 
 
 async def machine_for_credential(session: AsyncSession, credential: str) -> Machine:

@@ -116,6 +116,10 @@ async def upsert_from_hello(session: AsyncSession, hello: AgentHello) -> Machine
     if machine.agent_labels != kept:  # the row is written anyway; this keeps an unchanged column out of it
         machine.agent_labels = kept
     machine.last_seen = now
+    if machine.enroll_key_hash is not None:
+        # Its agent has connected with its credential: the enrollment key mints no more credentials.
+        # Cleared here, in the row every Hello writes anyway, not by an extra write on Connect.
+        machine.enroll_key_hash = None
 
     await session.flush()
     if unchanged:

@@ -40,6 +40,10 @@ class Machine(Base):
     # SHA-256 (hex) of the machine credential handed out by Enroll; NULL for machines from before
     # enrollment existed (their first Enroll may claim them once).
     token_hash: Mapped[str | None] = mapped_column(String(128), default=None, index=True)
+    # SHA-256 (hex) of the agent's EnrollRequest.enrollment_key: its retry of an Enroll whose answer was
+    # lost gets a fresh credential (fleet.service.enroll). NULL once the machine's first Hello is
+    # recorded (the agent proved it holds a credential), and for agents without a key (0019).
+    enroll_key_hash: Mapped[str | None] = mapped_column(String(128), default=None)
     status: Mapped[str] = mapped_column(String(16), default=MachineStatus.ACTIVE, server_default="active")
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
