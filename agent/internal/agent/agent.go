@@ -84,7 +84,7 @@ func Run(ctx context.Context, o Options) error {
 	}()
 	err = conn.Run(ctx, conn.Options{
 		Server: cfg.Server, EnrollToken: cfg.Token, JoinToken: cfg.JoinToken, Credential: credential,
-		SaveCredential: sp.SaveCredential, Hostname: hostname,
+		SaveCredential: sp.SaveCredential, EnrollKey: sp.EnrollKey, Hostname: hostname,
 		TLS:     conn.TLSOptions{CAFile: cfg.CAFile, CAFingerprint: cfg.CAFingerprint, Insecure: cfg.Insecure},
 		AgentID: id, AgentVersion: o.Version, Name: name, Labels: cfg.Labels,
 		Kernels: cat.Kernels(), Facts: facts.Gather, Spool: sp, Outbox: out, Handler: r, Log: log,

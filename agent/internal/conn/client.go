@@ -52,18 +52,21 @@ type Options struct {
 	Credential string
 	// SaveCredential stores a new credential durably before the agent uses it.
 	SaveCredential func(credential string) error
-	TLS            TLSOptions
-	Hostname       string
-	AgentID        string
-	AgentVersion   string
-	Name           string
-	Labels         map[string]string // the host's labels (config.Labels), sent in every Hello
-	Kernels        []*agentv1.KernelSpec
-	Facts          func() *agentv1.MachineFacts // gathered afresh for every Hello
-	Spool          *spool.Spool
-	Outbox         *Outbox
-	Handler        Handler
-	Log            *slog.Logger
+	// EnrollKey returns the state dir's enrollment key (spool.EnrollKey), the same on every retry, so a
+	// retry whose first answer was lost still gets a credential. Nil: Enroll sends none.
+	EnrollKey    func() (string, error)
+	TLS          TLSOptions
+	Hostname     string
+	AgentID      string
+	AgentVersion string
+	Name         string
+	Labels       map[string]string // the host's labels (config.Labels), sent in every Hello
+	Kernels      []*agentv1.KernelSpec
+	Facts        func() *agentv1.MachineFacts // gathered afresh for every Hello
+	Spool        *spool.Spool
+	Outbox       *Outbox
+	Handler      Handler
+	Log          *slog.Logger
 
 	MinBackoff  time.Duration // first reconnect wait; DefaultMinBackoff if zero
 	MaxBackoff  time.Duration // cap, also the wait after a refusal; DefaultMaxBackoff if zero

@@ -51,6 +51,16 @@ func (c *client) enroll(ctx context.Context) error {
 	if c.o.EnrollToken == "" {
 		return status.Error(codes.Unauthenticated, "no machine credential and no token to enroll with")
 	}
+	var key string
+	if c.o.EnrollKey != nil {
+		// Made before the first Enroll is sent and reused by every retry: the server may have stored
+		// the machine under it even when its answer never arrived.
+		k, err := c.o.EnrollKey()
+		if err != nil {
+			return fmt.Errorf("load the enrollment key: %w", err)
+		}
+		key = k
+	}
 	ectx, cancel := context.WithTimeout(ctx, enrollTimeout)
 	defer cancel()
 	var trailer metadata.MD
@@ -60,6 +70,7 @@ func (c *client) enroll(ctx context.Context) error {
 		Name:              c.o.Name,
 		Hostname:          c.o.Hostname,
 		AgentVersion:      c.o.AgentVersion,
+		EnrollmentKey:     key,
 	}, grpc.Trailer(&trailer))
 	if err != nil {
 		return withPushback(err, trailer)

@@ -321,23 +321,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
-// CredentialFile is the machine credential's file name in the state dir (mode 0600).
-const CredentialFile = "machine-credential"
-
-// Credential returns the machine credential Enroll stored, or "" when the agent has not enrolled yet.
-func (s *Spool) Credential() (string, error) {
-	b, err := os.ReadFile(filepath.Join(s.dir, CredentialFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// SaveCredential stores the machine credential atomically, mode 0600 (a crash leaves none or all of it).
-func (s *Spool) SaveCredential(credential string) error {
-	return writeFileAtomic(s.dir, CredentialFile, []byte(credential+"\n"))
-}
