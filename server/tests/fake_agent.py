@@ -158,6 +158,7 @@ class FakeAgent:
         credential: str | None = None,
         wait_s: float = 5.0,
         start_run_parts: bool = False,
+        batched_acks: bool = False,
     ) -> pb.Welcome:
         await self.open(credential)
         await self.send(
@@ -184,6 +185,7 @@ class FakeAgent:
                     pending_result_ids=list(pending),
                     current_run_id=current_run_id,
                     start_run_parts=start_run_parts,
+                    batched_acks=batched_acks,
                     labels=self.labels,
                 )
             )

@@ -23,17 +23,21 @@ MakeAgent = Callable[..., FakeAgent]
 
 
 async def three_streams_held(
-    make_agent: MakeAgent, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    make_agent: MakeAgent,
+    http: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
+    batched_acks: tuple[bool, bool, bool] = (False, False, False),
 ) -> tuple[list[FakeAgent], list[tuple[str, list[pb.RunItem]]], asyncio.Event, list[list[str]]]:
-    """Three agents with a run of two items each; the writer's first transaction (agent 0's RUNNING)
-    held until `release` is set, so what agents 1 and 2 send meanwhile waits for one turn. Returns the
-    agents, their runs, the release and the machines of each transaction the writer begins."""
+    """Three agents with a run of two items each (their Hellos' batched_acks as given); the writer's
+    first transaction (agent 0's RUNNING) held until `release` is set, so what agents 1 and 2 send
+    meanwhile waits for one turn. Returns the agents, their runs, the release and the machines of each
+    transaction the writer begins."""
     from ctxbench_server.ingest import service as ingest
 
     agents = [make_agent() for _ in range(3)]
     runs = []
-    for a in agents:
-        await a.connect()
+    for a, batched in zip(agents, batched_acks, strict=True):
+        await a.connect(batched_acks=batched)
         run = await post_run(http, a.agent_id, [{"kernel": "ctxsw.pipe"}] * 2)
         runs.append((run["id"], list((await a.expect("start_run")).start_run.items)))
     transactions: list[list[str]] = []
@@ -83,6 +87,45 @@ async def test_two_streams_batches_are_committed_together(
         assert run["status"] == "succeeded"  # each run ended in the shared transaction
         assert [it["state"] for it in run["items"]] == ["succeeded", "succeeded"]
     assert (await http.get(f"/api/v1/runs/{runs[0][0]}")).json()["items"][0]["state"] == "running"
+
+
+async def test_an_agent_that_reads_batched_acks_gets_one_ack_for_its_batch(
+    make_agent: MakeAgent, server: CtxbenchServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agents, runs, release, _ = await three_streams_held(make_agent, http, monkeypatch, (False, True, False))
+    service = server.agent_service
+    heard: dict[str, int] = {}
+    hear = service.liveness.heard
+
+    def counted(conn: Any) -> None:
+        heard[conn.machine_id] = heard.get(conn.machine_id, 0) + 1
+        hear(conn)
+
+    monkeypatch.setattr(service.liveness, "heard", counted)
+    sent = {}
+    for a, (run_id, items) in zip(agents[1:], runs[1:], strict=True):
+        await a.running(run_id, items[0].item_id)  # a batch of its own, waiting behind the held one
+    await eventually(lambda: queued(server, agents[1:]))
+    for a, (run_id, items) in zip(agents[1:], runs[1:], strict=True):
+        reqs = [a.result(run_id, it) for it in items]
+        sent[a.agent_id] = [r.result_report.result_id for r in reqs]
+        for req in reqs:
+            await a.send(req)
+
+    async def all_read() -> bool:  # both reports read while the update waits: the next batch holds two
+        return all(heard.get(a.agent_id, 0) == 3 for a in agents[1:])
+
+    await eventually(all_read)
+    release.set()
+
+    batched, plain = agents[1:]
+    ack = (await batched.expect("result_ack")).result_ack
+    assert [ack.result_id, *ack.more_result_ids] == sent[batched.agent_id]
+    # an agent whose Hello did not ask for them: an Ack per result, as before
+    acks = [(await plain.expect("result_ack")).result_ack for _ in range(2)]
+    assert [(a.result_id, list(a.more_result_ids)) for a in acks] == [(r, []) for r in sent[plain.agent_id]]
+    for a in agents[1:]:
+        await a.expect_nothing()
 
 
 async def test_a_report_refused_in_a_shared_transaction_is_rejected_alone(

@@ -239,6 +239,7 @@ func (c *client) session(ctx context.Context) (welcomed bool, err error) {
 		PendingResultIds: pending,
 		CurrentRunId:     c.o.Handler.CurrentRunID(),
 		StartRunParts:    true,
+		BatchedAcks:      true,
 		Labels:           c.o.Labels,
 	}
 	if err := stream.Send(&agentv1.ConnectRequest{Msg: &agentv1.ConnectRequest_Hello{Hello: hello}}); err != nil {
@@ -302,11 +303,13 @@ func (c *client) recvLoop(stream agentv1.AgentService_ConnectClient) error {
 			c.log.Info("CancelRun received", "run", x.CancelRun.GetRunId())
 			c.o.Handler.CancelRun(x.CancelRun)
 		case *agentv1.ConnectResponse_ResultAck:
-			id := x.ResultAck.GetResultId()
-			if err := c.o.Spool.Delete(id); err != nil {
-				c.log.Error("cannot delete acknowledged result from the spool", "result", id, "err", err)
-			} else {
-				c.log.Debug("result acknowledged", "result", id)
+			// its result, and the results stored with it (this agent's Hello sets batched_acks)
+			for _, id := range append([]string{x.ResultAck.GetResultId()}, x.ResultAck.GetMoreResultIds()...) {
+				if err := c.o.Spool.Delete(id); err != nil {
+					c.log.Error("cannot delete acknowledged result from the spool", "result", id, "err", err)
+				} else {
+					c.log.Debug("result acknowledged", "result", id)
+				}
 			}
 		case *agentv1.ConnectResponse_Reject:
 			rj := x.Reject

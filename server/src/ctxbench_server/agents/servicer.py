@@ -205,6 +205,7 @@ class AgentService(pb_grpc.AgentServiceServicer):
             return
         conn = AgentConnection(hello.agent_id, context.peer())
         conn.start_run_parts = hello.start_run_parts
+        conn.batched_acks = hello.batched_acks
         self.hub.register(conn)
         log.info(
             "agent %s (%s, %s) connected from %s with %d kernels",
@@ -354,10 +355,11 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _answer(
         self, conn: AgentConnection, state: StreamState, msgs: list[Message], done: ingest.Recorded
     ) -> None:
-        """Each report's Ack or Reject, in order; browsers told about each run an update or a Reject
-        touched once (stored results tell them themselves: the "result stored" event); the next run
-        started if one finished."""
+        """Each report's Reject, then the Acks (one message for them all to an agent that reads batched
+        acks); browsers told about each run an update or a Reject touched once (stored results tell
+        them themselves: the "result stored" event); the next run started if one finished."""
         run_ids: dict[str, None] = {}
+        acked: list[str] = []
         for msg, outcome in zip(msgs, done.outcomes, strict=True):
             if isinstance(outcome, Refused):
                 log.warning(
@@ -373,9 +375,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 continue
             if isinstance(msg, Report):
                 if outcome is not None and outcome.ack:
-                    conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=msg.result_id)))
+                    acked.append(msg.result_id)
                 continue
             run_ids[msg.run_id] = None
+        if acked and conn.batched_acks:  # one message (a batch holds at most MAX_BATCH reports)
+            ack = pb.ResultAck(result_id=acked[0], more_result_ids=acked[1:])
+            conn.send(pb.ConnectResponse(result_ack=ack))
+        else:
+            for result_id in acked:
+                conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=result_id)))
         for run_id in run_ids:
             self.dispatcher.events.notify(run_id)
         if done.finished:

@@ -46,6 +46,8 @@ class AgentConnection:
         self.claimed = False  # holds the machine's presence in the cluster (AgentHub.claim)
         # Its Hello said it assembles a StartRun sent in parts (dispatch/starts.py).
         self.start_run_parts = False
+        # Its Hello said it reads ResultAck.more_result_ids: one Ack for the results stored together.
+        self.batched_acks = False
 
     def send(self, msg: object) -> None:
         if not self.closed:

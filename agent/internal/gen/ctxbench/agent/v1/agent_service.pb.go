@@ -675,7 +675,11 @@ type Hello struct {
 	// GET /api/v1/machines?selector= select machines by. Keys and values follow the server's label shape
 	// (1-63 of letters, digits, '-', '_', '.', '/', alphanumeric at both ends; a value may be empty); an
 	// admin's label on the same key wins. The server drops invalid ones with a warning.
-	Labels        map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The agent reads ResultAck.more_result_ids: the server may then acknowledge the results it stored
+	// together in one ResultAck (one message a batch instead of one a result). An agent without it gets a
+	// ResultAck per result.
+	BatchedAcks   bool `protobuf:"varint,10,opt,name=batched_acks,json=batchedAcks,proto3" json:"batched_acks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -771,6 +775,13 @@ func (x *Hello) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *Hello) GetBatchedAcks() bool {
+	if x != nil {
+		return x.BatchedAcks
+	}
+	return false
 }
 
 // MachineFacts are the host facts that explain benchmark numbers.
@@ -2475,7 +2486,10 @@ func (x *Reject) GetMessage() string {
 type ResultAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The result stored.
-	ResultId      string `protobuf:"bytes,1,opt,name=result_id,json=resultId,proto3" json:"result_id,omitempty"`
+	ResultId string `protobuf:"bytes,1,opt,name=result_id,json=resultId,proto3" json:"result_id,omitempty"`
+	// Further results stored with it, acknowledged in the same message; only to agents whose Hello set
+	// batched_acks.
+	MoreResultIds []string `protobuf:"bytes,2,rep,name=more_result_ids,json=moreResultIds,proto3" json:"more_result_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2517,6 +2531,13 @@ func (x *ResultAck) GetResultId() string {
 	return ""
 }
 
+func (x *ResultAck) GetMoreResultIds() []string {
+	if x != nil {
+		return x.MoreResultIds
+	}
+	return nil
+}
+
 var File_ctxbench_agent_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
@@ -2551,7 +2572,7 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
 	"machine_id\x18\x01 \x01(\tR\tmachineId\x12-\n" +
 	"\x12machine_credential\x18\x02 \x01(\tR\x11machineCredential\x12\x18\n" +
-	"\apending\x18\x03 \x01(\bR\apending\"\xc0\x03\n" +
+	"\apending\x18\x03 \x01(\bR\apending\"\xe3\x03\n" +
 	"\x05Hello\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\ragent_version\x18\x02 \x01(\tR\fagentVersion\x12\x12\n" +
@@ -2561,7 +2582,9 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\x12pending_result_ids\x18\x06 \x03(\tR\x10pendingResultIds\x12$\n" +
 	"\x0ecurrent_run_id\x18\a \x01(\tR\fcurrentRunId\x12&\n" +
 	"\x0fstart_run_parts\x18\b \x01(\bR\rstartRunParts\x12<\n" +
-	"\x06labels\x18\t \x03(\v2$.ctxbench.agent.v1.Hello.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\t \x03(\v2$.ctxbench.agent.v1.Hello.LabelsEntryR\x06labels\x12!\n" +
+	"\fbatched_acks\x18\n" +
+	" \x01(\bR\vbatchedAcks\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd4\a\n" +
@@ -2748,9 +2771,10 @@ const file_ctxbench_agent_v1_agent_service_proto_rawDesc = "" +
 	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"(\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"P\n" +
 	"\tResultAck\x12\x1b\n" +
-	"\tresult_id\x18\x01 \x01(\tR\bresultId*\x94\x01\n" +
+	"\tresult_id\x18\x01 \x01(\tR\bresultId\x12&\n" +
+	"\x0fmore_result_ids\x18\x02 \x03(\tR\rmoreResultIds*\x94\x01\n" +
 	"\tParamType\x12\x1a\n" +
 	"\x16PARAM_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0ePARAM_TYPE_INT\x10\x01\x12\x14\n" +

@@ -108,7 +108,7 @@ class EnrollResponse(_message.Message):
     def __init__(self, machine_id: _Optional[str] = ..., machine_credential: _Optional[str] = ..., pending: _Optional[bool] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id", "start_run_parts", "labels")
+    __slots__ = ("agent_id", "agent_version", "name", "facts", "kernels", "pending_result_ids", "current_run_id", "start_run_parts", "labels", "batched_acks")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +125,7 @@ class Hello(_message.Message):
     CURRENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     START_RUN_PARTS_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    BATCHED_ACKS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     agent_version: str
     name: str
@@ -134,7 +135,8 @@ class Hello(_message.Message):
     current_run_id: str
     start_run_parts: bool
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ..., start_run_parts: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    batched_acks: bool
+    def __init__(self, agent_id: _Optional[str] = ..., agent_version: _Optional[str] = ..., name: _Optional[str] = ..., facts: _Optional[_Union[MachineFacts, _Mapping]] = ..., kernels: _Optional[_Iterable[_Union[KernelSpec, _Mapping]]] = ..., pending_result_ids: _Optional[_Iterable[str]] = ..., current_run_id: _Optional[str] = ..., start_run_parts: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., batched_acks: _Optional[bool] = ...) -> None: ...
 
 class MachineFacts(_message.Message):
     __slots__ = ("hostname", "os_release", "kernel_release", "kernel_cmdline", "cpu_model", "logical_cpus", "physical_cores", "smt_active", "caches", "memory_bytes", "governor", "boost", "vulnerabilities", "clocksource", "virtualization", "load_average", "arch", "extra", "preflight")
@@ -490,7 +492,9 @@ class Reject(_message.Message):
     def __init__(self, result_id: _Optional[str] = ..., run_id: _Optional[str] = ..., code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ResultAck(_message.Message):
-    __slots__ = ("result_id",)
+    __slots__ = ("result_id", "more_result_ids")
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
+    MORE_RESULT_IDS_FIELD_NUMBER: _ClassVar[int]
     result_id: str
-    def __init__(self, result_id: _Optional[str] = ...) -> None: ...
+    more_result_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, result_id: _Optional[str] = ..., more_result_ids: _Optional[_Iterable[str]] = ...) -> None: ...
