@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import uvloop
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server" / "benchmarks"))
@@ -154,7 +155,7 @@ def main() -> None:
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # the server child, its TLS dir
     args = ap.parse_args()
     if args.serve:
-        asyncio.run(serve(args.serve, args.insecure))
+        uvloop.run(serve(args.serve, args.insecure))  # the server's own loop (ctxbench_server.main)
         return
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, __file__, "--serve", tmp, *(["--insecure"] if args.insecure else [])]

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import grpc
 import uvicorn
+import uvloop
 from pydantic import ValidationError
 
 from ctxbench_server.agents.admission import Admission
@@ -344,7 +345,9 @@ def main(argv: list[str] | None = None) -> None:
         stream=sys.stderr,
     )
     try:
-        asyncio.run(serve(settings))
+        # libuv's event loop: a stream's per-message work is mostly the loop's own (docs/performance.md
+        # "Ingest against the floor"); the tests' in-process servers run on asyncio's, the same code
+        uvloop.run(serve(settings))
     except (ValueError, OSError) as e:
         print(f"ctxbench-server: {e}", file=sys.stderr)
         sys.exit(1)
