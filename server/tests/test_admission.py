@@ -101,9 +101,10 @@ async def test_a_refused_connect_comes_back_half_a_queue_before_its_turn() -> No
 
 
 async def test_a_connect_that_would_outwait_its_deadline_is_told_its_turn_instead() -> None:
-    """An Enroll recorded after the agent gave up on it (its 30 s deadline) is lost to the agent, and
-    its retry is refused as a takeover of an enrolled id: one whose turn would come after half of its
-    remaining time is refused with a turn at once, however much room the queue has."""
+    """An Enroll recorded after the agent gave up on it is lost to the agent (an agent without an
+    enrollment key is then refused for good, as a takeover of an enrolled id; one with a key enrolls
+    again): one whose turn would come after half of its remaining time is refused with a turn at once,
+    however much room the queue has."""
     admission = Admission(concurrent=1, queue=100, rand=lambda: 0.5)
     admission._gap_s = 1.0
     leaves = [asyncio.Event() for _ in range(4)]

@@ -141,7 +141,7 @@ func connect(ctx context.Context, f replayFlags, token string, cat *catalog.Cata
 		a := &loadAgent{sp: sp, out: conn.NewOutbox(), h: &fakeRunner{runs: make(chan *agentv1.StartRun, 1)}}
 		agents[i] = a
 		o := conn.Options{
-			Server: f.server, EnrollToken: token, SaveCredential: sp.SaveCredential, Hostname: host,
+			Server: f.server, EnrollToken: token, SaveCredential: sp.SaveCredential, EnrollKey: sp.EnrollKey, Hostname: host,
 			TLS: conn.TLSOptions{CAFile: f.caFile}, AgentID: id, AgentVersion: "ingest-load",
 			Name: fmt.Sprintf("ingest-load-%d", i), Kernels: cat.Kernels(), Facts: facts.Gather,
 			Spool: sp, Outbox: a.out, Handler: a.h, Log: log,
