@@ -40,6 +40,10 @@ _JITTER = 0.1
 _FIRST_GAP_S = 0.05  # before the server was ever busy: optimistic (one back too early is refused again)
 _MIN_GAP_S = 0.001  # turns never collapse into one, whatever a window of fast connects measured
 _RATE_WINDOW = 16  # connects finished back to back that the gap is measured over
+# A connect with a deadline (an Enroll) waits only if its turn likely comes within this share of the
+# time it has left, and when refused comes back at most this share of it before its turn.
+_WAIT_WITHIN = 0.5
+_LEAD_WITHIN = 0.25
 
 
 class Busy(Exception):
@@ -104,15 +108,15 @@ class Admission:
     async def admit(self, deadline_s: float | None = None) -> AsyncIterator[None]:
         """Waits for a turn, or raises Busy when `queue` connects wait already (or not open yet), or
         when its turn would likely come after half of `deadline_s`, the seconds the caller still waits
-        for an answer (an Enroll's deadline: recorded after the agent gave up, its answer would be lost
-        and the agent's retry refused as a takeover of an enrolled id)."""
+        for an answer (an Enroll's deadline: recorded after the agent gave up, its answer would be lost;
+        an agent without an enrollment key would then be refused as a takeover of an enrolled id)."""
         self.until_open()
         full = self._waiting >= self.queue
-        late = deadline_s is not None and (self._waiting + 1) * self._gap_s > deadline_s / 2
+        late = deadline_s is not None and (self._waiting + 1) * self._gap_s > deadline_s * _WAIT_WITHIN
         if (full or late) and self._slots.locked():
             self.refused += 1
             # one with a deadline comes back to a wait well within it
-            raise Busy(self.book() if deadline_s is None else self.book(lead_cap_s=deadline_s / 4))
+            raise Busy(self.book(MAX_RETRY_S if deadline_s is None else deadline_s * _LEAD_WITHIN))
         self._waiting += 1
         try:
             await self._slots.acquire()
