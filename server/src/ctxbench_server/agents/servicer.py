@@ -355,9 +355,10 @@ class AgentService(pb_grpc.AgentServiceServicer):
     async def _answer(
         self, conn: AgentConnection, state: StreamState, msgs: list[Message], done: ingest.Recorded
     ) -> None:
-        """Each report's Reject, then the Acks (one message for them all to an agent that reads batched
-        acks); browsers told about each run an update or a Reject touched once (stored results tell
-        them themselves: the "result stored" event); the next run started if one finished."""
+        """Each report's Ack or Reject, in order (to an agent that reads batched acks: the Rejects, then
+        one Ack for all the rest); browsers told about each run an update or a Reject touched once
+        (stored results tell them themselves: the "result stored" event); the next run started if one
+        finished."""
         run_ids: dict[str, None] = {}
         acked: list[str] = []
         for msg, outcome in zip(msgs, done.outcomes, strict=True):
@@ -375,15 +376,15 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 continue
             if isinstance(msg, Report):
                 if outcome is not None and outcome.ack:
-                    acked.append(msg.result_id)
+                    if conn.batched_acks:
+                        acked.append(msg.result_id)
+                    else:
+                        conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=msg.result_id)))
                 continue
             run_ids[msg.run_id] = None
-        if acked and conn.batched_acks:  # one message (a batch holds at most MAX_BATCH reports)
+        if acked:  # one message (a batch holds at most MAX_BATCH reports)
             ack = pb.ResultAck(result_id=acked[0], more_result_ids=acked[1:])
             conn.send(pb.ConnectResponse(result_ack=ack))
-        else:
-            for result_id in acked:
-                conn.send(pb.ConnectResponse(result_ack=pb.ResultAck(result_id=result_id)))
         for run_id in run_ids:
             self.dispatcher.events.notify(run_id)
         if done.finished:
