@@ -5,6 +5,7 @@ one alert opened from real agent reports, through the "result stored" event."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Collection
 from datetime import timedelta
 from pathlib import Path
@@ -199,7 +200,11 @@ async def test_a_series_is_checked_once_the_filler_wrote_its_results_cis(db: Db,
             w._wake.set()  # the loop computes its next look with the short wait
             await eventually(lambda: checked(w, 2), within=5)
     finally:
+        # awaited: a check cancelled mid-query would hold the rolled-back connection past the test, and
+        # its teardown's ROLLBACK would fail, leaving the seeded rows locked for the next test (PostgreSQL)
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def checked(w: AlertWatcher, n: int) -> bool:

@@ -5,6 +5,7 @@ result id), a reader never sees "not yet", and results a stopped server left unf
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -92,6 +93,8 @@ async def test_a_runs_stream_sends_a_result_again_with_its_ci(
     last = [r for r in seen if r["id"] == rid][-1]
     assert (last["ci_low"], last["ci_high"], last["ci_method"]) == (full.ci_low, full.ci_high, full.ci_method)
     task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def test_failed_results_get_no_ci(
