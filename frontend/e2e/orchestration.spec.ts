@@ -179,8 +179,10 @@ test('a sweep on two machines: both progress live, one is cancelled and retried'
 
     const rows = page.getByTestId('batch-run');
     await expect(rows).toHaveCount(2);
-    const other = rows.filter({ hasText: 'second' });
-    const local = rows.filter({ hasNotText: 'second' });
+    // By the machine's own cell: a row's other text ("started 5 seconds ago") may hold the word too.
+    const secondMachine = page.getByTestId('batch-run-machine').filter({ hasText: /^second$/ });
+    const other = rows.filter({ has: secondMachine });
+    const local = rows.filter({ hasNot: secondMachine });
     await expect(other.getByTestId('run-status')).toHaveText('running', { timeout: 30_000 });
     await expect(local.getByTestId('run-status')).toHaveText(/running|succeeded/, { timeout: 30_000 });
     await shot(page, 'batch-two-machines.png');
