@@ -31,16 +31,12 @@ long FutexOp(std::atomic<uint32_t>* word, int op, uint32_t val) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, nullptr, nullptr, 0);
 }
 
-struct Gang {
-  const std::function<void(int64_t, int64_t)>* loop = nullptr;
-  int cpu = -1;
-  int64_t ops = 0;
-  int64_t planned = 0;               // workers to start
-  int64_t total = 0;                 // workers started
-  std::atomic<uint32_t> ready{0};    // futex word: parked, waiting for the release
-  std::atomic<int64_t> arrived{0};   // released and running
-  std::atomic<uint32_t> release{0};  // futex word: 0 parked, 1 go, 2 abort
-};
+// A gang's threads live as long as the process measures the same point: started once, parked on a futex
+// between rounds, and released together for each round (a short sample is one round). Starting and
+// joining `threads` threads for every sample made a gang's samples cost up to twice their timed work in
+// wall time. A round's timed window is what it was with fresh threads: every worker woken from the same
+// park, none starting before all have been scheduled once.
+struct Gang;
 
 struct Worker {
   Gang* gang = nullptr;
@@ -51,25 +47,106 @@ struct Worker {
   SwitchCounts switches;
 };
 
+struct Gang {
+  int64_t threads = 0;  // workers asked for (set before any starts)
+  int cpu = -1;
+  int64_t total = 0;  // workers started (set before the first round)
+  std::vector<Worker> workers;
+  std::vector<pthread_t> tids;
+  // This round's work, written before `round` moves on.
+  const std::function<void(int64_t, int64_t)>* loop = nullptr;
+  int64_t ops = 0;
+  bool quit = false;
+  // Counters over the gang's life (round r is done when each reaches total * r): no reset between
+  // rounds, so a worker late to see one round's counter cannot be confused by the next's.
+  std::atomic<uint32_t> parked{0};    // futex word: workers waiting for the next round
+  std::atomic<uint32_t> round{0};     // futex word: bumped to release a round
+  std::atomic<int64_t> arrived{0};    // released and running
+  std::atomic<uint32_t> finished{0};  // futex word: done with their loop
+};
+
+void WakeIfLast(std::atomic<uint32_t>* word, uint32_t last) {
+  if (word->fetch_add(1) + 1 == last) FutexOp(word, FUTEX_WAKE_PRIVATE, 1);
+}
+
+// Waits until *word reaches `want` (a wake from the last one to count, or a 1 ms tick for a gang cut
+// short by a failed start).
+void WaitFor(std::atomic<uint32_t>* word, uint32_t want) {
+  const timespec tick{0, 1000000};
+  for (uint32_t v; (v = word->load()) < want;)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, v, &tick, nullptr, 0);
+}
+
 void* WorkerMain(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   Gang& g = *w->gang;
   w->pinned = g.cpu < 0 || PinSelfTo(g.cpu);
-  if (g.ready.fetch_add(1) + 1 == static_cast<uint32_t>(g.planned)) FutexOp(&g.ready, FUTEX_WAKE_PRIVATE, 1);
-  while (g.release.load() == 0) FutexOp(&g.release, FUTEX_WAIT_PRIVATE, 0);
-  if (g.release.load() != 1 || !w->pinned) return nullptr;
-  // Start together: nobody begins until every worker has been woken and scheduled once, so the first
-  // ones do not run alone while the rest are still being woken.
-  g.arrived.fetch_add(1);
-  while (g.arrived.load() < g.total) sched_yield();
-  SwitchCounts before = SwitchesNow(RUSAGE_THREAD);
-  const double cpu_before = ThreadCpuSeconds();  // (outside the timed window, as the switch counts are)
-  w->start = Clock::now();
-  (*g.loop)(w->index, g.ops);
-  w->end = Clock::now();
-  w->cpu_seconds = ThreadCpuSeconds() - cpu_before;
-  w->switches = SwitchesNow(RUSAGE_THREAD) - before;
-  return nullptr;
+  for (uint32_t seen = 0;; ++seen) {
+    WakeIfLast(&g.parked, static_cast<uint32_t>(g.threads) * (seen + 1));
+    while (g.round.load() == seen) FutexOp(&g.round, FUTEX_WAIT_PRIVATE, seen);
+    if (g.quit) return nullptr;
+    // Start together: nobody begins until every worker has been woken and scheduled once, so the first
+    // ones do not run alone while the rest are still being woken.
+    const int64_t all = g.total * static_cast<int64_t>(seen + 1);
+    g.arrived.fetch_add(1);
+    while (g.arrived.load() < all) sched_yield();
+    SwitchCounts before = SwitchesNow(RUSAGE_THREAD);
+    const double cpu_before = ThreadCpuSeconds();  // (outside the timed window, as the switch counts are)
+    w->start = Clock::now();
+    (*g.loop)(w->index, g.ops);
+    w->end = Clock::now();
+    w->cpu_seconds = ThreadCpuSeconds() - cpu_before;
+    w->switches = SwitchesNow(RUSAGE_THREAD) - before;
+    WakeIfLast(&g.finished, static_cast<uint32_t>(all));
+  }
+}
+
+// Releases the parked workers to quit and joins them.
+void Disband(Gang* g) {
+  WaitFor(&g->parked, static_cast<uint32_t>(g->total) * (g->round.load() + 1));
+  g->quit = true;
+  g->round.fetch_add(1);
+  FutexOp(&g->round, FUTEX_WAKE_PRIVATE, INT32_MAX);
+  for (pthread_t t : g->tids) pthread_join(t, nullptr);
+  delete g;
+}
+
+// The gang of this point, started on first use; empty error when all its workers run (pinned).
+Gang* Muster(int64_t threads, int cpu, std::string* error) {
+  static Gang* current = nullptr;  // left running at exit: parked threads end with the process
+  if (current != nullptr && current->threads == threads && current->cpu == cpu) return current;
+  if (current != nullptr) Disband(current);
+  current = nullptr;
+  auto* g = new Gang;
+  g->threads = threads;
+  g->cpu = cpu;
+  g->workers.resize(static_cast<size_t>(threads));
+  g->tids.reserve(g->workers.size());
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);  // 1024 workers need not reserve 8 MiB each
+  for (int64_t i = 0; i < threads; ++i) {
+    g->workers[i].gang = g;
+    g->workers[i].index = i;
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, WorkerMain, &g->workers[i]);
+    if (rc != 0) {
+      *error = "unsupported: cannot start " + std::to_string(threads) + " threads: " + std::strerror(rc);
+      break;
+    }
+    g->tids.push_back(t);
+  }
+  pthread_attr_destroy(&attr);
+  g->total = static_cast<int64_t>(g->tids.size());
+  // All parked (outside any timing): the last of the planned workers wakes this thread.
+  WaitFor(&g->parked, static_cast<uint32_t>(g->total));
+  for (int64_t i = 0; i < g->total && error->empty(); ++i)
+    if (!g->workers[i].pinned) *error = "unsupported: cannot pin a thread to CPU " + std::to_string(cpu);
+  if (!error->empty()) {
+    Disband(g);
+    return nullptr;
+  }
+  return current = g;
 }
 
 }  // namespace
@@ -77,43 +154,18 @@ void* WorkerMain(void* arg) {
 GangResult RunGang(int64_t threads, int cpu, int64_t ops_per_worker,
                    const std::function<void(int64_t, int64_t)>& loop) {
   GangResult result;
-  Gang gang;
-  gang.loop = &loop;
-  gang.cpu = cpu;
-  gang.ops = ops_per_worker;
-  gang.planned = threads;
-  std::vector<Worker> workers(static_cast<size_t>(threads));
-  std::vector<pthread_t> tids;
-  tids.reserve(workers.size());
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);  // 1024 workers need not reserve 8 MiB each
-  for (int64_t i = 0; i < threads; ++i) {
-    workers[i].gang = &gang;
-    workers[i].index = i;
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, WorkerMain, &workers[i]);
-    if (rc != 0) {
-      result.error = "unsupported: cannot start " + std::to_string(threads) + " threads: " + std::strerror(rc);
-      break;
-    }
-    tids.push_back(t);
-  }
-  pthread_attr_destroy(&attr);
-  gang.total = static_cast<int64_t>(tids.size());
-  // All parked (outside any timing): the last of the planned workers wakes this thread; the timeout
-  // covers a gang cut short by a failed start.
-  const timespec tick{0, 1000000};
-  for (uint32_t r; (r = gang.ready.load()) < static_cast<uint32_t>(gang.total);)
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&gang.ready), FUTEX_WAIT_PRIVATE, r, &tick, nullptr, 0);
-  for (const Worker& w : workers)
-    if (w.gang && !w.pinned && result.error.empty() && &w - workers.data() < gang.total)
-      result.error = "unsupported: cannot pin a thread to CPU " + std::to_string(cpu);
-  gang.release.store(result.error.empty() ? 1 : 2);
-  FutexOp(&gang.release, FUTEX_WAKE_PRIVATE, INT32_MAX);
-  for (pthread_t t : tids) pthread_join(t, nullptr);
-  if (!result.error.empty()) return result;
+  Gang* g = Muster(threads, cpu, &result.error);
+  if (g == nullptr) return result;
+  const uint32_t r = g->round.load();
+  // All parked again after the last round (outside any timing), then released together.
+  WaitFor(&g->parked, static_cast<uint32_t>(g->total) * (r + 1));
+  g->loop = &loop;
+  g->ops = ops_per_worker;
+  g->round.store(r + 1);
+  FutexOp(&g->round, FUTEX_WAKE_PRIVATE, INT32_MAX);
+  WaitFor(&g->finished, static_cast<uint32_t>(g->total) * (r + 1));
 
+  const std::vector<Worker>& workers = g->workers;
   Clock::time_point first = workers[0].start, last = workers[0].end;
   for (const Worker& w : workers) {
     first = std::min(first, w.start);
