@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -151,26 +152,48 @@ void Loop(const LockSetup& s, int64_t ops) {
   }
 }
 
+// The lock of one point and its gang of processes, kept for the process's later calls with the same
+// point (a short sample is one call): the children are forked once, and use the same lock every round.
+struct KeptGang {
+  LockKind kind;
+  int64_t processes;
+  LockSetup setup;                   // before gang: it outlives the children that use it
+  std::unique_ptr<ProcessGang> gang;  // none when the setup failed
+
+  KeptGang(LockKind k, int64_t p) : kind(k), processes(p), setup(k) {
+    if (setup.error.empty())
+      gang = std::make_unique<ProcessGang>(
+          p, [this](int64_t) { return ChildInit(setup); }, [this](int64_t, int64_t ops) { Loop(setup, ops); });
+  }
+};
+
+KeptGang& Kept(LockKind kind, int64_t processes) {
+  static std::unique_ptr<KeptGang> kept;
+  if (!kept || kept->kind != kind || kept->processes != processes) {
+    kept.reset();  // the old children exit first
+    kept = std::make_unique<KeptGang>(kind, processes);
+  }
+  return *kept;
+}
+
 void LockBody(benchmark::State& state, const Params& params, LockKind kind, const char* id) {
   const int64_t processes = GetInt(params, "processes");
   const int64_t ops_per_process = state.max_iterations * kProcessOpsPerIteration;
-  LockSetup setup(kind);
-  if (!setup.error.empty()) return state.SkipWithError(("unsupported: " + setup.error).c_str());
+  KeptGang& kept = Kept(kind, processes);
+  if (!kept.setup.error.empty()) return state.SkipWithError(("unsupported: " + kept.setup.error).c_str());
   ProcessGangResult r;
   int64_t expected = 0;
   while (state.KeepRunningBatch(state.max_iterations)) {  // one batch of exactly max_iterations
-    setup.shared->counter = 0;
-    r = RunProcessGang(
-        processes, ops_per_process, [&](int64_t) { return ChildInit(setup); },
-        [&](int64_t, int64_t ops) { Loop(setup, ops); });
+    kept.setup.shared->counter = 0;
+    r = kept.gang->Round(ops_per_process);
     if (!r.error.empty()) {
       state.SkipWithError(r.error.rfind("unsupported: ", 0) == 0 ? r.error.c_str() : (std::string(id) + ": " + r.error).c_str());
       continue;
     }
     expected = processes * ops_per_process;
-    if (setup.shared->counter != expected) {
+    if (kept.setup.shared->counter != expected) {
       state.SkipWithError((std::string(id) + ": the lock is broken: the shared counter reached " +
-                           std::to_string(setup.shared->counter) + ", expected " + std::to_string(expected))
+                           std::to_string(kept.setup.shared->counter) + ", expected " + std::to_string(expected))
                               .c_str());
       continue;
     }

@@ -5,9 +5,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "host.h"
 
@@ -21,11 +23,37 @@ struct ProcessGangResult {
   std::string error;      // empty when every child ran its loop
 };
 
-// Forks `processes` children. Each runs init(index) (false: it cannot take part, e.g. a file would not
-// open), waits for the release, then loop(index, ops). Children must not return from loop by throwing.
-ProcessGangResult RunProcessGang(int64_t processes, int64_t ops_per_process,
-                                 const std::function<bool(int64_t)>& init,
-                                 const std::function<void(int64_t, int64_t)>& loop);
+// A gang forked once and released for each round (a short sample is one round): forking and reaping
+// `processes` children for every sample made a sample cost several times its timed work in wall time.
+// Each child runs init(index) once (false: it cannot take part, e.g. a file would not open), then, per
+// round, waits for the release and runs loop(index, ops). init and loop are kept, so what they refer to
+// must live as long as the gang. Children must not return from loop by throwing.
+struct ProcessGangShared;
+
+class ProcessGang {
+ public:
+  ProcessGang(int64_t processes, std::function<bool(int64_t)> init, std::function<void(int64_t, int64_t)> loop);
+  ~ProcessGang();  // the children told to exit, and reaped
+  ProcessGang(const ProcessGang&) = delete;
+  ProcessGang& operator=(const ProcessGang&) = delete;
+
+  // One round of ops_per_process on every child. After an error the gang is gone (its children killed):
+  // every later round returns that error.
+  ProcessGangResult Round(int64_t ops_per_process);
+  int64_t processes() const { return processes_; }
+
+ private:
+  void Fail(const std::string& why);
+  bool Wait(std::atomic<uint32_t>* word, uint32_t want);
+
+  int64_t processes_;
+  std::function<bool(int64_t)> init_;
+  std::function<void(int64_t, int64_t)> loop_;
+  struct ProcessGangShared* shared_ = nullptr;
+  std::vector<int> pids_;
+  uint32_t rounds_ = 0;
+  std::string error_;
+};
 
 // Ops each process does per benchmark iteration (a floor under the work per process).
 constexpr int64_t kProcessOpsPerIteration = 16;
