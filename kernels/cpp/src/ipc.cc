@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -55,79 +56,120 @@ using namespace ipc;  // NOLINT: the channel types and functions of this family
 
 // ---------------------------------------------------------------- the benchmark
 
+// The channel of one point and its receiver, kept for the process's later calls with the same point (a
+// short sample is one call): made and forked once, not for every sample, whose set-up (the channel, a
+// fork, the untimed first message, the reaping) cost more wall time than the sample's messages.
+struct Link {
+  Options o;
+  Channel c;
+  RingHeader* child_stats = nullptr;  // where the receiver reports its switches (shm_queue: its ring)
+  void* stats = MAP_FAILED;
+  pid_t child = -1;
+  std::vector<char> msg;
+  uint64_t seq = 0;
+  std::string error;  // set: the link is unusable
+  bool unsupported = false;
+
+  explicit Link(const Options& opt) : o(opt), msg(static_cast<size_t>(opt.size), 'm') {
+    c.o = o;
+    stats = mmap(nullptr, sizeof(RingHeader), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (stats == MAP_FAILED) {
+      error = "mmap failed";
+      return;
+    }
+    child_stats = new (stats) RingHeader();
+    error = Open(c);
+    if (!error.empty()) {
+      unsupported = true;
+      return;
+    }
+    // A receiver that dies makes a send fail with EPIPE (one line, exit 1), not kill this process.
+    signal(SIGPIPE, SIG_IGN);
+    const pid_t parent = getpid();
+    child = fork();
+    if (child == 0) {
+      if (!c.ring) c.ring = child_stats;  // the receiver reports its switches here
+      ReceiverMain(c, parent);
+    }
+    if (child < 0) error = std::string("fork failed: ") + std::strerror(errno);
+    // The parent keeps only its ends.
+    for (int* fd : {&c.ctl[0], &c.ack[1], &c.udp_rx})
+      if (*fd >= 0) close(*fd), *fd = -1;
+    if (o.kind == Kind::kPipe && c.data[0] >= 0) close(c.data[0]), c.data[0] = -1;
+    if (o.kind == Kind::kUnix && c.data[0] >= 0) close(c.data[0]), c.data[0] = -1;
+    // One untimed message first, so the timed batches start with the receiver running and its caches
+    // warm: a short sample of a few hundred messages would otherwise time the child's first schedule.
+    if (error.empty()) error = SendBatch(c, 1, msg, seq);
+  }
+
+  // Stops and reaps the receiver on every path: a batch of 0 ends it; after an error it is killed.
+  ~Link() {
+    int64_t zero = 0;
+    if (child > 0 && error.empty()) WriteFull(c.ctl[1], &zero, sizeof zero);
+    if (child > 0) {
+      if (!error.empty()) kill(child, SIGKILL);
+      int status = 0;
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    Close(c);
+    if (child_stats != nullptr) child_stats->~RingHeader();
+    if (stats != MAP_FAILED) munmap(stats, sizeof(RingHeader));
+  }
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+};
+
+bool SamePoint(const Options& a, const Options& b) {
+  return a.kind == b.kind && a.size == b.size && a.new_socket == b.new_socket && a.eventfd == b.eventfd;
+}
+
+Link& Kept(const Options& o) {
+  static std::unique_ptr<Link> kept;
+  if (!kept || !SamePoint(kept->o, o) || !kept->error.empty()) {
+    kept.reset();  // the old receiver exits first
+    kept = std::make_unique<Link>(o);
+  }
+  return *kept;
+}
+
 void IpcBody(benchmark::State& state, const Options& o, const char* id) {
   auto fail = [&](const std::string& why) { state.SkipWithError((std::string(id) + ": " + why).c_str()); };
-  Channel c;
-  c.o = o;
-  // Switch counts of the child come back through a shared page for every kind.
-  void* stats = mmap(nullptr, sizeof(RingHeader), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (stats == MAP_FAILED) return fail("mmap failed");
-  auto* child_stats = new (stats) RingHeader();
-  std::string error = Open(c);
-  if (!error.empty()) {
-    Close(c);
-    munmap(stats, sizeof(RingHeader));
-    return state.SkipWithError(("unsupported: " + error).c_str());
-  }
-  const pid_t parent = getpid();
-  pid_t child = fork();
-  if (child == 0) {
-    if (!c.ring) c.ring = child_stats;  // the receiver reports its switches here
-    ReceiverMain(c, parent);
-  }
-  if (child < 0) error = std::string("fork failed: ") + std::strerror(errno);
-  // The parent keeps only its ends.
-  for (int* fd : {&c.ctl[0], &c.ack[1], &c.udp_rx})
-    if (*fd >= 0) close(*fd), *fd = -1;
-  if (o.kind == Kind::kPipe && c.data[0] >= 0) close(c.data[0]), c.data[0] = -1;
-  if (o.kind == Kind::kUnix && c.data[0] >= 0) close(c.data[0]), c.data[0] = -1;
-
-  std::vector<char> msg(static_cast<size_t>(o.size), 'm');
-  uint64_t seq = 0;
+  Link& link = Kept(o);
+  if (!link.error.empty())
+    return link.unsupported ? state.SkipWithError(("unsupported: " + link.error).c_str()) : fail(link.error);
   SwitchCounts mine;
   int64_t messages = 0;
   double seconds = 0;
-  // One untimed message first, so the timed batch starts with the receiver running and its caches warm:
-  // a short sample of a few hundred messages would otherwise time the forked child's first schedule.
-  if (error.empty()) error = SendBatch(c, 1, msg, seq);
+  std::string error;
   while (state.KeepRunningBatch(state.max_iterations)) {
     if (!error.empty()) continue;
     const int64_t n = state.max_iterations;
     SwitchCounts before = SwitchesNow(RUSAGE_SELF);
     auto t0 = Clock::now();
-    error = SendBatch(c, n, msg, seq);
+    error = SendBatch(link.c, n, link.msg, link.seq);
     auto t1 = Clock::now();
     mine = SwitchesNow(RUSAGE_SELF) - before;
     messages = n;
     seconds = std::chrono::duration<double>(t1 - t0).count();
     state.SetIterationTime(seconds);
   }
-  // Stop and reap the receiver on every path: a batch of 0 ends it.
-  int64_t zero = 0;
-  if (c.ctl[1] >= 0 && error.empty()) WriteFull(c.ctl[1], &zero, sizeof zero);
-  if (child > 0) {
-    if (!error.empty()) kill(child, SIGKILL);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the receiver failed";
+  if (error.empty()) error = AskCounts(link.c);
+  if (!error.empty()) {
+    link.error = error;  // the receiver is killed when the link is next replaced, or at exit
+    return fail(error);
   }
-  const RingHeader* cs = c.ring ? c.ring : child_stats;
-  const int64_t child_vol = cs->child_voluntary, child_invol = cs->child_involuntary;
-  const int64_t window = c.window;
-  Close(c);
-  child_stats->~RingHeader();
-  munmap(stats, sizeof(RingHeader));
-  if (!error.empty()) return fail(error);
-  // The child's switches are over all its batches; this process's over the last one. Per op both are
+  const RingHeader* cs = link.c.ring ? link.c.ring : link.child_stats;
+  // The child's switches are over all its messages; this process's over the last batch. Per op both are
   // rates, so report the child's over all messages it got and ours over the last batch.
-  const double total = static_cast<double>(seq);
+  const double total = static_cast<double>(link.seq);
   const double ops = static_cast<double>(messages);
-  state.counters["voluntary_ctxsw_per_op"] = static_cast<double>(mine.voluntary) / ops + static_cast<double>(child_vol) / total;
+  state.counters["voluntary_ctxsw_per_op"] =
+      static_cast<double>(mine.voluntary) / ops + static_cast<double>(cs->child_voluntary) / total;
   state.counters["involuntary_ctxsw_per_op"] =
-      static_cast<double>(mine.involuntary) / ops + static_cast<double>(child_invol) / total;
+      static_cast<double>(mine.involuntary) / ops + static_cast<double>(cs->child_involuntary) / total;
   state.counters["mb_per_s"] = seconds > 0 ? static_cast<double>(o.size) * ops / seconds / 1e6 : 0.0;
-  if (o.kind == Kind::kUdp) state.counters["window"] = static_cast<double>(window);
+  if (o.kind == Kind::kUdp) state.counters["window"] = static_cast<double>(link.c.window);
 }
 
 ParamSpec SizeParam(int64_t max) {

@@ -167,6 +167,14 @@ std::string SendBatch(Channel& c, int64_t n, std::vector<char>& msg, uint64_t& s
   return "";
 }
 
+std::string AskCounts(Channel& c) {
+  const int64_t ask = -1;
+  int64_t answer = -1;
+  if (!WriteFull(c.ctl[1], &ask, sizeof ask)) return "the receiver is gone";
+  if (!ReadAck(c, &answer) || answer != 0) return "the receiver did not report its switch counts";
+  return "";
+}
+
 // ---------------------------------------------------------------- receiver (child)
 
 namespace {
@@ -215,7 +223,15 @@ bool Recv(Channel& c, char* buf) {
   struct rusage before {}, after {};
   getrusage(RUSAGE_SELF, &before);
   int64_t n = 0;
-  while (ReadFull(c.ctl[0], &n, sizeof n) && n > 0) {
+  while (ReadFull(c.ctl[0], &n, sizeof n) && n != 0) {
+    if (n < 0) {  // the parent asks for the switch counts so far, between its timed batches
+      getrusage(RUSAGE_SELF, &after);
+      c.ring->child_voluntary = after.ru_nvcsw - before.ru_nvcsw;
+      c.ring->child_involuntary = after.ru_nivcsw - before.ru_nivcsw;
+      const int64_t reported = 0;
+      WriteFull(c.ack[1], &reported, sizeof reported);
+      continue;
+    }
     bool ok = true;
     for (int64_t i = 0; i < n; ++i) {
       ok = ok && Recv(c, buf.data()) && StampOk(buf.data(), c.o.size, seq);
@@ -229,11 +245,6 @@ bool Recv(Channel& c, char* buf) {
     int64_t final_ack = ok ? n : -1;
     WriteFull(c.ack[1], &final_ack, sizeof final_ack);
     if (!ok) _exit(1);
-  }
-  getrusage(RUSAGE_SELF, &after);
-  if (c.ring) {
-    c.ring->child_voluntary = after.ru_nvcsw - before.ru_nvcsw;
-    c.ring->child_involuntary = after.ru_nivcsw - before.ru_nivcsw;
   }
   _exit(0);
 }

@@ -56,7 +56,12 @@ void Close(Channel& c);
 // Sends `n` messages and waits for the final ack; "" or what went wrong.
 std::string SendBatch(Channel& c, int64_t n, std::vector<char>& msg, uint64_t& seq);
 
-// The child: receives and checks batches until the parent closes the control pipe, then exits.
+// Asks the receiver for its switch counts so far (written to the ring header its side reports in,
+// outside any timing) and waits for them; "" or what went wrong.
+std::string AskCounts(Channel& c);
+
+// The child: receives and checks batches (a batch of -1: its switch counts are asked for) until a batch
+// of 0 or the parent closes the control pipe, then exits.
 [[noreturn]] void ReceiverMain(Channel& c, pid_t parent);
 
 }  // namespace ipc
