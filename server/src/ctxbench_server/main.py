@@ -282,9 +282,7 @@ class CtxbenchServer:
         ):
             task = getattr(self, name, None)
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await _cancelled(task)
         if hasattr(self, "dispatcher"):
             self.dispatcher.events.close()  # end SSE streams so HTTP can drain
         if hasattr(self, "changes"):
@@ -308,6 +306,18 @@ class CtxbenchServer:
         if hasattr(self, "engine"):
             await self.engine.dispose()
         stats_pool.shutdown()
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Cancels task and waits for it to end, cancelling it again while it goes on: Python 3.11's
+    asyncio.wait_for can swallow a cancellation that arrives as what it waits for completes, and a task
+    that swallowed its one cancel waited on for ever (a clean-clone run hung in stop(), its CI filler
+    back in its loop)."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait([task], timeout=1.0)
+    if not task.cancelled() and (failed := task.exception()) is not None:
+        log.error("%s had failed before the server stopped", task.get_name(), exc_info=failed)
 
 
 def _hostport(host: str, port: int) -> str:

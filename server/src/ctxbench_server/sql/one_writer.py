@@ -53,7 +53,9 @@ class OneWriterSession(AsyncSession):
             return
         gate: asyncio.Lock = sync.info[_GATE]
         try:
-            await asyncio.wait_for(gate.acquire(), WRITE_WAIT_S)
+            # (not asyncio.wait_for: on Python 3.11 it can swallow a cancel that comes as the gate frees)
+            async with asyncio.timeout(WRITE_WAIT_S):
+                await gate.acquire()
         except TimeoutError:
             raise TimeoutError(f"waited {WRITE_WAIT_S:.0f} s for the SQLite write gate") from None
         sync.info[_HELD] = gate
