@@ -253,7 +253,8 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
             )
             # Paused while A restarts, so that no run is cut in two: each is wholly before or after.
             _pause_until_idle(server, sid)
-            assert _alerts_on(server, a) == [], "an alert on A before any step"
+            early = _alerts_on(server, a)
+            assert [x for x in early if x["kernel"] == GETPPID] == [], early  # (see _check_alert)
             before = [r for r in _runs(server, sid) if r["machine_id"] == a]
             procs.remove(agents[0])
             assert agents[0].stop() == 0, agents[0].output()
@@ -287,7 +288,12 @@ def _alerts_on(server: Server, machine: str) -> list[dict]:
 
 
 def _for_machine(receiver: Receiver, name: str) -> list[Got]:
-    return [g for g in receiver.got if json.loads(g.body)["data"].get("machine_name") == name]
+    """The deliveries of the machine's getppid alerts (the step's kernel: see _check_alert)."""
+    return [
+        g
+        for g in receiver.got
+        if (data := json.loads(g.body)["data"]).get("machine_name") == name and data.get("kernel") == GETPPID
+    ]
 
 
 def _check_alert(server: Server, machines: tuple[str, str], last_before: dict, after: list[dict]) -> dict:
@@ -297,11 +303,14 @@ def _check_alert(server: Server, machines: tuple[str, str], last_before: dict, a
     B's getppid). How often an unchanged host opens an alert is `make bench` section `alerts`'s figure
     (docs/fidelity.md), with the default profile; this test is about the way from a step to a webhook."""
     a, b = machines
-    alerts = _alerts_on(server, a)
-    assert [(x["kernel"], x["state"]) for x in alerts] == [(GETPPID, "open")], alerts
-    others = _alerts_on(server, b)
+    on_a = _alerts_on(server, a)
+    # A's call.function makes no syscall (seccomp leaves it alone): like B's series, it is not asserted
+    # (a clean-clone run saw it open "+31 %" after A's restart).
+    alerts = [x for x in on_a if x["kernel"] == GETPPID]
+    assert [(x["kernel"], x["state"]) for x in alerts] == [(GETPPID, "open")], on_a
+    others = [x for x in on_a if x["kernel"] != GETPPID] + _alerts_on(server, b)
     if others:
-        print(f"unchanged B opened {len(others)} alert(s): {[x['summary'] for x in others]}")
+        print(f"unchanged series opened {len(others)} alert(s): {[x['summary'] for x in others]}")
     alert = alerts[0]
     first, second = after[0], after[1]
     assert (alert["before_run_id"], alert["run_id"]) == (last_before["id"], first["id"]), alert
