@@ -4,9 +4,11 @@
    data dir in between: every slot since creation fires exactly once, the one due while the server was
    down after it comes back, and every run a firing made succeeds.
 2. A real step on a scheduled series: agent A restarted under seccomp filters (scripts/tools/seccomp_slow.c,
-   as `make bench` section `power` slows a host on purpose) makes its syscall.getppid dearer and nothing
-   else; one alert opens for that series alone, and a webhook receiver in the test gets it twice (the
-   first attempt answered 500, then retried), each signed with HMAC-SHA256 over "<timestamp>." + body.
+   as `make bench` section `power` slows a host on purpose) makes its syscall.getppid several times dearer;
+   an alert opens at that step, and a webhook receiver in the test gets it twice (the first attempt
+   answered 500, then retried), each signed with HMAC-SHA256 over "<timestamp>." + body. Alerts that
+   History opens on unchanged series are printed, not asserted: how often an unchanged host opens one is
+   `make bench` section `alerts`'s figure (docs/fidelity.md), with the default profile.
 
 The dev settings make it fast: CTXBENCH_ENV=dev allows a 2 s schedule (CTXBENCH_SCHEDULE_MIN_INTERVAL_S),
 ticks of 0.2 s; the alert settle time and the webhook backoff are ordinary settings, shortened here."""
@@ -38,9 +40,10 @@ SETTLE_S = 0.5  # CTXBENCH_ALERT_SETTLE_S: a series is checked this long after a
 BACKOFF_S = 1.0  # CTXBENCH_WEBHOOK_BACKOFF_S: the retry after the receiver's 500
 SECRET = "e2e-webhook-secret-0123456789"
 GETPPID, FUNCTION = "syscall.getppid", "call.function"
-# Seccomp filters on the slowed agent: each runs on every syscall (getppid ~2x dearer with 8), and a
-# function call makes none.
-FILTERS = 8
+# Seccomp filters on the slowed agent: each runs on every syscall (getppid ~2x dearer with 8, ~5x with 32),
+# and a function call makes none. A step far above what load alone moves a short series (CI runs of this
+# test saw +37 % and +99 % on an unchanged getppid while other suites ran beside it).
+FILTERS = 32
 LEARN_RUNS = 5  # runs of each series before the step: History's noise is learned from 3 a side
 SEEN_AFTER = 3  # slowed runs the test waits for: the rule needs 2 (MIN_SEGMENT) after a step
 
@@ -244,7 +247,7 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
             assert r.status_code == 201, r.text
             hook = r.json()["id"]
             agents, (a, b) = _agents(server, tmp_path, ["alert-a", "alert-b"], procs)
-            how = {"repetitions": 3, "min_time_s": 0.02, "launches": 2}
+            how = {"repetitions": 10, "min_time_s": 0.02, "launches": 5}  # a launch's layout is outvoted
             sid = _schedule(server, [a, b], [GETPPID, FUNCTION], **how)["id"]
             wait_until(
                 f"{LEARN_RUNS} runs on each machine",
@@ -253,8 +256,6 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
             )
             # Paused while A restarts, so that no run is cut in two: each is wholly before or after.
             _pause_until_idle(server, sid)
-            early = _alerts_on(server, a)
-            assert [x for x in early if x["kernel"] == GETPPID] == [], early  # (see _check_alert)
             before = [r for r in _runs(server, sid) if r["machine_id"] == a]
             procs.remove(agents[0])
             assert agents[0].stop() == 0, agents[0].output()
@@ -274,10 +275,14 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
                 return runs if len(done) >= SEEN_AFTER else []
 
             after = wait_until(f"{SEEN_AFTER} runs on A slowed", slowed, 30)
-            wait_until("A's delivery and its retry", lambda: len(_for_machine(receiver, "alert-a")) >= 2, 15)
             _pause_until_idle(server, sid)
-            time.sleep(SETTLE_S + 1)  # the last results' series checked (a check opens what it finds)
-            alert = _check_alert(server, (a, b), before[-1], after)
+            try:
+                alert = wait_until("the step's alert", lambda: _step_alert(server, a, after[0]["id"]), 15)
+            except TimeoutError:
+                shown = [(x["summary"], x["before_run_id"], x["run_id"]) for x in _alerts_on(server, a)]
+                raise AssertionError(f"no alert at {before[-1]['id']} -> {after[0]['id']}: {shown}") from None
+            wait_until("its delivery and its retry", lambda: len(_for_alert(receiver, alert["id"])) >= 2, 15)
+            _check_alert(server, (a, b), alert, before[-1], after)
             _check_deliveries(server, hook, receiver, alert)
     finally:
         receiver.close()
@@ -287,47 +292,43 @@ def _alerts_on(server: Server, machine: str) -> list[dict]:
     return [x for x in server.http.get("/alerts").json() if x["machine_id"] == machine]
 
 
-def _for_machine(receiver: Receiver, name: str) -> list[Got]:
-    """The deliveries of the machine's getppid alerts (the step's kernel: see _check_alert)."""
-    return [
-        g
-        for g in receiver.got
-        if (data := json.loads(g.body)["data"]).get("machine_name") == name and data.get("kernel") == GETPPID
-    ]
+def _step_alert(server: Server, machine: str, first_slowed: str) -> dict | None:
+    """The alert on the machine's getppid whose first run after the step is the first slowed run."""
+    got = [x for x in _alerts_on(server, machine) if x["kernel"] == GETPPID and x["run_id"] == first_slowed]
+    return got[0] if got else None
 
 
-def _check_alert(server: Server, machines: tuple[str, str], last_before: dict, after: list[dict]) -> dict:
-    """One alert on A, for its getppid, at the first slowed run, opened as soon as History's rule can.
-    B, unchanged, is not asserted: on this 2-CPU host with two agents, a short series of 2-launch runs
-    can read a real +15 % level change with nothing changed on the host (a clean-clone run opened one on
-    B's getppid). How often an unchanged host opens an alert is `make bench` section `alerts`'s figure
-    (docs/fidelity.md), with the default profile; this test is about the way from a step to a webhook."""
+def _for_alert(receiver: Receiver, alert_id: str) -> list[Got]:
+    """The deliveries of one alert."""
+    return [g for g in receiver.got if json.loads(g.body)["data"].get("id") == alert_id]
+
+
+def _check_alert(
+    server: Server, machines: tuple[str, str], alert: dict, last_before: dict, after: list[dict]
+) -> None:
+    """The step's alert: on A's getppid, between the last run before the restart and the first slowed one,
+    open, the step's size. Alerts elsewhere (B, A's call.function, A's getppid before the step) are printed:
+    on this 2-CPU host a short series can read a level change with nothing changed (module docstring)."""
     a, b = machines
-    on_a = _alerts_on(server, a)
-    # A's call.function makes no syscall (seccomp leaves it alone): like B's series, it is not asserted
-    # (a clean-clone run saw it open "+31 %" after A's restart).
-    alerts = [x for x in on_a if x["kernel"] == GETPPID]
-    assert [(x["kernel"], x["state"]) for x in alerts] == [(GETPPID, "open")], on_a
-    others = [x for x in on_a if x["kernel"] != GETPPID] + _alerts_on(server, b)
+    others = [x for x in _alerts_on(server, a) + _alerts_on(server, b) if x["id"] != alert["id"]]
     if others:
         print(f"unchanged series opened {len(others)} alert(s): {[x['summary'] for x in others]}")
-    alert = alerts[0]
     first, second = after[0], after[1]
-    assert (alert["before_run_id"], alert["run_id"]) == (last_before["id"], first["id"]), alert
-    assert alert["ratio"] > 1.3 and alert["ci_low"] > 1, alert
-    # History's rule needs MIN_SEGMENT (2) runs after a step: the alert opens with the second slowed run's
-    # results, one period after the first, and CTXBENCH_ALERT_SETTLE_S later; so within two periods of the
-    # first slowed run (plus that settle time and a second of slack).
+    assert (alert["before_run_id"], alert["state"]) == (last_before["id"], "open"), alert
+    assert alert["ratio"] > 2 and alert["ci_low"] > 1, alert
+    # History's rule needs MIN_SEGMENT (2) runs after a step: the alert cannot open before the second slowed
+    # run, and it looked at 2 or more of them. When it opened is printed, not asserted: a result is checked
+    # once its CI is filled (alerts/watch.py), and on a loaded host that bootstrap lags by seconds (a CI run
+    # opened it 5 s after the second slowed run finished).
     opened = _at(alert["opened_at"])
-    assert _at(second["started_at"]) < opened <= _at(second["finished_at"]) + timedelta(seconds=SETTLE_S + 2)
-    assert opened - _at(first["created_at"]) <= timedelta(seconds=2 * INTERVAL_S + SETTLE_S + 1), alert
+    assert _at(second["started_at"]) < opened, alert
+    assert alert["significance"]["runs"][1] >= 2, alert
     print(f"alert opened {opened - _at(first['created_at'])} after the first slowed run was made")
-    return alert
 
 
 def _check_deliveries(server: Server, hook: str, receiver: Receiver, alert: dict) -> None:
     """The alert POSTed twice, the same signed delivery: 500, then after the backoff 204."""
-    got = _for_machine(receiver, "alert-a")
+    got = _for_alert(receiver, alert["id"])
     assert [g.answered for g in got] == [500, 204], got
     for g in got:
         assert _signed(SECRET, g.headers, g.body), g.headers

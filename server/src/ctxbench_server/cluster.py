@@ -186,7 +186,8 @@ class Cluster:
             asyncio.create_task(self._publish(), name="cluster-publish"),
         ]
         try:
-            await asyncio.wait_for(self._connected.wait(), START_WAIT_S)
+            async with asyncio.timeout(START_WAIT_S):
+                await self._connected.wait()
         except TimeoutError:
             await self.close()
             raise OSError(f"no PostgreSQL listener connection within {START_WAIT_S:.0f} s") from None
@@ -200,7 +201,8 @@ class Cluster:
         tasks = [t for t in self._tasks if t.get_name() != LISTEN_TASK] + list(self._unlocking)
         await _cancel(tasks)
         with contextlib.suppress(Exception):  # bounded: a dead connection lets go of them anyway
-            await asyncio.wait_for(self._unlock_all(), LAST_WORDS_S)
+            async with asyncio.timeout(LAST_WORDS_S):
+                await self._unlock_all()
         self._held.clear()
 
     async def _unlock_all(self) -> None:
@@ -214,7 +216,8 @@ class Cluster:
         if not self._stopping:
             await self.let_go()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._send_pending(), LAST_WORDS_S)
+            async with asyncio.timeout(LAST_WORDS_S):
+                await self._send_pending()
         self._closed = True
         await _cancel([*self._tasks, *self._unlocking])  # the listener's own `finally` ends its connection
         self._tasks = []
@@ -277,16 +280,19 @@ class Cluster:
         that hands a machine over says online again, after, on the same connection's notifications)."""
         while not self._closed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._lost.wait(), PING_S)
+                async with asyncio.timeout(PING_S):
+                    await self._lost.wait()
             if self._lost.is_set() or conn.is_closed():
                 return
             async with self._use:
-                rows = await asyncio.wait_for(conn.fetch(PRESENCE_KEYS), PING_S)
+                async with asyncio.timeout(PING_S):
+                    rows = await conn.fetch(PRESENCE_KEYS)
                 self._keys = keys = {_signed(hi, lo) for hi, lo in rows}
                 gone = set() if self._watched is None else (self._watched | self._announced) - keys
                 self._watched, self._announced = keys, set()
                 if gone - self._names.keys():  # a machine not seen yet (rare: one read of the ids)
-                    ids = await asyncio.wait_for(conn.fetch("SELECT id FROM machines"), PING_S)
+                    async with asyncio.timeout(PING_S):
+                        ids = await conn.fetch("SELECT id FROM machines")
                     self._names.update((presence_key(r["id"]), r["id"]) for r in ids)
             for key in gone:
                 machine_id = self._names.get(key)
@@ -399,7 +405,8 @@ class Cluster:
                 self._held[machine_id] += 1
                 return True
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._connected.wait(), max(0.0, deadline - loop.time()))
+                async with asyncio.timeout(max(0.0, deadline - loop.time())):
+                    await self._connected.wait()
             if await self._try_lock(machine_id):
                 if self._held[machine_id] > 0:  # another local claim got it meanwhile: one lock is enough
                     self._schedule_unlock(machine_id)
@@ -451,7 +458,8 @@ class Cluster:
             conn = self._conn
             if conn is None:
                 return self._keys
-            rows = await asyncio.wait_for(conn.fetch(PRESENCE_KEYS), PING_S)
+            async with asyncio.timeout(PING_S):
+                rows = await conn.fetch(PRESENCE_KEYS)
         return {_signed(hi, lo) for hi, lo in rows}
 
     async def _try_lock(self, machine_id: str) -> bool:

@@ -147,7 +147,8 @@ class AgentService(pb_grpc.AgentServiceServicer):
                 machine = await fleet.machine_for_credential(session, wire.bearer(context))
                 machine_id = machine.id
             try:
-                first = await asyncio.wait_for(anext(aiter(request_iterator), None), self.hello_timeout_s)
+                async with asyncio.timeout(self.hello_timeout_s):
+                    first = await anext(aiter(request_iterator), None)
             except TimeoutError:
                 log.warning(
                     "agent stream from %s: no Hello within %.0f s", context.peer(), self.hello_timeout_s

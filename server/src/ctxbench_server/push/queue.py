@@ -35,7 +35,8 @@ class StreamQueue:
         """What is put, until the end; a comment line whenever nothing came for `keepalive_s`."""
         while True:
             try:
-                got = await asyncio.wait_for(self.queue.get(), keepalive_s)
+                async with asyncio.timeout(keepalive_s):
+                    got = await self.queue.get()
             except TimeoutError:
                 yield ": keepalive\n\n"
                 continue

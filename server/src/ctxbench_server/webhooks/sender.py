@@ -101,7 +101,8 @@ class Sender:
             except Exception:
                 log.exception("webhooks: a tick failed")
             try:
-                await asyncio.wait_for(self._wake.wait(), self.settings.webhook_tick_s)
+                async with asyncio.timeout(self.settings.webhook_tick_s):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
