@@ -37,9 +37,9 @@ def _run_series(
             cvs.setdefault(point, []).append(cv)
 
 
-def _changes(server: Server, machine_id: str) -> list[dict[str, Any]]:
-    """The steps History calls significant on the machine's series (GET /changes)."""
-    r = server.http.get("/changes", params={"machines": machine_id})
+def _changes(server: Server, machine_id: str, every: bool = False) -> list[dict[str, Any]]:
+    """The steps History calls significant on the machine's series (GET /changes); every: all it tested."""
+    r = server.http.get("/changes", params={"machines": machine_id, **({"all": "true"} if every else {})})
     r.raise_for_status()
     return list(r.json()["changes"])
 
@@ -171,6 +171,13 @@ def noise(
     return 0
 
 
+def _busy(step: dict[str, Any]) -> str:
+    b, a = step["significance"].get("busy", [None, None])
+    if b is None or a is None:
+        return "load not known"
+    return f"other processes kept {100 * b:.0f} % -> {100 * a:.0f} % of the CPUs busy"
+
+
 def phases(report: Out, quiet_runs: int = 4, busy_runs: int = 4) -> int:
     """History on one unchanged host whose load changes during the series (issue 24: "whether or not the
     load beside it changes during the series: no change flagged"): one fresh agent runs the A/A points
@@ -192,6 +199,11 @@ def phases(report: Out, quiet_runs: int = 4, busy_runs: int = 4) -> int:
                     load_busy = Path("/proc/loadavg").read_text().split()[0]
                     _run_series(server, a_id, busy_runs, busy, {})
                 steps = _changes(server, a_id)
+                held = [
+                    c
+                    for c in _changes(server, a_id, every=True)
+                    if c["significance"]["rule"] == "load_changed"
+                ]
         finally:
             server.stop()
     flagged = {c["kernel"] for c in steps}
@@ -205,6 +217,8 @@ def phases(report: Out, quiet_runs: int = 4, busy_runs: int = 4) -> int:
         "",
         f"- series with a change flagged: **{len(steps)}** of {len(quiet)} (target 0)"
         + (": " + ", ".join(f"`{c['kernel']}` {c['ratio']:.3f}" for c in steps) if steps else ""),
+        f"- steps History's test passed that the load explains (`load_changed`, not flagged): **{len(held)}**"
+        + (": " + ", ".join(f"`{c['kernel']}` {c['ratio']:.3f} ({_busy(c)})" for c in held) if held else ""),
         "",
         "| kernel point | quiet: median (runs) | beside the build: median (runs) | ratio | change flagged |",
         "|---|---:|---:|---:|:-:|",

@@ -108,6 +108,7 @@ class Seeder:
         status: str = "ok",
         sample_launches: list[int] | None = None,
         estimator: str | None = None,
+        disturbance: float | None = None,
     ) -> str:
         params = params or {}
         key = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -130,6 +131,7 @@ class Seeder:
                 samples=samples,
                 sample_launches=sample_launches,
                 estimator=estimator,
+                disturbance=disturbance,
                 created_at=self.tick(),
             )
             if status == "ok":

@@ -52,7 +52,7 @@ function StepsTable({ steps, unit }: { steps: Step[]; unit: string }) {
           <td>
             <strong>{s.significant ? 'Changed' : 'No change'}</strong>
             <div className="muted small">
-              {ruleText(s.significance.rule)}; noise {formatNumber(s.significance.noise * 100, 2)} % (
+              {ruleText(s.significance.rule, s.significance.busy)}; noise {formatNumber(s.significance.noise * 100, 2)} % (
               {s.significance.noise_source === 'runs' ? 'from the runs' : 'default floor'}), runs {s.significance.runs.join(' vs ')}
             </div>
           </td>
@@ -155,7 +155,7 @@ function FleetChanges() {
                   {formatNumber(c.ratio, 3)} [{formatNumber(c.ci_low, 3)}, {formatNumber(c.ci_high, 3)}]
                   <div className="muted small">
                     {stepText(c, higherIsBetter(c.unit))}
-                    {c.significant ? '' : ` · ${ruleText(c.significance.rule)}`}
+                    {c.significant ? '' : ` · ${ruleText(c.significance.rule, c.significance.busy)}`}
                   </div>
                 </td>
                 <td>

@@ -3237,6 +3237,11 @@ export interface components {
         };
         /** StepSignificance */
         StepSignificance: {
+            /**
+             * Busy
+             * @description [before, after]: the median over each side's runs of their `disturbance` (the largest share of the host's CPUs other processes kept busy during a launch); null: not known
+             */
+            busy?: (number | null)[];
             /** Ci Level */
             ci_level: number;
             /**
@@ -3251,10 +3256,10 @@ export interface components {
             noise_source: "runs" | "default";
             /**
              * Rule
-             * @description as in Compare: ci_excludes_noise (significant), ci_includes_1, within_noise; too_few_launches: a side has fewer than 2 runs
+             * @description as in Compare: ci_excludes_noise (significant), ci_includes_1, within_noise; too_few_launches: a side has fewer than 2 runs; load_changed: the CI clears the noise, but other processes kept the host's CPUs busier on one side by 0.3 or more (`busy`): the host's load changed, not called a change of the primitive
              * @enum {string}
              */
-            rule: "ci_excludes_noise" | "ci_includes_1" | "within_noise" | "too_few_launches";
+            rule: "ci_excludes_noise" | "ci_includes_1" | "within_noise" | "too_few_launches" | "load_changed";
             /**
              * Runs
              * @description [runs before, runs after] the test looked at

@@ -26,6 +26,16 @@ Why both (docs/fidelity.md "Alerts on an unchanged host"): a schedule beside a b
 process.fork_wait, whose launches within a run differ several-fold, read 3 runs 30 % cheaper than the 3
 before with run CIs of 36-2076 % of their medians, which the medians alone called a change.
 
+3. Load. A step that passes the test is not called a change of the primitive when other processes kept
+   the host's CPUs busier on one side than on the other by LOAD_SHIFT or more (each side's median of its
+   runs' `disturbance`, the largest other-process share of a kept launch, as the agent measured it):
+   rule RULE_LOAD. Short samples take the time the kernel was descheduled out of a figure, but an op
+   that is a yield or a wake-up costs what the scheduler makes it cost, and a busy host changes that
+   either way: sched.yield read +10 % and ipc.pipe +83 % beside a build with no sample disturbed, and
+   thread.create_join -59 % (its new thread no longer woke an idle CPU; docs/fidelity.md "History when
+   the host's load changes"). History shows that step with both sides' load. A step whose sides ran
+   under the same load (a seccomp filter, a kernel update) is untouched.
+
 A boundary that fails the test is still returned (significant false, with the rule that decided), so a
 reader sees why a visible jump is not called a change. The newest run alone cannot make a change: a
 segment needs MIN_SEGMENT runs ("one more run will tell" is what the explorer says about it).
@@ -53,6 +63,11 @@ CI_LEVEL = bootstrap.CONFIDENCE
 Z_RUN_CI = NormalDist().inv_cdf(0.5 + bootstrap.CONFIDENCE / 2)
 # The default floor's weight for a side of fewer than MIN_RUNS_LEARNED runs (the module docstring).
 SHORT_SIDE_FACTOR = sig.ONE_LAUNCH_FACTOR
+# How much busier other processes must have kept the host's CPUs on one side of a step than on the other
+# for the step to be the load's (the module docstring, 3.): a build beside the kernel is 0.5-0.9, a quiet
+# host under 0.1, a second agent's kernel on a 2-CPU host ~0.5.
+LOAD_SHIFT = 0.3
+RULE_LOAD = "load_changed"
 
 RunCI = tuple[float | None, float | None]  # a run's CI of its median (None, None: unknown)
 
@@ -67,9 +82,11 @@ class Step:
     ci_high: float
     noise: float
     noise_source: str  # "runs" | "default"
-    rule: str  # compare/significance.py's rule names
+    rule: str  # compare/significance.py's rule names, or RULE_LOAD
     runs_before: int
     runs_after: int
+    busy_before: float | None = None  # median disturbance of the runs before (None: not known)
+    busy_after: float | None = None
 
     @property
     def significant(self) -> bool:
@@ -136,6 +153,18 @@ def _ratio_ci(
     return bootstrap.percentile_ci(a / b, CI_LEVEL)
 
 
+def _median_known(xs: Sequence[float | None]) -> float | None:
+    known = [x for x in xs if x is not None]
+    return float(np.median(known)) if known else None
+
+
+def load_explains(busy_before: float | None, busy_after: float | None) -> bool:
+    """Whether other processes kept the host's CPUs busier on one side by LOAD_SHIFT or more."""
+    if busy_before is None or busy_after is None:
+        return False
+    return abs(busy_after - busy_before) >= LOAD_SHIFT
+
+
 def check_boundary(
     medians: Sequence[float],
     lo: int,
@@ -145,9 +174,11 @@ def check_boundary(
     family: str,
     key: str,
     sds: np.ndarray | None = None,
+    busy: Sequence[float | None] | None = None,
 ) -> Step:
     """The step at `cut`, from the runs [max(lo, cut - WINDOW), cut) against [cut, min(hi, cut + WINDOW));
-    sds[i]: run i's log-scale uncertainty (run_sds), none known without it."""
+    sds[i]: run i's log-scale uncertainty (run_sds), none known without it; busy[i]: run i's disturbance
+    (the other processes' largest share of the host's CPUs during a launch; None: not known)."""
     b0, a1 = max(lo, cut - WINDOW), min(hi, cut + WINDOW)
     before = np.asarray(medians[b0:cut], dtype=float)
     after = np.asarray(medians[cut:a1], dtype=float)
@@ -162,6 +193,11 @@ def check_boundary(
         default_factor=SHORT_SIDE_FACTOR if short else 1.0,
     )
     enough = before.size >= MIN_SEGMENT and after.size >= MIN_SEGMENT
+    rule = sig.rule(lo_ci, hi_ci, noise, enough)
+    busy_b = _median_known(busy[b0:cut]) if busy is not None else None
+    busy_a = _median_known(busy[cut:a1]) if busy is not None else None
+    if rule == sig.RULE_SIGNIFICANT and load_explains(busy_b, busy_a):
+        rule = RULE_LOAD
     return Step(
         index=cut,
         before=mb,
@@ -171,9 +207,11 @@ def check_boundary(
         ci_high=hi_ci,
         noise=noise,
         noise_source=source,
-        rule=sig.rule(lo_ci, hi_ci, noise, enough),
+        rule=rule,
         runs_before=int(before.size),
         runs_after=int(after.size),
+        busy_before=busy_b,
+        busy_after=busy_a,
     )
 
 
@@ -183,10 +221,12 @@ def detect(
     family: str,
     keys: Sequence[str],
     cis: Sequence[RunCI] | None = None,
+    busy: Sequence[float | None] | None = None,
 ) -> list[Step]:
     """Every candidate step of a series of run medians (oldest first, all > 0), each tested; keys[i]
     (the i-th run's id) seeds the test of a step at i; cis[i], the i-th run's CI of its median (none
-    given: each median counts as exact)."""
+    given: each median counts as exact); busy[i], the i-th run's disturbance (none given: the load is
+    not looked at)."""
     x = np.log(np.asarray(medians, dtype=float))
     if x.size < 2 * MIN_SEGMENT or not np.all(np.isfinite(x)):
         return []
@@ -196,7 +236,7 @@ def detect(
     sds = run_sds(medians, cis)
     return [
         check_boundary(
-            medians, bounds[k - 1], bounds[k], bounds[k + 1], kernel_id, family, keys[bounds[k]], sds
+            medians, bounds[k - 1], bounds[k], bounds[k + 1], kernel_id, family, keys[bounds[k]], sds, busy
         )
         for k in range(1, len(bounds) - 1)
     ]

@@ -36,16 +36,29 @@ class FactChange(BaseModel):
     hint: str | None = Field(description="what this fact is known to change")
 
 
+def _unknown_busy() -> list[float | None]:
+    return [None, None]
+
+
 class StepSignificance(BaseModel):
     significant: bool
-    rule: Literal["ci_excludes_noise", "ci_includes_1", "within_noise", "too_few_launches"] = Field(
+    rule: Literal[
+        "ci_excludes_noise", "ci_includes_1", "within_noise", "too_few_launches", "load_changed"
+    ] = Field(
         description="as in Compare: ci_excludes_noise (significant), ci_includes_1, within_noise;"
-        " too_few_launches: a side has fewer than 2 runs"
+        " too_few_launches: a side has fewer than 2 runs; load_changed: the CI clears the noise, but"
+        " other processes kept the host's CPUs busier on one side by 0.3 or more (`busy`): the host's"
+        " load changed, not called a change of the primitive"
     )
     noise: float = Field(description="run-to-run noise of this point, learned from each side's runs")
     noise_source: Literal["runs", "default"]
     ci_level: float
     runs: list[int] = Field(description="[runs before, runs after] the test looked at")
+    busy: list[float | None] = Field(
+        default_factory=_unknown_busy,
+        description="[before, after]: the median over each side's runs of their `disturbance` (the largest"
+        " share of the host's CPUs other processes kept busy during a launch); null: not known",
+    )
 
 
 class Step(BaseModel):

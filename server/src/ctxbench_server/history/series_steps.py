@@ -46,6 +46,7 @@ COLUMNS = (
     Result.ci_method,
     Result.created_at,
     Result.agent_version,
+    Result.disturbance,
 )
 
 
@@ -145,6 +146,7 @@ def detect(
                 family[kernel_id],
                 [r.run_id for r in rs],
                 [cis.get(r.id, (None, None)) for r in rs],
+                [r.disturbance for r in rs],
             )
             _steps.put(steps_key(key, rs), steps)
             out[key] = steps

@@ -26,21 +26,10 @@ MAX_SCAN_RESULTS = 200_000
 MAX_CHANGES = 500
 # Facts whose change between two runs is marked on the time axis. Whatever moves on its own between
 # gatherings (load, clock speed, preflight's steal figure) is left out.
-WATCHED_EXTRA = {
-    "microcode",
-    "cpufreq_driver",
-    "cpuidle_driver",
-    "energy_perf_pref",
-    "energy_perf_bias",
-    "isolated_cpus",
-    "nohz_full",
-    "thp",
-    "cgroup_cpu_max",
-    "cgroup_cpuset",
-    "cpu_quota",
-    "numa_nodes",
-    "sched_autogroup",
-}
+WATCHED_EXTRA = set(
+    "microcode cpufreq_driver cpuidle_driver energy_perf_pref energy_perf_bias isolated_cpus nohz_full thp"
+    " cgroup_cpu_max cgroup_cpuset cpu_quota numa_nodes sched_autogroup".split()
+)
 
 
 def series_filter(machine_id: str, kernel_id: str, params_key: str) -> tuple[Any, ...]:
@@ -113,6 +102,7 @@ def step_out(
             "noise_source": step.noise_source,
             "ci_level": changes.CI_LEVEL,
             "runs": [step.runs_before, step.runs_after],
+            "busy": [step.busy_before, step.busy_after],
         },
         "facts_changed": facts_changed,
     }
@@ -236,6 +226,7 @@ async def series(
             family,
             [p.run_id for p in points],
             [(p.ci_low, p.ci_high) for p in points],
+            [p.disturbance for p in points],
         )
     )
     return {
@@ -294,6 +285,7 @@ async def _scan(session: AsyncSession, machine_ids: Sequence[str]) -> tuple[Seri
             Result.ci_high,
             Result.ci_method,
             Result.created_at,
+            Result.disturbance,
         )
         .where(Result.status == "ok", Result.median > 0)
         .order_by(Result.created_at.desc(), Result.id.desc())
@@ -328,6 +320,7 @@ def _detect_all(
                 fam,
                 [r.run_id for r in rs],
                 [cis.get(r.id, (None, None)) for r in rs],
+                [r.disturbance for r in rs],
             )
             _steps.put(ck, steps)
         out.extend((key, rs, s) for s in steps)

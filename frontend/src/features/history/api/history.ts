@@ -28,7 +28,7 @@ export interface FactChange {
   hint: string | null;
 }
 
-export type StepRule = 'ci_excludes_noise' | 'ci_includes_1' | 'within_noise' | 'too_few_launches';
+export type StepRule = 'ci_excludes_noise' | 'ci_includes_1' | 'within_noise' | 'too_few_launches' | 'load_changed';
 
 export interface Step {
   at: string;
@@ -48,6 +48,8 @@ export interface Step {
     noise_source: 'runs' | 'default';
     ci_level: number;
     runs: [number, number];
+    /** [before, after]: the median share of the host's CPUs other processes kept busy; null: not known. */
+    busy?: [number | null, number | null];
   };
   facts_changed: FactChange[];
 }

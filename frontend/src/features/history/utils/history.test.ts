@@ -42,6 +42,10 @@ describe('history rows and marks', () => {
     expect(stepText({ ratio: 0.8 }, false)).toBe('-20.0 % faster');
     expect(stepText({ ratio: 0.8 }, true)).toBe('-20.0 % slower');
     expect(ruleText('within_noise')).toMatch(/noise/);
+    expect(ruleText('load_changed', [0.08, 0.85])).toBe(
+      'not a change of the primitive: the host’s load changed (other processes kept 8 % → 85 % of its CPUs busy)',
+    );
+    expect(ruleText('load_changed')).toBe('not a change of the primitive: the host’s load changed');
     expect(factValue({ a: 1 })).toBe('{"a":1}');
     expect(factValue('')).toBe('—');
   });

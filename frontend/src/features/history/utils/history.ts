@@ -59,9 +59,15 @@ const RULE_TEXT: Record<StepRule, string> = {
   ci_includes_1: 'not a change: the ratio’s CI includes 1',
   within_noise: 'not a change: within the run-to-run noise',
   too_few_launches: 'not yet: a side has one run',
+  load_changed: 'not a change of the primitive: the host’s load changed',
 };
 
-export function ruleText(rule: StepRule): string {
+/** Why a step is or is not a change, in words; a load change says how busy other processes kept the CPUs. */
+export function ruleText(rule: StepRule, busy?: readonly (number | null)[]): string {
+  const [before, after] = busy ?? [];
+  if (rule === 'load_changed' && before != null && after != null) {
+    return `${RULE_TEXT[rule]} (other processes kept ${Math.round(before * 100)} % → ${Math.round(after * 100)} % of its CPUs busy)`;
+  }
   return RULE_TEXT[rule];
 }
 
