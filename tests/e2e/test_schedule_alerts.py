@@ -280,7 +280,11 @@ def test_a_real_step_opens_one_alert_delivered_signed_and_retried(tmp_path: Path
                 alert = wait_until("the step's alert", lambda: _step_alert(server, a, after[0]["id"]), 15)
             except TimeoutError:
                 shown = [(x["summary"], x["before_run_id"], x["run_id"]) for x in _alerts_on(server, a)]
-                raise AssertionError(f"no alert at {before[-1]['id']} -> {after[0]['id']}: {shown}") from None
+                h = server.http.get("/history", params={"machine": a, "kernel": GETPPID}).json()
+                steps = [(c["run_id"], c["ratio"], c["significance"]) for c in h.get("changes", [])]
+                raise AssertionError(
+                    f"no alert at {before[-1]['id']} -> {after[0]['id']}: {shown}; History's steps: {steps}"
+                ) from None
             wait_until("its delivery and its retry", lambda: len(_for_alert(receiver, alert["id"])) >= 2, 15)
             _check_alert(server, (a, b), alert, before[-1], after)
             _check_deliveries(server, hook, receiver, alert)
