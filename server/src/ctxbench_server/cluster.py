@@ -45,6 +45,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 
+from ctxbench_server.tasks import cancel_and_wait
+
 log = logging.getLogger(__name__)
 
 RUN_CHANNEL = "ctxbench_run"
@@ -132,11 +134,11 @@ def _signed(hi: int, lo: int) -> int:
 
 
 async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    """Ends the tasks (each cancelled until it ends: tasks.cancel_and_wait); how they ended is no news."""
     for task in tasks:
         task.cancel()
     for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        await cancel_and_wait(task)
 
 
 class Cluster:

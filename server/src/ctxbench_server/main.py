@@ -37,6 +37,7 @@ from ctxbench_server.runs.events import RunEvents
 from ctxbench_server.schedules.firing import Scheduler
 from ctxbench_server.stats import pool as stats_pool
 from ctxbench_server.stored import StoredEvents
+from ctxbench_server.tasks import cancel_and_wait
 from ctxbench_server.webhooks.sender import Sender
 
 log = logging.getLogger("ctxbench_server")
@@ -309,14 +310,8 @@ class CtxbenchServer:
 
 
 async def _cancelled(task: asyncio.Task[None]) -> None:
-    """Cancels task and waits for it to end, cancelling it again while it goes on: Python 3.11's
-    asyncio.wait_for can swallow a cancellation that arrives as what it waits for completes, and a task
-    that swallowed its one cancel waited on for ever (a clean-clone run hung in stop(), its CI filler
-    back in its loop)."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait([task], timeout=1.0)
-    if not task.cancelled() and (failed := task.exception()) is not None:
+    """Ends a background task (tasks.cancel_and_wait) and logs it if it had failed."""
+    if (failed := await cancel_and_wait(task)) is not None:
         log.error("%s had failed before the server stopped", task.get_name(), exc_info=failed)
 
 
