@@ -14,6 +14,9 @@ aa             three agents on this host: an A/A pair (host as it is, and beside
 samples        long against short samples (issue 24) beside a build, kernel executables by hand: each
                point's run-to-run spread with either, and the estimators a block could use
                (scripts/bench_samples.py, docs/fidelity.md).
+figure         which statistic of a short-sample result's 14 repetitions repeats from run to run (median,
+               p25, p10, min) on the host as it is and beside a build, kernel executables by hand; the
+               figure is p10 (scripts/bench_figure.py, docs/fidelity.md).
 power          two agents under seccomp filters (1 against 3, scripts/tools/seccomp_slow.c): a real
                slowdown of every syscall; is syscall.getppid flagged, within 5 % of perf bench's own
                ratio, and no row without a syscall flagged (scripts/bench_power.py, docs/fidelity.md).
@@ -54,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import shutil
 import subprocess
@@ -71,6 +75,7 @@ SECTIONS = (
     "suite",
     "aa",
     "samples",
+    "figure",
     "noise",
     "phases",
     "power",
@@ -208,6 +213,18 @@ def significance(report: Out) -> int:
     )
 
 
+# Sections measured by a function of that name in a module of their own, given only the report.
+REPORT_SECTIONS = {
+    "aa": "bench_aa",
+    "figure": "bench_figure",
+    "samples": "bench_samples",
+    "noise": "bench_noise",
+    "phases": "bench_noise",
+    "power": "bench_power",
+    "alerts": "bench_alerts",
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -260,30 +277,9 @@ def main() -> int:
         from bench_orchestration import suite
 
         status |= suite(report, a.launches)
-    if "aa" in a.sections:
-        from bench_aa import aa
-
-        status |= aa(report)
-    if "samples" in a.sections:
-        from bench_samples import samples
-
-        status |= samples(report)
-    if "noise" in a.sections:
-        from bench_noise import noise
-
-        status |= noise(report)
-    if "phases" in a.sections:
-        from bench_noise import phases
-
-        status |= phases(report)
-    if "power" in a.sections:
-        from bench_power import power
-
-        status |= power(report)
-    if "alerts" in a.sections:
-        from bench_alerts import alerts
-
-        status |= alerts(report)
+    for name, module in REPORT_SECTIONS.items():
+        if name in a.sections:
+            status |= getattr(importlib.import_module(module), name)(report)
     return status
 
 

@@ -193,9 +193,9 @@ def _rows(histories: list[dict[str, Any]], alerts: list[dict[str, Any]], disturb
         "|---|---|---:|---:|---|---:|---|---|---:|---|---:|",
     ]
     for h in sorted(histories, key=_point_name):
-        meds = [p["median"] for p in h["points"]]
+        meds = [p["figure"] for p in h["points"]]
         widths = [
-            (p["ci_high"] - p["ci_low"]) / p["median"]
+            (p["ci_high"] - p["ci_low"]) / p["figure"]
             for p in h["points"]
             if p["ci_low"] is not None and p["ci_high"] is not None
         ]

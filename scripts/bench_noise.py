@@ -17,13 +17,14 @@ from bench_common import Out, machine_line, measured, now_utc
 
 
 def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[float, float]]:
-    """Each point's (median, CV of its samples) in one run."""
+    """Each point's (figure, CV of its samples) in one run: the figure, what compare compares (the
+    median, or the p10 of short samples' repetitions: docs/architecture.md "Statistics")."""
     rows = compare(server, [machine_id], [run_id])
     cells = [(r, r["cells"].get(machine_id) or {}) for r in rows]
     return {
-        f"{r['kernel']} {r['params_key']}".strip(): (float(c["median"]), float(c.get("cv") or 0.0))
+        f"{r['kernel']} {r['params_key']}".strip(): (float(c["figure"]), float(c.get("cv") or 0.0))
         for r, c in cells
-        if c.get("median")
+        if c.get("figure")
     }
 
 

@@ -203,7 +203,7 @@ def _machine_rows(
                 (
                     res_id, run_id, item_id, m, k, "ok", pjson, pkey, KERNELS[k][1],
                     json.dumps(samples[r, pi].round(3).tolist()), "[]", "{}", "{}", n_samples,
-                    float(med[r, pi]), float(mean[r, pi]), float(std[r, pi]),
+                    float(med[r, pi]), float(med[r, pi]), float(mean[r, pi]), float(std[r, pi]),
                     float(std[r, pi] / mean[r, pi]), float(s[0]), float(s[-1]),
                     float(lo[r, pi]), float(hi[r, pi]), CI_ORDER_STATISTICS, 0, at,
                 )
@@ -226,9 +226,9 @@ def _insert_machine(con: sqlite3.Connection, rows: _Rows) -> None:
     )
     con.executemany(
         "INSERT INTO results (id, run_id, item_id, machine_id, kernel_id, status, params, params_key,"
-        " unit, samples, iterations, counters, harness, n, median, mean, stddev, cv, min, max, ci_low,"
-        " ci_high, ci_method, exit_code, created_at) VALUES"
-        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " unit, samples, iterations, counters, harness, n, median, figure, mean, stddev, cv, min, max,"
+        " ci_low, ci_high, ci_method, exit_code, created_at) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows.results,
     )
     con.execute("COMMIT")

@@ -57,7 +57,7 @@ def fleet(machines: int, points: int, runs: int) -> dict[Any, list[dict[str, Any
                 rows[Result].append(
                     {"id": res, "run_id": rid, "item_id": iid, "status": "ok", "params": params}
                     | key
-                    | {"unit": "ns/op", "median": median, "created_at": at}
+                    | {"unit": "ns/op", "median": median, "figure": median, "created_at": at}
                 )
                 if r == runs - 1:
                     rows[LatestResult].append(key | {"result_id": res, "created_at": at})

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from ctxbench_server.compare import latest
 from ctxbench_server.compare.schemas import CompareOut
 from ctxbench_server.models import Kernel, Machine, Result, Run, RunItem
+from ctxbench_server.stats import figure
 from ctxbench_server.stats import summary as stats
 
 FACTS: dict[str, Any] = {
@@ -135,7 +136,11 @@ class Seeder:
                 created_at=self.tick(),
             )
             if status == "ok":
-                for k, v in stats.compute(samples, sample_launches, res_id).as_dict().items():
+                for k, v in (
+                    stats.compute(samples, sample_launches, res_id, figure.quantile_for(estimator))
+                    .as_dict()
+                    .items()
+                ):
                     setattr(r, k, v)
             s.add(r)
             if status == "ok":

@@ -69,7 +69,7 @@ async def test_migrations_match_models_and_pragmas(tmp_path: Path) -> None:
                 assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
                 assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
                 assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 5000
-            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0019"
+            assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar() == "0020"
 
             def indexes_and_pk(c: Connection) -> tuple[set[str], list[str]]:
                 insp = inspect(c)

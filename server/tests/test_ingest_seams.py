@@ -118,7 +118,9 @@ def test_a_measured_report_is_described_without_its_ci() -> None:
     full = stats.compute(ok.samples, ok.sample_launches, ok.result_id)
     assert s.n == 6 and s.as_dict() == dataclasses.asdict(s)
     assert {k: v for k, v in full.as_dict().items() if not k.startswith("ci_")} == s.as_dict()
-    got = stats_pool.compute_all([(ok.result_id, ok.samples, ok.sample_launches), ("empty", [], None)])
+    got = stats_pool.compute_all(
+        [(ok.result_id, ok.samples, ok.sample_launches, 0.5), ("empty", [], None, 0.5)]
+    )
     ci = got[ok.result_id]
     assert not isinstance(ci, ValueError) and (ci.low, ci.high, ci.method) == (
         full.ci_low,

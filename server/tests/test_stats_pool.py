@@ -18,20 +18,25 @@ from ctxbench_server.stats import pool as stats_pool
 
 def jobs() -> list[stats_pool.Job]:
     return [
-        ("r1", [10.0, 11.0, 12.0, 10.5, 11.5, 10.2, 10.8, 11.1, 10.9, 11.3], None),
-        ("r2", [1.0, 1.0, 1.0, 2.0, 2.0, 2.0], [0, 0, 0, 1, 1, 1]),
-        ("r3", [float(i % 7) for i in range(600)], None),
-        ("r4", [], None),  # no samples: the ValueError, not an exception of the pool
-        ("r5", [1.0, float("nan")], None),
+        ("r1", [10.0, 11.0, 12.0, 10.5, 11.5, 10.2, 10.8, 11.1, 10.9, 11.3], None, 0.5),
+        ("r2", [1.0, 1.0, 1.0, 2.0, 2.0, 2.0], [0, 0, 0, 1, 1, 1], 0.5),
+        ("r3", [float(i % 7) for i in range(600)], None, 0.5),
+        ("r4", [], None, 0.5),  # no samples: the ValueError, not an exception of the pool
+        ("r5", [1.0, float("nan")], None, 0.5),
+        ("r6", [float(i % 13) for i in range(60)], [i % 6 for i in range(60)], 0.1),  # a short-sample figure
     ]
 
 
 def test_workers_compute_what_this_process_computes() -> None:
     got = stats_pool.compute(jobs())
     here = stats_pool.compute_all(jobs())
-    assert got.keys() == here.keys() == {"r1", "r2", "r3", "r4", "r5"}
-    for rid in ("r1", "r2", "r3"):
+    assert got.keys() == here.keys() == {"r1", "r2", "r3", "r4", "r5", "r6"}
+    for rid in ("r1", "r2", "r3", "r6"):
         assert got[rid] == here[rid]  # the bootstrap CI, bit for bit
+    # r6's CI is its 10th percentile's: below its median's
+    median_ci = stats_pool.compute_all([(*jobs()[5][:3], 0.5)])["r6"]
+    assert isinstance(got["r6"], bootstrap.MedianCI) and isinstance(median_ci, bootstrap.MedianCI)
+    assert got["r6"].high < median_ci.low
     for rid in ("r4", "r5"):
         assert isinstance(got[rid], ValueError) and str(got[rid]) == str(here[rid])
     assert stats_pool._pool is not None
@@ -63,7 +68,7 @@ def test_a_stopped_pool_ends_its_batch_at_once_and_says_so() -> None:
     """shutdown() (the server stopping) does not wait for a batch being computed: its caller's thread
     gets PoolStopped (the filler is already cancelled; the CIs stay null for the next filler) at once,
     not the batch computed here, and the next use starts a new pool."""
-    big = [("big", [float(i % 97) for i in range(100_000)], list(range(100_000)))]
+    big = [("big", [float(i % 97) for i in range(100_000)], list(range(100_000)), 0.5)]
     with ThreadPoolExecutor(1) as ex:
         stats_pool.compute(jobs()[:1])  # the workers started
         running = ex.submit(stats_pool.compute, big * 4)
@@ -91,6 +96,8 @@ async def test_a_readers_cis_of_many_samples_are_computed_in_the_workers(
     filled = SimpleNamespace(id="p-filled", samples=[1.0] * 9000, sample_launches=None, ci_method="x")
     for r in (*many, small, huge):
         r.ci_method = None
+    for r in (*many, small, huge, filled):
+        r.estimator = None
     expected = [bootstrap.median_ci(r.samples, None, r.id) for r in many]
 
     def not_here(*_a: object) -> None:
@@ -100,5 +107,9 @@ async def test_a_readers_cis_of_many_samples_are_computed_in_the_workers(
     await summary.prefill_cis([small, huge, filled])  # few samples (the huge one is the filler's): none sent
     await summary.prefill_cis([*many, small, huge, filled])
     for r, ci in zip(many, expected, strict=True):
-        assert summary.stored_ci(r.id, r.samples, None, (None, None, None)) == (ci.low, ci.high, ci.method)
-    assert summary.stored_ci(huge.id, huge.samples, None, (None, None, None)) == (None, None, None)
+        assert summary.stored_ci(r.id, r.samples, None, (None, None, None), None) == (
+            ci.low,
+            ci.high,
+            ci.method,
+        )
+    assert summary.stored_ci(huge.id, huge.samples, None, (None, None, None), None) == (None, None, None)

@@ -138,10 +138,10 @@ def test_run_follow_compare_and_gate(logged_in: Fleet) -> None:
     out = cli("compare", "--machines", "cli-a,cli-b", "--baseline", "cli-b", "--format", "bencher")
     assert out.returncode == 0, out.stderr
     bmf = json.loads(out.stdout)
-    latency = {"value": cell["median"], "lower_value": cell["ci_low"], "upper_value": cell["ci_high"]}
+    latency = {"value": cell["figure"], "lower_value": cell["ci_low"], "upper_value": cell["ci_high"]}
     assert bmf == {"syscall.getppid": {"latency": latency}}
     csv_lines = cli("compare", "--machines", "cli-a,cli-b", "--csv").stdout.splitlines()
-    assert csv_lines[0].startswith("kernel,params,unit,cli-a median,") and len(csv_lines) == 2
+    assert csv_lines[0].startswith("kernel,params,unit,cli-a figure,") and len(csv_lines) == 2
 
     # The gate: a run against itself is no regression. A machine's two runs (by run and by name) are an A/A
     # pair, and a statistical rule flags some A/A pairs: how often is `make bench` section `aa`'s figure

@@ -33,9 +33,21 @@ type CompareRow struct {
 
 type Cell struct {
 	Median *float64 `json:"median"`
-	CILow  *float64 `json:"ci_low"`
+	Figure *float64 `json:"figure"` // what compare compares: the median, or p10 of short samples
+	CILow  *float64 `json:"ci_low"` // of the figure
 	CIHigh *float64 `json:"ci_high"`
 	RunID  string   `json:"run_id"`
+}
+
+// figure is the value compare compares (a server before figures sends only the median).
+func (c Cell) figure() *float64 { return figureOr(c.Figure, c.Median) }
+
+// figureOr is a result's figure, or its median from a server that sends none.
+func figureOr(figure, median *float64) *float64 {
+	if figure != nil {
+		return figure
+	}
+	return median
 }
 
 type Ratio struct {
@@ -211,17 +223,17 @@ func ratioText(r Ratio, ok bool) string {
 
 func cellText(row CompareRow, id string) string {
 	cell, ok := row.Cells[id]
-	if !ok || cell.Median == nil {
+	if !ok || cell.figure() == nil {
 		return "-"
 	}
 	unit := row.Unit
 	if u, ok := row.Units[id]; ok {
 		unit = u
 	}
-	return num(*cell.Median) + " " + unit
+	return num(*cell.figure()) + " " + unit
 }
 
-// printComparison: kernel, params, each machine's median, then per other machine its ratio to the
+// printComparison: kernel, params, each machine's figure, then per other machine its ratio to the
 // baseline with the CI and the rule that decided significance (`*`: significant).
 func printComparison(w io.Writer, cmp Comparison) error {
 	header := []string{"KERNEL", "PARAMS"}
@@ -251,7 +263,8 @@ func printComparison(w io.Writer, cmp Comparison) error {
 		return err
 	}
 	if len(cmp.others()) > 0 && len(cmp.Rows) > 0 {
-		fmt.Fprintln(w, "ratio = machine median / baseline median; * significant: its CI lies outside the "+
+		fmt.Fprintln(w, "ratio = machine figure / baseline figure (the median, or the 10th percentile of short samples' "+
+			"repetitions); * significant: its CI lies outside the "+
 			"run-to-run noise band [1/(1+noise), 1+noise]")
 	}
 	for _, n := range cmp.Warnings {

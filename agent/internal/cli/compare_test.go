@@ -18,13 +18,15 @@ func comparison(rows ...map[string]any) map[string]any {
 	}
 }
 
-// row: a kernel point where alpha's median is ratio times beta's 100, with the rule given.
+// row: a kernel point where alpha's figure is ratio times beta's 100, with the rule given (the medians
+// 5 % above: what is printed is the figure).
 func row(kernel, key, unit string, ratio float64, rule string, significant bool) map[string]any {
 	return map[string]any{
 		"kernel": kernel, "params_key": key, "unit": unit, "higher_is_better": strings.HasSuffix(unit, "/s"),
 		"cells": map[string]any{
-			"m-b": map[string]any{"median": 100.0, "ci_low": 99.0, "ci_high": 101.0, "run_id": "rb"},
-			"m-a": map[string]any{"median": 100 * ratio, "ci_low": 99 * ratio, "ci_high": 101 * ratio, "run_id": "ra"},
+			"m-b": map[string]any{"figure": 100.0, "median": 105.0, "ci_low": 99.0, "ci_high": 101.0, "run_id": "rb"},
+			"m-a": map[string]any{"figure": 100 * ratio, "median": 105 * ratio, "ci_low": 99 * ratio, "ci_high": 101 * ratio,
+				"run_id": "ra"},
 		},
 		"ratios": map[string]any{
 			"m-b": map[string]any{"ratio": 1.0, "ci_low": nil, "ci_high": nil, "significant": false, "significance": nil},
@@ -83,7 +85,7 @@ func TestCompareJSONIsTheRawAnswer(t *testing.T) {
 func TestCompareCSV(t *testing.T) {
 	f := compareFake(t, comparison(row("syscall.getppid", "a=1&b=x", "ns/op", 1.25, "ci_excludes_noise", true)))
 	got := runCLI(t, f, nil, "", "compare", "--machines", "beta,alpha", "--csv")
-	want := "kernel,params,unit,beta median,beta ci_low,beta ci_high,alpha median,alpha ci_low,alpha ci_high," +
+	want := "kernel,params,unit,beta figure,beta ci_low,beta ci_high,alpha figure,alpha ci_low,alpha ci_high," +
 		"alpha/beta ratio,alpha/beta ci_low,alpha/beta ci_high,alpha/beta significant,alpha/beta rule,alpha/beta noise\n" +
 		"syscall.getppid,a=1&b=x,ns/op,100,99,101,125,123.75,126.25,1.25,1.225,1.275,true,ci_excludes_noise,0.05\n"
 	if got.code != 0 || got.stdout != want {
@@ -144,5 +146,16 @@ func TestNum(t *testing.T) {
 		if got := num(v); got != want {
 			t.Errorf("num(%v) = %s, want %s", v, got, want)
 		}
+	}
+}
+
+// A server from before figures sends only the median: it is what is shown.
+func TestFigureFallsBackToTheMedian(t *testing.T) {
+	m, f := 7.0, 5.0
+	if got := (Cell{Median: &m}).figure(); got == nil || *got != 7 {
+		t.Errorf("figure of a median-only cell = %v, want 7", got)
+	}
+	if got := (Cell{Median: &m, Figure: &f}).figure(); got == nil || *got != 5 {
+		t.Errorf("figure = %v, want 5", got)
 	}
 }

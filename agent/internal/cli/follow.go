@@ -124,7 +124,7 @@ func printResults(w io.Writer, rs []Result, names map[string]string, withMachine
 		}
 		return false
 	})
-	header := []string{"KERNEL", "PARAMS", "MEDIAN", "CI", "CV", "N", "UNIT"}
+	header := []string{"KERNEL", "PARAMS", "FIGURE", "CI", "CV", "N", "UNIT"}
 	if withMachine {
 		header = append([]string{"MACHINE"}, header...)
 	}
@@ -141,7 +141,7 @@ func printResults(w io.Writer, rs []Result, names map[string]string, withMachine
 		if r.CV != nil {
 			cv = fmt.Sprintf("%.1f%%", *r.CV*100)
 		}
-		row := []string{r.Kernel, paramsText(r.ParamsKey), optNum(r.Median), ci, cv, fmt.Sprint(r.N), r.Unit}
+		row := []string{r.Kernel, paramsText(r.ParamsKey), optNum(figureOr(r.Figure, r.Median)), ci, cv, fmt.Sprint(r.N), r.Unit}
 		if withMachine {
 			row = append([]string{names[r.MachineID]}, row...)
 		}
@@ -224,7 +224,7 @@ func (p *progress) runChanged(r *Run) {
 }
 
 func (p *progress) result(r *Result) {
-	line := fmt.Sprintf("result %s %s: %s %s", r.Kernel, paramsText(r.ParamsKey), optNum(r.Median), r.Unit)
+	line := fmt.Sprintf("result %s %s: %s %s", r.Kernel, paramsText(r.ParamsKey), optNum(figureOr(r.Figure, r.Median)), r.Unit)
 	if p.batch {
 		line += " on " + p.names[r.MachineID]
 	}

@@ -16,13 +16,13 @@ func csvNum(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
-// writeCSV: one line per row; per machine its median and CI, per other machine its ratio to the
+// writeCSV: one line per row; per machine its figure and CI, per other machine its ratio to the
 // baseline with the CI, whether it is significant and the rule.
 func writeCSV(w io.Writer, cmp Comparison) error {
 	cw := csv.NewWriter(w)
 	header := []string{"kernel", "params", "unit"}
 	for _, m := range cmp.Machines {
-		header = append(header, m.Name+" median", m.Name+" ci_low", m.Name+" ci_high")
+		header = append(header, m.Name+" figure", m.Name+" ci_low", m.Name+" ci_high")
 	}
 	base := cmp.name(cmp.Baseline)
 	for _, id := range cmp.others() {
@@ -34,7 +34,7 @@ func writeCSV(w io.Writer, cmp Comparison) error {
 		rec := []string{row.Kernel, row.ParamsKey, row.Unit}
 		for _, m := range cmp.Machines {
 			cell := row.Cells[m.ID]
-			rec = append(rec, csvNum(cell.Median), csvNum(cell.CILow), csvNum(cell.CIHigh))
+			rec = append(rec, csvNum(cell.figure()), csvNum(cell.CILow), csvNum(cell.CIHigh))
 		}
 		for _, id := range cmp.others() {
 			r, ok := row.Ratios[id]
@@ -103,7 +103,7 @@ func bencherName(row CompareRow) string {
 }
 
 // writeBencher prints one machine's figures in Bencher Metric Format (one report is one testbed):
-// {"kernel[params]": {"latency": {"value": median, "lower_value": ci_low, "upper_value": ci_high}}}.
+// {"kernel[params]": {"latency": {"value": figure, "lower_value": ci_low, "upper_value": ci_high}}}.
 func writeBencher(w io.Writer, cmp Comparison, which string) error {
 	col := ""
 	if which != "" {
@@ -123,7 +123,7 @@ func writeBencher(w io.Writer, cmp Comparison, which string) error {
 	out := map[string]map[string]bencherMetric{}
 	for _, row := range cmp.Rows {
 		cell, ok := row.Cells[col]
-		if !ok || cell.Median == nil {
+		if !ok || cell.figure() == nil {
 			continue
 		}
 		unit := row.Unit
@@ -131,7 +131,7 @@ func writeBencher(w io.Writer, cmp Comparison, which string) error {
 			unit = u
 		}
 		measure, f := bencherMeasure(unit)
-		m := bencherMetric{Value: *cell.Median * f}
+		m := bencherMetric{Value: *cell.figure() * f}
 		if cell.CILow != nil && cell.CIHigh != nil {
 			lo, hi := *cell.CILow*f, *cell.CIHigh*f
 			m.LowerValue, m.UpperValue = &lo, &hi

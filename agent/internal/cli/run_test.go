@@ -114,10 +114,11 @@ func sse(event string, data any) string {
 	return fmt.Sprintf("event: %s\ndata: %s\n\n", event, b)
 }
 
-func resultJSON(run, machine string, median float64) map[string]any {
+// resultJSON: a result whose figure is `figure` (its median 3 above: what is printed is the figure).
+func resultJSON(run, machine string, figure float64) map[string]any {
 	return map[string]any{"id": "res-" + run, "run_id": run, "machine_id": machine, "kernel": "syscall.getppid",
-		"params_key": "", "unit": "ns/op", "n": 6, "median": median, "ci_low": median - 1, "ci_high": median + 1,
-		"ci_method": "minmax", "cv": 0.012}
+		"params_key": "", "unit": "ns/op", "n": 6, "median": figure + 3, "figure": figure, "ci_low": figure - 1,
+		"ci_high": figure + 1, "ci_method": "minmax", "cv": 0.012}
 }
 
 func TestRunFollowReadsEventsReconnectsAndPrintsResults(t *testing.T) {
@@ -143,7 +144,7 @@ func TestRunFollowReadsEventsReconnectsAndPrintsResults(t *testing.T) {
 	if conns.Load() != 2 {
 		t.Errorf("%d connections, want 2 (a reconnect)", conns.Load())
 	}
-	wantOut := "KERNEL           PARAMS  MEDIAN  CI                      CV    N  UNIT\n" +
+	wantOut := "KERNEL           PARAMS  FIGURE  CI                      CV    N  UNIT\n" +
 		"syscall.getppid  -       77.05   [76.05, 78.05] min-max  1.2%  6  ns/op\n"
 	if got.stdout != wantOut {
 		t.Errorf("stdout:\n%s\nwant:\n%s", got.stdout, wantOut)

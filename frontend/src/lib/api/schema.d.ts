@@ -1235,13 +1235,23 @@ export interface components {
             ci_kind?: ("bootstrap95" | "minmax") | null;
             /**
              * Ci Low
-             * @description CI of the median: see ci_kind
+             * @description CI of the figure: see ci_kind
              */
             ci_low: number | null;
             /** Created At */
             created_at: string | null;
             /** Cv */
             cv: number | null;
+            /**
+             * Figure
+             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             */
+            figure: number | null;
+            /**
+             * Figure Stat
+             * @description what the figure is: "median" or "p10" (of the samples)
+             */
+            figure_stat: string;
             /** @description what the host took away while it was measured (beside the figure, never in it); null: a result stored before launches */
             interference?: components["schemas"]["Interference"] | null;
             /** Median */
@@ -1333,7 +1343,7 @@ export interface components {
             p_value: number | null;
             /**
              * Ratio
-             * @description machine median / baseline median
+             * @description machine figure / baseline figure
              */
             ratio: number | null;
             /** @description null for the baseline itself */
@@ -1636,7 +1646,7 @@ export interface components {
         FleetStep: {
             /**
              * After
-             * @description median of the runs after (up to 10)
+             * @description median of the figures of the runs after (up to 10)
              */
             after: number;
             /**
@@ -1647,7 +1657,7 @@ export interface components {
             at: string;
             /**
              * Before
-             * @description median of the runs before (up to 10)
+             * @description median of the figures of the runs before (up to 10)
              */
             before: number;
             /**
@@ -1749,13 +1759,23 @@ export interface components {
             ci_high: number | null;
             /**
              * Ci Low
-             * @description the result's CI of the median (ci_method says which)
+             * @description the result's CI of its figure (ci_method says which)
              */
             ci_low: number | null;
             /** Ci Method */
             ci_method: string | null;
             /** Disturbance */
             disturbance: number | null;
+            /**
+             * Figure
+             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             */
+            figure: number;
+            /**
+             * Figure Stat
+             * @description what the figure is: "median" or "p10" (of the samples)
+             */
+            figure_stat: string;
             /** Median */
             median: number;
             /** N */
@@ -2220,7 +2240,7 @@ export interface components {
             machine_name: string;
             /**
              * Median
-             * @description this machine's latest figure
+             * @description this machine's latest figure (its result's `figure`: the median of long samples, the 10th percentile of short samples' repetitions)
              */
             median: number;
             /** Params */
@@ -2399,6 +2419,16 @@ export interface components {
             ci_high: number | null;
             /** Ci Low */
             ci_low: number | null;
+            /**
+             * Figure
+             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             */
+            figure: number | null;
+            /**
+             * Figure Stat
+             * @description what the figure is: "median" or "p10" (of the samples)
+             */
+            figure_stat: string;
             /** Machine Id */
             machine_id: string;
             /** Machine Name */
@@ -2443,8 +2473,23 @@ export interface components {
             disturbance: number | null;
             /** Error */
             error: string | null;
+            /**
+             * Estimator
+             * @description what a sample is: "p5" of a block of short samples; null: a long sample
+             */
+            estimator?: string | null;
             /** Exit Code */
             exit_code: number;
+            /**
+             * Figure
+             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             */
+            figure: number | null;
+            /**
+             * Figure Stat
+             * @description what the figure is: "median" or "p10" (of the samples)
+             */
+            readonly figure_stat: string;
             /** Finished At */
             finished_at: string | null;
             /** Harness */
@@ -3152,7 +3197,7 @@ export interface components {
         Step: {
             /**
              * After
-             * @description median of the runs after (up to 10)
+             * @description median of the figures of the runs after (up to 10)
              */
             after: number;
             /**
@@ -3163,7 +3208,7 @@ export interface components {
             at: string;
             /**
              * Before
-             * @description median of the runs before (up to 10)
+             * @description median of the figures of the runs before (up to 10)
              */
             before: number;
             /**

@@ -153,7 +153,16 @@ def _pairs(
             continue
         noise, source = sig.noise_for(row["kernel"], row["family"], [spreads.get(c.id), spreads.get(base.id)])
         pair = ratios.Pair(
-            c.id, c.samples, c.sample_launches, base.id, base.samples, base.sample_launches, noise, source
+            c.id,
+            c.samples,
+            c.sample_launches,
+            base.id,
+            base.samples,
+            base.sample_launches,
+            noise,
+            source,
+            q=c.q,
+            base_q=base.q,
         )
         out.append((row, m, pair))
     return out

@@ -1,4 +1,5 @@
-"""A machine's result against the baseline's: ratio of medians, its CI, and whether it is significant.
+"""A machine's result against the baseline's: ratio of figures (stats/figure.py: medians of long samples,
+a low quantile of short samples' repetitions), its CI, and whether it is significant.
 
 The CI comes from the two sides' independent hierarchical bootstraps (stats/bootstrap.py: launches, then
 samples within them), each seeded by its result id: the i-th resampled median of one side over the i-th
@@ -19,7 +20,7 @@ import numpy as np
 
 from ctxbench_server.compare import significance as sig
 from ctxbench_server.lru import LRU
-from ctxbench_server.stats import bootstrap
+from ctxbench_server.stats import bootstrap, figure
 
 RESAMPLES = bootstrap.RESAMPLES
 CI_LEVEL = bootstrap.CONFIDENCE
@@ -54,28 +55,32 @@ def clear_cache() -> None:
 
 
 def bootstrap_medians(
-    result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None = None
+    result_id: str,
+    samples: Sequence[float],
+    sample_launches: Sequence[int] | None = None,
+    q: float = figure.MEDIAN,
 ) -> tuple[np.ndarray, int, int]:
-    """(RESAMPLES hierarchical bootstrap medians, launches, units) of one result, seeded by its id."""
+    """(RESAMPLES hierarchical bootstrap figures, launches, units) of one result, seeded by its id; its
+    figure is the q-quantile of its samples (stats/figure.py: a result's q never changes)."""
     hit = _medians.get(result_id)
     if hit is not None:
         return hit
     g = bootstrap.group(samples, sample_launches)
-    out = (bootstrap.medians(g, bootstrap.seed_for(result_id)), g.count, g.units)
+    out = (bootstrap.medians(g, bootstrap.seed_for(result_id), q=q), g.count, g.units)
     _medians.put(result_id, out)
     return out
 
 
 def cell_ci(
-    result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None
+    result_id: str, samples: Sequence[float], sample_launches: Sequence[int] | None, q: float = figure.MEDIAN
 ) -> dict[str, Any]:
-    """A cell's CI of the median (the same numbers stats/summary stores for a new result) and its label."""
+    """A cell's CI of its figure (the same numbers stats/summary stores for a new result) and its label."""
     if not samples:
         return {"ci_low": None, "ci_high": None, "ci_kind": None, "n_launches": 0}
     g = bootstrap.group(samples, sample_launches)
     if g.ci_kind == bootstrap.CI_MINMAX:
         return {"ci_low": min(samples), "ci_high": max(samples), "ci_kind": g.ci_kind, "n_launches": g.count}
-    lo, hi = bootstrap.percentile_ci(bootstrap_medians(result_id, samples, sample_launches)[0])
+    lo, hi = bootstrap.percentile_ci(bootstrap_medians(result_id, samples, sample_launches, q)[0])
     return {"ci_low": lo, "ci_high": hi, "ci_kind": g.ci_kind, "n_launches": g.count}
 
 
@@ -91,15 +96,22 @@ class Pair:
     base_launches: Sequence[int] | None
     noise: float
     noise_source: str
+    q: float = figure.MEDIAN  # each side's figure is this quantile of its samples (stats/figure.py)
+    base_q: float = figure.MEDIAN
 
 
 def _one(p: Pair) -> dict[str, Any]:
-    x, y = np.asarray(p.samples, dtype=float), np.asarray(p.base_samples, dtype=float)
-    mx, my = (float(np.median(x)), float(np.median(y))) if x.size and y.size else (math.nan, math.nan)
+    x, y = np.sort(np.asarray(p.samples, dtype=float)), np.sort(np.asarray(p.base_samples, dtype=float))
+    fx, fy = (
+        (figure.of_sorted(x, p.q), figure.of_sorted(y, p.base_q))
+        if x.size and y.size
+        else (math.nan, math.nan)
+    )
+    mx, my = float(fx), float(fy)
     if not (my > 0 and math.isfinite(mx)):
         return NONE
-    bx, lx, ux = bootstrap_medians(p.result_id, p.samples, p.sample_launches)
-    by, ly, uy = bootstrap_medians(p.base_id, p.base_samples, p.base_launches)
+    bx, lx, ux = bootstrap_medians(p.result_id, p.samples, p.sample_launches, p.q)
+    by, ly, uy = bootstrap_medians(p.base_id, p.base_samples, p.base_launches, p.base_q)
     ratios = bx / by
     ratios = ratios[np.isfinite(ratios)]
     lo, hi = bootstrap.percentile_ci(ratios, CI_LEVEL) if ratios.size else (math.nan, math.nan)

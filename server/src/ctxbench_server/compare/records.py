@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ctxbench_server.compare import ratios
 from ctxbench_server.models import Result
+from ctxbench_server.stats import figure
 from ctxbench_server.stats.interference import summarise_interference
 
 NOISY_CV = 0.03
@@ -32,6 +33,8 @@ COLUMNS = (
     Result.sample_launches,
     Result.n,
     Result.median,
+    Result.figure,
+    Result.estimator,
     Result.ci_low,
     Result.ci_high,
     Result.cv,
@@ -65,6 +68,7 @@ class Record:
     unit: str
     samples: list[float]
     sample_launches: list[int] | None
+    q: float  # its figure's quantile (stats/figure.py)
     created_at: datetime
     cell: dict[str, Any]
     cell_json: str
@@ -79,13 +83,16 @@ _MARK_RE = re.compile(f'"{re.escape(_MARK)}([^"]+)"')
 
 
 def _record(r: Row[Any]) -> Record:
-    # The CI of the median from the hierarchical bootstrap (or min-max, labelled so), recomputed for
+    # The CI of the figure from the hierarchical bootstrap (or min-max, labelled so), recomputed for
     # results stored before it with another method, so every cell's interval means the same thing.
-    ci = ratios.cell_ci(r.id, r.samples, r.sample_launches)
+    q = figure.quantile_for(r.estimator)
+    ci = ratios.cell_ci(r.id, r.samples, r.sample_launches, q)
     cell = {
         "result_id": r.id,
         "run_id": r.run_id,
         "median": r.median,
+        "figure": r.figure if r.figure is not None else r.median,
+        "figure_stat": figure.stat_name(q),
         "ci_low": ci["ci_low"],
         "ci_high": ci["ci_high"],
         "ci_kind": ci["ci_kind"],
@@ -107,6 +114,7 @@ def _record(r: Row[Any]) -> Record:
         unit=r.unit,
         samples=r.samples,
         sample_launches=r.sample_launches,
+        q=q,
         created_at=r.created_at,
         cell=cell,
         cell_json=json.dumps(cell, ensure_ascii=False, allow_nan=False, separators=(",", ":")),

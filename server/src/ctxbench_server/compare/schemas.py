@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, NotRequired, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict
 
+from ctxbench_server.stats.figure import FIGURE_DOC, FIGURE_STAT_DOC
 from ctxbench_server.stats.interference import Interference
 
 
@@ -15,7 +16,9 @@ class CompareCell(BaseModel):
     result_id: str
     run_id: str
     median: float | None
-    ci_low: float | None = Field(description="CI of the median: see ci_kind")
+    figure: float | None = Field(description=FIGURE_DOC)
+    figure_stat: str = Field(description=FIGURE_STAT_DOC)
+    ci_low: float | None = Field(description="CI of the figure: see ci_kind")
     ci_high: float | None
     ci_kind: Literal["bootstrap95", "minmax"] | None = Field(
         default=None,
@@ -53,7 +56,7 @@ class Significance(BaseModel):
 
 
 class CompareRatio(BaseModel):
-    ratio: float | None = Field(description="machine median / baseline median")
+    ratio: float | None = Field(description="machine figure / baseline figure")
     ci_low: float | None = Field(
         description="percentile interval of the ratios of two independent hierarchical bootstraps"
         " (launches, then samples; 2000 resamples each); see ci_kind"

@@ -122,8 +122,8 @@ async def gather(
         ).all()
     }
     stmt = select(
-        Result.id, Result.run_id, Result.kernel_id, Result.params_key, Result.median, Result.created_at
-    ).where(Result.run_id.in_(wanted), Result.status == "ok", Result.median.is_not(None))
+        Result.id, Result.run_id, Result.kernel_id, Result.params_key, Result.figure, Result.created_at
+    ).where(Result.run_id.in_(wanted), Result.status == "ok", Result.figure.is_not(None))
     if kernel_filter is not None:
         stmt = stmt.where(Result.kernel_id.in_(kernel_filter))
     rows = (await session.execute(stmt)).all()
@@ -143,7 +143,7 @@ async def gather(
             pts.sort(key=lambda r: (r.created_at, r.id), reverse=True)
             newest = pts[0]
             chosen[newest.id] = s.label
-            spreads[newest.id] = sig.spread([float(r.median) for r in pts[: sig.HISTORY]])
+            spreads[newest.id] = sig.spread([float(r.figure) for r in pts[: sig.HISTORY]])
         machines = list(dict.fromkeys(runs[r].machine_id for r in s.runs))
         columns[s.label] = Column(
             s.label, s.label, ", ".join(names.get(m, m) for m in machines), tuple(machines)

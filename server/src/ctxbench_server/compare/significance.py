@@ -154,12 +154,12 @@ def rule(ci_low: float, ci_high: float, noise: float, enough: bool) -> str:
 
 
 def history_statement(result_ids: Sequence[str]) -> Select[Any]:
-    """One statement: per result, the medians of the newest HISTORY ok results of its machine and point
-    created at or before it, of its kind of sample (estimator), one indexed seek each, so the answer for a
-    result never changes."""
+    """One statement: per result, the figures (stats/figure.py) of the newest HISTORY ok results of its
+    machine and point created at or before it, of its kind of sample (estimator), one indexed seek each,
+    so the answer for a result never changes."""
     cur = aliased(Result, name="cur")
     cols = [
-        select(Result.median)
+        select(Result.figure)
         .where(
             Result.kernel_id == cur.kernel_id,
             Result.machine_id == cur.machine_id,

@@ -89,7 +89,7 @@ async def outliers(session: AsyncSession, klass: str | None, kernels: Sequence[s
             LatestResult.machine_id,
             LatestResult.kernel_id,
             LatestResult.params_key,
-            Result.median,
+            Result.figure,
             Result.unit,
             Result.params,
             Result.run_id,
@@ -97,7 +97,7 @@ async def outliers(session: AsyncSession, klass: str | None, kernels: Sequence[s
             Result.agent_version,
         )
         .join(Result, Result.id == LatestResult.result_id)
-        .where(LatestResult.machine_id.in_(machines), Result.median > 0)
+        .where(LatestResult.machine_id.in_(machines), Result.figure > 0)
         .order_by(LatestResult.kernel_id, LatestResult.params_key, LatestResult.machine_id)
         .limit(MAX_FIGURES + 1)
     )
@@ -119,7 +119,7 @@ async def outliers(session: AsyncSession, klass: str | None, kernels: Sequence[s
             continue
         judged += 1
         noise = sig.default_noise(kernel, families.get(kernel, kernel.partition(".")[0]))
-        mid, got = scores([float(r.median) for r in rs], noise)
+        mid, got = scores([float(r.figure) for r in rs], noise)
         found.extend((rs, r, s, mid) for r, s in zip(rs, got, strict=True) if s > THRESHOLD)
     found.sort(key=lambda f: (-f[2], f[1].kernel_id, f[1].params_key, f[1].machine_id))
     found = found[:limit]
@@ -144,9 +144,9 @@ async def outliers(session: AsyncSession, klass: str | None, kernels: Sequence[s
             unit=r.unit,
             run_id=r.run_id,
             at=r.created_at,
-            median=float(r.median),
+            median=float(r.figure),
             class_median=mid,
-            ratio=float(r.median) / mid,
+            ratio=float(r.figure) / mid,
             score=score,
             peers=len(rs) - 1,
             facts_differ=differs(facts[r.machine_id], [f for m, f in facts.items() if m != r.machine_id]),

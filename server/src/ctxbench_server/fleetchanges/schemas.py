@@ -90,7 +90,10 @@ class PeerOutlier(BaseModel):
     unit: str
     run_id: str = Field(description="the run of this machine's latest figure")
     at: datetime
-    median: float = Field(description="this machine's latest figure")
+    median: float = Field(
+        description="this machine's latest figure (its result's `figure`: the median of long samples, the"
+        " 10th percentile of short samples' repetitions)"
+    )
     class_median: float = Field(description="the median of the latest figures of its class")
     ratio: float = Field(description="median / class_median")
     score: float = Field(description="|log ratio| in robust spreads (1.4826 MAD, at least the noise floor)")

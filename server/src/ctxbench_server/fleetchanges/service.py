@@ -178,7 +178,7 @@ async def _window_rows(
         ]
         stmt = (
             select(*COLUMNS)
-            .where(Result.status == "ok", Result.median > 0, or_(*cond))
+            .where(Result.status == "ok", Result.figure > 0, or_(*cond))
             .order_by(Result.created_at, Result.id)
         )
         read: dict[SeriesKey, list[Any]] = defaultdict(list)

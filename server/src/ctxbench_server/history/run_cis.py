@@ -19,7 +19,7 @@ CI_IDS_PER_STATEMENT = 500  # results whose samples one statement reads
 
 
 async def run_cis(session: AsyncSession, rows: Iterable[Any]) -> dict[str, changes.RunCI]:
-    """Each result's CI of its median (rows with id, ci_low, ci_high, ci_method), by result id: as stored,
+    """Each result's CI of its figure (rows with id, ci_low, ci_high, ci_method), by result id: as stored,
     or, where the filler has not written it yet, computed from its samples (one statement per
     CI_IDS_PER_STATEMENT of them, the bootstrap off the event loop): the values the filler will store.
     A result of more samples than stats.summary.INLINE_SAMPLES stays unknown (None, None) until then."""
@@ -34,12 +34,14 @@ async def run_cis(session: AsyncSession, rows: Iterable[Any]) -> dict[str, chang
         part = missing[start : start + CI_IDS_PER_STATEMENT]
         got = (
             await session.execute(
-                select(Result.id, Result.samples, Result.sample_launches).where(Result.id.in_(part))
+                select(Result.id, Result.samples, Result.sample_launches, Result.estimator).where(
+                    Result.id.in_(part)
+                )
             )
         ).all()
 
         def compute(got: Sequence[Any] = got) -> list[tuple[str, changes.RunCI]]:
-            return [(i, stats.stored_ci(i, sm, sl, (None, None, None))[:2]) for i, sm, sl in got]
+            return [(i, stats.stored_ci(i, sm, sl, (None, None, None), e)[:2]) for i, sm, sl, e in got]
 
         out.update(await anyio.to_thread.run_sync(compute))
     return out

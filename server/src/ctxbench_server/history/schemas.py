@@ -7,13 +7,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ctxbench_server.stats.figure import FIGURE_DOC, FIGURE_STAT_DOC
+
 
 class HistoryPoint(BaseModel):
     run_id: str
     result_id: str
     at: datetime = Field(description="when the result was stored")
     median: float
-    ci_low: float | None = Field(description="the result's CI of the median (ci_method says which)")
+    figure: float = Field(description=FIGURE_DOC)
+    figure_stat: str = Field(description=FIGURE_STAT_DOC)
+    ci_low: float | None = Field(description="the result's CI of its figure (ci_method says which)")
     ci_high: float | None
     ci_method: str | None
     n: int
@@ -66,8 +70,8 @@ class Step(BaseModel):
     run_id: str = Field(description="the first run after the step")
     before_run_id: str = Field(description="the last run before it")
     index: int = Field(description="index of run_id among the series' points")
-    before: float = Field(description="median of the runs before (up to 10)")
-    after: float = Field(description="median of the runs after (up to 10)")
+    before: float = Field(description="median of the figures of the runs before (up to 10)")
+    after: float = Field(description="median of the figures of the runs after (up to 10)")
     ratio: float = Field(description="after / before")
     ci_low: float = Field(description="95 % bootstrap CI of the ratio, runs as the unit")
     ci_high: float

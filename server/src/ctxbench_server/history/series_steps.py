@@ -40,7 +40,7 @@ COLUMNS = (
     Result.kernel_id,
     Result.params_key,
     Result.unit,
-    Result.median,
+    Result.figure,
     Result.ci_low,
     Result.ci_high,
     Result.ci_method,
@@ -141,7 +141,7 @@ def detect(
         if key not in out:
             kernel_id = key[1]
             steps = changes.detect(
-                [float(r.median) for r in rs],
+                [float(r.figure) for r in rs],
                 kernel_id,
                 family[kernel_id],
                 [r.run_id for r in rs],

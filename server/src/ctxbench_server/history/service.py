@@ -18,6 +18,7 @@ from ctxbench_server.history.run_cis import run_cis
 from ctxbench_server.history.schemas import HistoryPoint
 from ctxbench_server.lru import LRU
 from ctxbench_server.models import Kernel, Machine, Result, Run
+from ctxbench_server.stats import figure
 from ctxbench_server.stats import summary as stats
 
 # Points of one series looked at (the newest), and series and results a fleet-wide scan looks at.
@@ -40,7 +41,7 @@ def series_filter(machine_id: str, kernel_id: str, params_key: str) -> tuple[Any
         Result.kernel_id == kernel_id,
         Result.params_key == params_key,
         Result.status == "ok",
-        Result.median > 0,
+        Result.figure > 0,
     )
 
 
@@ -159,7 +160,9 @@ def _pick_point(keys: list[dict[str, Any]], kernel_id: str, params_key: str | No
 
 
 def _ci(r: Result) -> tuple[float | None, float | None, str | None]:
-    return stats.stored_ci(r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method))
+    return stats.stored_ci(
+        r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method), r.estimator
+    )
 
 
 def _point(r: Result) -> HistoryPoint:
@@ -169,6 +172,8 @@ def _point(r: Result) -> HistoryPoint:
         result_id=r.id,
         at=r.created_at,
         median=float(r.median or 0),  # (series reads median > 0 only)
+        figure=float(r.figure if r.figure is not None else r.median or 0),
+        figure_stat=figure.stat_of(r.estimator),
         ci_low=ci[0],
         ci_high=ci[1],
         ci_method=ci[2],
@@ -221,7 +226,7 @@ async def series(
     family = await _family(session, kernel_id)
     steps = await anyio.to_thread.run_sync(
         lambda: changes.detect(
-            [p.median for p in points],
+            [p.figure for p in points],
             kernel_id,
             family,
             [p.run_id for p in points],
@@ -280,14 +285,14 @@ async def _scan(session: AsyncSession, machine_ids: Sequence[str]) -> tuple[Seri
             Result.params_key,
             Result.params,
             Result.unit,
-            Result.median,
+            Result.figure,
             Result.ci_low,
             Result.ci_high,
             Result.ci_method,
             Result.created_at,
             Result.disturbance,
         )
-        .where(Result.status == "ok", Result.median > 0)
+        .where(Result.status == "ok", Result.figure > 0)
         .order_by(Result.created_at.desc(), Result.id.desc())
         .limit(MAX_SCAN_RESULTS + 1)
     )
@@ -315,7 +320,7 @@ def _detect_all(
         if steps is None:
             fam = families.get(key[1]) or key[1].partition(".")[0]
             steps = changes.detect(
-                [float(r.median) for r in rs],
+                [float(r.figure) for r in rs],
                 key[1],
                 fam,
                 [r.run_id for r in rs],

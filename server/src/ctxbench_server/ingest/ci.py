@@ -1,4 +1,4 @@
-"""The CI of a result's median, filled in after its ack (docs/architecture.md "Ingest").
+"""The CI of a result's figure (stats/figure.py), filled in after its ack (docs/architecture.md "Ingest").
 
 The hierarchical bootstrap (stats/bootstrap.py) is most of the CPU a result costs the server, and
 nothing on the agent's side waits for it: ingest stores a result with its samples and their summary
@@ -26,7 +26,7 @@ from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ctxbench_server.models import Result
-from ctxbench_server.stats import bootstrap
+from ctxbench_server.stats import bootstrap, figure
 from ctxbench_server.stats import pool as stats_pool
 from ctxbench_server.stored import ResultStored
 
@@ -44,9 +44,9 @@ _PENDING = (
     .where(_RESULTS.c.ci_method.is_(None), _RESULTS.c.status == "ok")
     .limit(BATCH)
 )
-_SAMPLES_OF = select(_RESULTS.c.id, _RESULTS.c.run_id, _RESULTS.c.samples, _RESULTS.c.sample_launches).where(
-    _RESULTS.c.id.in_(bindparam("ids", expanding=True)), _RESULTS.c.ci_method.is_(None)
-)
+_SAMPLES_OF = select(
+    _RESULTS.c.id, _RESULTS.c.run_id, _RESULTS.c.samples, _RESULTS.c.sample_launches, _RESULTS.c.estimator
+).where(_RESULTS.c.id.in_(bindparam("ids", expanding=True)), _RESULTS.c.ci_method.is_(None))
 _SET_CI = (
     _RESULTS.update()
     .where(_RESULTS.c.id == bindparam("b_id"), _RESULTS.c.ci_method.is_(None))
@@ -129,7 +129,7 @@ class CIFiller:
             self._pending.pop(rid, None)
         if not rows:
             return 0
-        jobs = [(r.id, r.samples or [], r.sample_launches) for r in rows]
+        jobs = [(r.id, r.samples or [], r.sample_launches, figure.quantile_for(r.estimator)) for r in rows]
         cis = await asyncio.to_thread(stats_pool.compute, jobs)
         values = []
         for r in rows:
@@ -137,7 +137,7 @@ class CIFiller:
             if isinstance(ci, bootstrap.MedianCI):
                 values.append({"b_id": r.id, "b_low": ci.low, "b_high": ci.high, "b_method": ci.method})
             else:  # marked, so that it is not looked for again
-                log.warning("result %s: no CI of its median (%s)", r.id, ci)
+                log.warning("result %s: no CI of its figure (%s)", r.id, ci)
                 values.append({"b_id": r.id, "b_low": None, "b_high": None, "b_method": NO_CI})
         if values:
             async with self.sessionmaker() as session:

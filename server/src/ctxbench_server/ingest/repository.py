@@ -134,6 +134,7 @@ def result_row(**values: Any) -> dict[str, Any]:
         "harness": {},
         "n": 0,
         "median": None,
+        "figure": None,
         "mean": None,
         "stddev": None,
         "cv": None,

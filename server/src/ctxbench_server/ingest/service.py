@@ -33,6 +33,7 @@ from ctxbench_server.ingest.repository import (
 )
 from ctxbench_server.models import FINISHED_RUN, ItemState, RunStatus
 from ctxbench_server.models.base import new_id, utcnow
+from ctxbench_server.stats import figure
 from ctxbench_server.stats import summary as stats
 from ctxbench_server.stored import ResultStored, StoredEvents
 
@@ -211,7 +212,7 @@ async def _record_result(session: AsyncSession, b: Batch, r: Report) -> Stored:
     )
     if r.status == "ok":
         try:
-            s = stats.describe(r.samples)
+            s = stats.describe(r.samples, figure.quantile_for(row["estimator"]))
         except ValueError as e:  # no samples: not a measurement
             row["status"], row["error"] = "failed", f"result has no usable samples: {e}"
         else:

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ctxbench_server.contract.params import ParamType
+from ctxbench_server.stats.figure import FIGURE_DOC, FIGURE_STAT_DOC
 
 
 class ParamOut(BaseModel):
@@ -50,6 +51,8 @@ class RankedResult(BaseModel):
     run_id: str
     at: datetime
     median: float | None
+    figure: float | None = Field(description=FIGURE_DOC)
+    figure_stat: str = Field(description=FIGURE_STAT_DOC)
     ci_low: float | None
     ci_high: float | None
     unit: str

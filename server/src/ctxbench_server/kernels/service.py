@@ -11,6 +11,7 @@ from ctxbench_server.compare.service import param_sort_key
 from ctxbench_server.contract.aliases import aliases_of
 from ctxbench_server.kernels.schemas import KernelOut
 from ctxbench_server.models import Kernel, LatestResult, Machine, Result
+from ctxbench_server.stats import figure
 from ctxbench_server.stats import summary as stats
 
 
@@ -43,7 +44,9 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
     await stats.prefill_cis([r for r, _ in rows])
     points: dict[str, dict[str, Any]] = {}
     for r, name in rows:
-        low, high, _ = stats.stored_ci(r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method))
+        low, high, _ = stats.stored_ci(
+            r.id, r.samples, r.sample_launches, (r.ci_low, r.ci_high, r.ci_method), r.estimator
+        )
         p = points.setdefault(
             r.params_key,
             {"params_key": r.params_key, "params": r.params, "unit": r.unit, "results": []},
@@ -56,6 +59,8 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
                 "run_id": r.run_id,
                 "at": r.created_at,
                 "median": r.median,
+                "figure": r.figure if r.figure is not None else r.median,
+                "figure_stat": figure.stat_of(r.estimator),
                 "ci_low": low,
                 "ci_high": high,
                 "unit": r.unit,
@@ -67,7 +72,7 @@ async def ranked_latest(session: AsyncSession, kernel_id: str) -> list[dict[str,
         higher = higher_is_better(p["unit"])
         p["higher_is_better"] = higher
         p["results"].sort(
-            key=lambda x: (-(x["median"] or 0.0) if higher else (x["median"] or 0.0), x["machine_name"])
+            key=lambda x: (-(x["figure"] or 0.0) if higher else (x["figure"] or 0.0), x["machine_name"])
         )
         out.append(p)
     return out

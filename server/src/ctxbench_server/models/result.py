@@ -41,6 +41,9 @@ class Result(Base):
     harness: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     n: Mapped[int] = mapped_column(Integer, default=0)
     median: Mapped[float | None] = mapped_column(Float, default=None)
+    # The compared figure (stats/figure.py; migration 0020): the median of long samples, a low quantile
+    # of short samples' repetitions. ci_low / ci_high are its CI.
+    figure: Mapped[float | None] = mapped_column(Float, default=None)
     mean: Mapped[float | None] = mapped_column(Float, default=None)
     stddev: Mapped[float | None] = mapped_column(Float, default=None)
     cv: Mapped[float | None] = mapped_column(Float, default=None)

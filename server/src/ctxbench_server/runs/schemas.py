@@ -17,6 +17,8 @@ from pydantic import (
 from ctxbench_server.contract.aliases import canonical
 from ctxbench_server.models import ItemState, RunStatus
 from ctxbench_server.sql.text import Note, Title
+from ctxbench_server.stats.figure import FIGURE_DOC, FIGURE_STAT_DOC
+from ctxbench_server.stats.figure import stat_of as figure_stat_of
 from ctxbench_server.stats.interference import Interference, summarise_interference
 
 MAX_ITEMS = 1000
@@ -293,6 +295,10 @@ class ResultOut(BaseModel):
     unit: str
     n: int
     median: float | None
+    figure: float | None = Field(description=FIGURE_DOC)
+    estimator: str | None = Field(
+        default=None, description='what a sample is: "p5" of a block of short samples; null: a long sample'
+    )
     mean: float | None
     stddev: float | None
     cv: float | None
@@ -326,6 +332,11 @@ class ResultOut(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     created_at: datetime
+
+    @computed_field(description=FIGURE_STAT_DOC)  # type: ignore[prop-decorator]
+    @property
+    def figure_stat(self) -> str:
+        return figure_stat_of(self.estimator)
 
 
 class TitleNotePatch(BaseModel):

@@ -345,6 +345,8 @@ def result_out(r: Result, fill_ci: bool = True) -> ResultOut:
     run's event stream sends it without (null) and sends the result again once it is written."""
     out = ResultOut.model_validate(r)
     if fill_ci and r.status == "ok" and r.ci_method is None:
-        low, high, method = stats.stored_ci(r.id, r.samples, r.sample_launches, (None, None, None))
+        low, high, method = stats.stored_ci(
+            r.id, r.samples, r.sample_launches, (None, None, None), r.estimator
+        )
         out.ci_low, out.ci_high, out.ci_method = low, high, method
     return out

@@ -77,9 +77,12 @@ def group(samples: Sequence[float], sample_launches: Sequence[int] | None) -> La
     return Launches(values, sizes)
 
 
-def medians(launches: Launches, seed: int, resamples: int = RESAMPLES) -> np.ndarray:
-    """`resamples` medians of hierarchical resamples: launches with replacement, then within each
-    chosen launch as many samples as it has, with replacement."""
+def medians(launches: Launches, seed: int, resamples: int = RESAMPLES, q: float = 0.5) -> np.ndarray:
+    """`resamples` medians (or q-quantiles: a result's figure, stats/figure.py) of hierarchical
+    resamples: launches with replacement, then within each chosen launch as many samples as it has,
+    with replacement."""
+    if q != 0.5:
+        return _quantiles(launches, seed, resamples, q)
     k, width = launches.values.shape
     flat = launches.values.reshape(-1)
     rng = np.random.default_rng(seed)
@@ -121,6 +124,32 @@ def medians(launches: Launches, seed: int, resamples: int = RESAMPLES) -> np.nda
     return out
 
 
+def _quantiles(launches: Launches, seed: int, resamples: int, q: float) -> np.ndarray:
+    """medians() for another quantile, linearly interpolated (numpy's default method): the same draws,
+    one sort per resample."""
+    k, width = launches.values.shape
+    flat = launches.values.reshape(-1)
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    rows = max(1, MAX_CHUNK_CELLS // max(1, k * width))
+    col = np.arange(width)
+    for start in range(0, resamples, rows):
+        b = min(resamples, start + rows) - start
+        chosen = rng.integers(0, k, size=(b, k)) if k > 1 else np.zeros((b, 1), dtype=np.int64)
+        size = launches.sizes[chosen]  # (b, k)
+        within = (rng.random((b, k, width)) * size[..., None]).astype(np.int64)
+        picked = flat[chosen[..., None] * width + within]
+        picked[col >= size[..., None]] = np.nan  # a launch shorter than the longest: its own size
+        picked = np.sort(picked.reshape(b, k * width), axis=1)  # NaN last
+        pos = (size.sum(axis=1) - 1) * q
+        i = np.floor(pos).astype(np.int64)
+        j = np.minimum(i + 1, size.sum(axis=1) - 1)
+        lo = np.take_along_axis(picked, i[:, None], axis=1)[:, 0]
+        hi = np.take_along_axis(picked, j[:, None], axis=1)[:, 0]
+        out[start : start + b] = lo + (hi - lo) * (pos - i)
+    return out
+
+
 def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """np.percentile(values, [alpha/2, 1 - alpha/2] in %), its default linear method, bit for bit
     (tests/test_bootstrap.py checks), from one partition: np.percentile's own checks and copies cost
@@ -151,12 +180,15 @@ class MedianCI:
     launches: int
 
 
-def median_ci(samples: Sequence[float], sample_launches: Sequence[int] | None, key: str) -> MedianCI:
-    """The result's CI of the median: the bootstrap's 95 % percentile interval with at least 6 units,
-    else the samples' min-max, labelled so (a 95 % label on it would be a lie)."""
+def median_ci(
+    samples: Sequence[float], sample_launches: Sequence[int] | None, key: str, q: float = 0.5
+) -> MedianCI:
+    """The result's CI of its figure (the median, or the q-quantile: stats/figure.py): the bootstrap's
+    95 % percentile interval with at least 6 units, else the samples' min-max, labelled so (a 95 % label
+    on it would be a lie)."""
     g = group(samples, sample_launches)
     if g.ci_kind == CI_MINMAX:
         x = np.asarray(samples, dtype=float)
         return MedianCI(float(x.min()), float(x.max()), CI_MINMAX, CI_METHOD_MINMAX, g.count)
-    lo, hi = percentile_ci(medians(g, seed_for(key)))
+    lo, hi = percentile_ci(medians(g, seed_for(key), q=q))
     return MedianCI(lo, hi, CI_BOOTSTRAP95, CI_METHOD_BOOTSTRAP, g.count)

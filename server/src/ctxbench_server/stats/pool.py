@@ -1,4 +1,4 @@
-"""Results' CIs of the median in worker processes, not threads of the server's own process.
+"""Results' CIs of their figure in worker processes, not threads of the server's own process.
 
 A result's bootstrap (stats/bootstrap.py) is many small numpy calls: each takes the GIL, so in threads it
 competed with the event loop (gRPC, the ingest writer) for one lock, and cost several times what it
@@ -27,8 +27,8 @@ from ctxbench_server.stats import bootstrap
 
 log = logging.getLogger(__name__)
 
-# result id, samples, sample launches (None: one launch)
-Job = tuple[str, Sequence[float], Sequence[int] | None]
+# result id, samples, sample launches (None: one launch), the figure's quantile (stats/figure.py)
+Job = tuple[str, Sequence[float], Sequence[int] | None, float]
 Computed = dict[str, bootstrap.MedianCI | ValueError]
 
 # Two on a 2-CPU host: a 100 000-sample result's bootstrap does not hold every other batch.
@@ -45,16 +45,16 @@ class PoolStopped(RuntimeError):
 
 
 def compute_all(jobs: Sequence[Job]) -> Computed:
-    """Each job's CI of the median, or the ValueError that says why it has none (no samples, a
+    """Each job's CI of its figure, or the ValueError that says why it has none (no samples, a
     non-finite one)."""
     out: Computed = {}
-    for result_id, samples, launches in jobs:
+    for result_id, samples, launches, q in jobs:
         try:
             if not samples:
                 raise ValueError("no samples")
             if not all(math.isfinite(x) for x in samples):
                 raise ValueError("non-finite sample")
-            out[result_id] = bootstrap.median_ci(samples, launches, result_id)
+            out[result_id] = bootstrap.median_ci(samples, launches, result_id, q)
         except ValueError as e:
             out[result_id] = e
     return out

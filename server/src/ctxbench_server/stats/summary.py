@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from ctxbench_server.lru import LRU
-from ctxbench_server.stats import bootstrap, pool
+from ctxbench_server.stats import bootstrap, figure, pool
 
 CONFIDENCE = 0.95
 # Up to this many samples describe() works in plain Python, past it in numpy.
@@ -27,10 +27,11 @@ CI_MIN_MAX = "min-max (n < 6: no order-statistic interval reaches 95 %)"
 
 @dataclass(frozen=True)
 class Summary:
-    """A result's location and spread: everything but the CI of its median."""
+    """A result's location and spread: everything but the CI of its figure."""
 
     n: int
     median: float
+    figure: float  # the compared figure (stats/figure.py): the median, or a low quantile
     mean: float
     stddev: float  # sample (n - 1); 0.0 when n == 1
     cv: float | None  # stddev / mean; None when mean == 0
@@ -44,7 +45,7 @@ class Summary:
 
 @dataclass(frozen=True)
 class Stats(Summary):
-    """Summary and the CI of the median."""
+    """Summary and the CI of its figure."""
 
     ci_low: float
     ci_high: float
@@ -75,14 +76,15 @@ def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] |
     return j, k
 
 
-def describe(samples: Sequence[float]) -> Summary:
-    """Location and spread of the samples. Raises ValueError when there are none, or one is not finite."""
+def describe(samples: Sequence[float], q: float = figure.MEDIAN) -> Summary:
+    """Location and spread of the samples, and their q-quantile as the figure (figure.quantile_for).
+    Raises ValueError when there are none, or one is not finite."""
     if not samples:
         raise ValueError("no samples")
     if not all(math.isfinite(x) for x in samples):
         raise ValueError("non-finite sample")
     if len(samples) <= SMALL:
-        return _describe_small(samples)
+        return _describe_small(samples, q)
     a = np.sort(np.asarray(samples, dtype=float))
     n = int(a.size)
     mean = float(a.mean())
@@ -90,6 +92,7 @@ def describe(samples: Sequence[float]) -> Summary:
     return Summary(
         n=n,
         median=float((a[(n - 1) // 2] + a[n // 2]) / 2),  # np.median's value, without its copies
+        figure=float(figure.of_sorted(a, q)),
         mean=mean,
         stddev=stddev,
         cv=(stddev / mean) if mean != 0 else None,
@@ -98,7 +101,7 @@ def describe(samples: Sequence[float]) -> Summary:
     )
 
 
-def _describe_small(samples: Sequence[float]) -> Summary:
+def _describe_small(samples: Sequence[float], q: float) -> Summary:
     """describe() in plain Python: for a few samples numpy's calls cost more than the arithmetic.
     math.fsum keeps the mean exact to the last bit (numpy's pairwise sum may differ from it there)."""
     a = sorted(float(x) for x in samples)
@@ -108,6 +111,7 @@ def _describe_small(samples: Sequence[float]) -> Summary:
     return Summary(
         n=n,
         median=(a[(n - 1) // 2] + a[n // 2]) / 2,
+        figure=figure.of_sorted(a, q),
         mean=mean,
         stddev=stddev,
         cv=(stddev / mean) if mean != 0 else None,
@@ -116,10 +120,15 @@ def _describe_small(samples: Sequence[float]) -> Summary:
     )
 
 
-def compute(samples: Sequence[float], sample_launches: Sequence[int] | None = None, key: str = "") -> Stats:
+def compute(
+    samples: Sequence[float],
+    sample_launches: Sequence[int] | None = None,
+    key: str = "",
+    q: float = figure.MEDIAN,
+) -> Stats:
     """The result's statistics; `key` (its id) seeds the bootstrap, so compare recomputes the same CI."""
-    s = describe(samples)
-    ci = bootstrap.median_ci(samples, sample_launches, key)
+    s = describe(samples, q)
+    ci = bootstrap.median_ci(samples, sample_launches, key, q)
     return Stats(**s.__dict__, ci_low=ci.low, ci_high=ci.high, ci_method=ci.method)
 
 
@@ -138,6 +147,7 @@ def stored_ci(
     samples: Sequence[float] | None,
     sample_launches: Sequence[int] | None,
     stored: tuple[float | None, float | None, str | None],
+    estimator: str | None,
 ) -> tuple[float | None, float | None, str | None]:
     """A result's (ci_low, ci_high, ci_method) as stored, or, for a measured result whose CI the filler
     (ingest/ci.py) has not written yet, the same values computed now (seeded by its id): a reader does
@@ -149,7 +159,7 @@ def stored_ci(
     if ci is None:
         if len(samples) > INLINE_SAMPLES:
             return stored
-        ci = bootstrap.median_ci(samples, sample_launches, result_id)
+        ci = bootstrap.median_ci(samples, sample_launches, result_id, figure.quantile_for(estimator))
         _read_cis.put(result_id, ci)
     return ci.low, ci.high, ci.method
 
@@ -165,20 +175,22 @@ class _Stored(Protocol):
     def sample_launches(self) -> Sequence[int] | None: ...
     @property
     def ci_method(self) -> str | None: ...
+    @property
+    def estimator(self) -> str | None: ...
 
 
 async def prefill_cis(results: Sequence[_Stored]) -> None:
     """Before a reader calls stored_ci on each of `results`: the CIs it would compute now, computed in
     the statistics workers when they are many samples in all (INLINE_SAMPLES), and kept for stored_ci."""
     jobs = [
-        (r.id, r.samples, r.sample_launches)
+        (r.id, r.samples, r.sample_launches, figure.quantile_for(r.estimator))
         for r in results
         if r.ci_method is None
         and r.samples
         and len(r.samples) <= INLINE_SAMPLES
         and _read_cis.get(r.id) is None
     ]
-    if sum(len(samples) for _, samples, _ in jobs) <= INLINE_SAMPLES:
+    if sum(len(samples) for _, samples, _, _ in jobs) <= INLINE_SAMPLES:
         return
     for result_id, ci in (await asyncio.to_thread(pool.compute, jobs)).items():
         if isinstance(ci, bootstrap.MedianCI):
