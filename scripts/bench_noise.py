@@ -15,6 +15,9 @@ from typing import Any
 from bench_aa import FLOORS, POINTS, ROOT, Server, build_beside, compare, pair, run_on
 from bench_common import Out, machine_line, measured, now_utc
 
+# What a floor is the spread of: the runs' figures, p10 of short samples' repetitions (stats/figure.py).
+FIGURE = "p10"
+
 
 def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[float, float]]:
     """Each point's (figure, CV of its samples) in one run: the figure, what compare compares (the
@@ -96,7 +99,11 @@ def _record(measurement: dict[str, Any]) -> dict[str, Any]:
     from ctxbench_server.compare.significance import FLOOR_MEASUREMENTS, combine_measurements
 
     old = json.loads(FLOORS.read_text()) if FLOORS.exists() else {}
-    measurements = [*old.get("measurements", []), measurement][-FLOOR_MEASUREMENTS:]
+    # Only measurements of today's figure (stats/figure.py): before it a floor was the spread of run
+    # medians, a different quantity.
+    measurement = {**measurement, "figure": FIGURE}
+    same = [m for m in old.get("measurements", []) if m.get("figure") == FIGURE]
+    measurements = [*same, measurement][-FLOOR_MEASUREMENTS:]
     floors, families = combine_measurements(measurements)
     return {
         "command": "scripts/bench.py noise",

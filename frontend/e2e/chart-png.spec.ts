@@ -105,7 +105,7 @@ test('History: the last x label is inside the chart, and its PNG has a title and
   });
   expect(overflow.ticks).toBeGreaterThan(1);
   expect(overflow.past, 'the last x label runs past the chart’s edge').toBeLessThanOrEqual(0);
-  await expect(frame.locator('.recharts-legend-item-text')).toHaveText(['CI of the median', 'median']);
+  await expect(frame.locator('.recharts-legend-item-text')).toHaveText(['CI of the figure', 'figure']);
   const { png, box } = await savedPng(page, frame, []);
   expect(png.width).toBe(Math.ceil(box.width * 2));
   expect(png.inkRowsAbove).toBeGreaterThan(30);

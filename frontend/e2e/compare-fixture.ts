@@ -4,10 +4,13 @@ import type { Page } from './fixtures';
 // browser test that checks how the page draws one without depending on the server's statistics.
 const samples = (median: number, n = 7) => Array.from({ length: n }, (_, i) => median * (1 + (i - (n - 1) / 2) * 0.004));
 
+// Long-sample cells: the figure (what the ratios compare) is the median.
 const cell = (median: number, extra: Record<string, unknown> = {}) => ({
   result_id: `res-${median}`,
   run_id: 'run-x',
   median,
+  figure: median,
+  figure_stat: 'median',
   ci_low: median * 0.98,
   ci_high: median * 1.02,
   n: 7,

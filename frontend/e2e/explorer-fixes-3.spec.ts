@@ -336,7 +336,7 @@ test('every main page fits a 390 × 844 phone: no sideways page scroll, the nav 
     }
   }
 
-  // The results table is wider than the phone: it scrolls inside its own box, to the Median column.
+  // The results table is wider than the phone: it scrolls inside its own box, to the Figure column.
   await page.goto(`/runs/${runId}`);
   const wrap = page.locator('.table-wrap').filter({ has: page.getByTestId('result-row') });
   await expect(page.getByTestId('result-row')).toHaveCount(2);

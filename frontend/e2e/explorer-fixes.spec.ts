@@ -194,7 +194,7 @@ test('Cancel asks first, and a cancelled run says so on a bar that is not green,
 });
 
 test("a sweep's rows and its chart's axis read in one unit (issue 13, 7)", async ({ page }) => {
-  // sched.yield's medians run from 100 to 2,600 ns/op: one unit, not ns then µs.
+  // sched.yield's figures run from 100 to 2,600 ns/op: one unit, not ns then µs.
   await page.route('**/api/v1/compare?**', (route) => route.fulfill({ json: COMPARE_FIXTURE }));
   await page.goto('/compare?machines=m-a,m-b&baseline=m-a');
   const sweep = page.getByTestId('compare-row').and(page.locator('[data-kernel="sched.yield"]'));

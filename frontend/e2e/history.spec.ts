@@ -34,7 +34,7 @@ test('history of a kernel point over three real runs, reached from the pickers',
   await expect(chart).toBeVisible();
   const surface = chart.locator('svg:has(.recharts-cartesian-axis)');
   await expect(surface.locator('.recharts-cartesian-axis')).toHaveCount(2);
-  // one dot per run on the median line
+  // one dot per run on the figure's line
   await expect(surface.locator('.recharts-line-dots circle')).toHaveCount(body.points.length);
   await expect(page.getByTestId('history-summary')).toContainText(`${body.points.length} runs`);
   // every run is listed, newest first, each linking to its run page

@@ -12,6 +12,18 @@ describe('compareToCsv', () => {
     expect(lines[0]).toMatch(/^kernel,family,params,unit,machine_id,machine,baseline,median,/);
   });
 
+  it('ends each line with the figure the ratio compares and what it is, the median kept', () => {
+    const r = row('sched.yield', {}, 1000, 2000);
+    r.cells.B = { ...r.cells.B!, figure: 1500, figure_stat: 'p10' };
+    r.cells.A = { ...r.cells.A!, figure: null }; // an answer from before the figure: the median stands in
+    const [head, a, b] = compareToCsv(response([r])).trimEnd().split('\n');
+    expect(head).toMatch(/,baseline,median,ci_low,/);
+    expect(head).toMatch(/,noise_source,figure,figure_stat$/);
+    expect(b).toContain(',B,beta,false,2000,'); // median
+    expect(b).toMatch(/,1500,p10$/);
+    expect(a).toMatch(/,1000,median$/);
+  });
+
   it('quotes fields with commas and quotes, and carries ratio and significance', () => {
     expect(lines[2]).toContain('"msg=a,""b""&placement=same_core"');
     expect(lines[2]).toContain(',B,beta,false,2000,1800,2200,5,0.01,false,2,1.8,2.2,0.01,true,res-2000');
@@ -25,8 +37,8 @@ describe('compareToCsv', () => {
     r.cells.B = { ...r.cells.B!, ci_kind: 'minmax', n_launches: 3 };
     r.ratios.B = ratio;
     const [head, , b] = compareToCsv(response([r])).trimEnd().split('\n');
-    expect(head).toMatch(/,result_id,ci_kind,n_launches,ratio_ci_kind,rule,noise,noise_source$/);
-    expect(b).toMatch(/,res-2000,minmax,3,bootstrap_few_launches,ci_excludes_noise,0.05,default$/);
+    expect(head).toMatch(/,result_id,ci_kind,n_launches,ratio_ci_kind,rule,noise,noise_source,/);
+    expect(b).toMatch(/,res-2000,minmax,3,bootstrap_few_launches,ci_excludes_noise,0.05,default,/);
   });
 });
 
@@ -64,6 +76,15 @@ describe('runToCsv', () => {
     expect(lines[1]).toMatch(/^run-1,"after, ""tuning""",m-1,1,a,,ns\/op,6,5,/);
     expect(lines[2]).toContain(',2,b,threads=2,ns/op,');
     expect(lines[2]).toContain(',2.5,r1,');
+  });
+
+  it('ends each line with the figure and what it is (the median where an older answer has none)', () => {
+    const short = { ...res('r1', 'i1', 'b', { threads: 2 }), median: 7, figure: 4.5, figure_stat: 'p10', estimator: 'p5' } as Result;
+    const [head, old, p10] = runToCsv(run, [short, res('r0', 'i0', 'a', {})]).trimEnd().split('\n');
+    expect(head).toMatch(/,result_id,created_at,figure,figure_stat$/);
+    expect(old).toMatch(/,5,median$/);
+    expect(p10).toContain(',ns/op,6,7,'); // median kept in its column
+    expect(p10).toMatch(/,4.5,p10$/);
   });
 
   it('keeps the run and its samples as JSON', () => {

@@ -1,5 +1,6 @@
 // Client-side export of a comparison: the table as CSV or JSON (a Blob download), a chart as PNG.
 import type { CompareResponse, Result, Run } from './api-types';
+import { figureOf, figureStat } from './figure';
 
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -9,7 +10,8 @@ function csvField(value: unknown): string {
 
 /**
  * The comparison as CSV: one line per kernel and parameter point and machine (long form: easy to load
- * into anything), with the machine's stats and its ratio to the baseline.
+ * into anything), with the machine's stats and its ratio to the baseline: figure ÷ the baseline's figure
+ * (`figure`: what `figure_stat` says, the median or the p10 of the repetitions; ci_low and ci_high are its CI).
  */
 export function compareToCsv(data: CompareResponse): string {
   const header = [
@@ -17,6 +19,8 @@ export function compareToCsv(data: CompareResponse): string {
     'noisy', 'ratio', 'ratio_ci_low', 'ratio_ci_high', 'p_value', 'significant', 'result_id',
     // added with issue 11 (at the end: scripts reading columns by position keep working)
     'ci_kind', 'n_launches', 'ratio_ci_kind', 'rule', 'noise', 'noise_source',
+    // the compared figure (lib/figure.ts), which the ratio and the CI are of; median stays the median
+    'figure', 'figure_stat',
   ];
   const lines = [header.join(',')];
   const names = new Map(data.machines.map((m) => [m.id, m.name]));
@@ -30,7 +34,7 @@ export function compareToCsv(data: CompareResponse): string {
           row.kernel, row.family, row.params_key, row.units?.[m.id] ?? row.unit, m.id, names.get(m.id), m.id === data.baseline,
           c.median, c.ci_low, c.ci_high, c.n, c.cv, c.noisy, r?.ratio, r?.ci_low, r?.ci_high, r?.p_value, r?.significant,
           c.result_id, c.ci_kind, c.n_launches, r?.ci_kind, r?.significance?.rule, r?.significance?.noise,
-          r?.significance?.noise_source,
+          r?.significance?.noise_source, figureOf(c), figureStat(c),
         ]
           .map(csvField)
           .join(','),
@@ -52,13 +56,16 @@ export function exportName(ext: string, now: Date = new Date(), what = 'compare'
 }
 
 /**
- * A run's results as CSV: one line per measured item, in item order, with its statistics and what it
- * took (the wall time of its launches, from `durations`).
+ * A run's results as CSV: one line per measured item, in item order, with its statistics (its figure,
+ * which Compare and History compare, at the end; ci_low and ci_high are its CI) and what it took (the
+ * wall time of its launches, from `durations`).
  */
 export function runToCsv(run: Run, results: readonly Result[], durations: ReadonlyMap<string, number> = new Map()): string {
   const header = [
     'run_id', 'run_name', 'machine_id', 'item', 'kernel', 'params', 'unit', 'n', 'median', 'mean', 'stddev', 'cv', 'min',
     'max', 'ci_low', 'ci_high', 'ci_method', 'noisy', 'duration_s', 'result_id', 'created_at',
+    // at the end: scripts reading columns by position keep working
+    'figure', 'figure_stat',
   ];
   const index = new Map(run.items.map((it) => [it.id, it.index]));
   const sorted = [...results].sort((a, b) => (index.get(a.item_id) ?? 0) - (index.get(b.item_id) ?? 0));
@@ -69,7 +76,7 @@ export function runToCsv(run: Run, results: readonly Result[], durations: Readon
       [
         run.id, run.name, run.machine_id, (index.get(r.item_id) ?? -1) + 1, r.kernel, params, r.unit, r.n, r.median, r.mean,
         r.stddev, r.cv, r.min, r.max, r.ci_low, r.ci_high, r.ci_method, r.noisy ?? false, durations.get(r.item_id), r.id,
-        r.created_at,
+        r.created_at, figureOf(r), figureStat(r),
       ]
         .map(csvField)
         .join(','),

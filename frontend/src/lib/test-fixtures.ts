@@ -75,7 +75,9 @@ export function aLaunch(over: Pick<ResultLaunch, 'index' | 'wall_s' | 'samples'>
   return { cpu_s: null, other_busy_frac: null, steal_frac: null, throttled_s: null, disturbed: false, remeasured: false, kept: true, ...over };
 }
 
+/** A long-sample result: its figure is its median (give `figure`, `figure_stat`, `estimator` for a short-sample one). */
 export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>): Result {
+  const median = over.median === undefined ? 1 : over.median;
   return {
     run_id: 'r1',
     machine_id: 'm1',
@@ -85,7 +87,10 @@ export function aResult(over: Pick<Result, 'id' | 'item_id'> & Partial<Result>):
     params_key: '',
     unit: 'ns/op',
     n: 5,
-    median: 1,
+    median,
+    figure: median,
+    figure_stat: 'median',
+    estimator: null,
     mean: 1,
     stddev: 0,
     cv: 0,
@@ -138,9 +143,10 @@ export const LIMITS: Limits = {
   kernel_defaults: { min_time_s: 0.2, repetitions: 5 },
 };
 
-// A small GET /compare answer (two machines, A the baseline) from rows of medians.
+// A small GET /compare answer (two machines, A the baseline) from rows of figures: long-sample cells,
+// whose figure is their median (`extra` gives another figure).
 export function cell(median: number, extra: Partial<CompareCell> = {}): CompareCell {
-  return { result_id: `res-${median}`, run_id: 'run-1', median, ci_low: median * 0.9, ci_high: median * 1.1, n: 5, cv: 0.01, noisy: false, samples: [median], created_at: null, ...extra };
+  return { result_id: `res-${median}`, run_id: 'run-1', median, figure: median, figure_stat: 'median', ci_low: median * 0.9, ci_high: median * 1.1, n: 5, cv: 0.01, noisy: false, samples: [median], created_at: null, ...extra };
 }
 
 export function row(kernel: string, params: Record<string, number | string>, a: number, b: number, extra: Partial<CompareRow> = {}): CompareRow {

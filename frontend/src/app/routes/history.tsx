@@ -8,6 +8,7 @@ import { useChanges, useHistory, useHistoryPoints, type FactChange, type History
 import { decodeHistoryQuery, factValue, historyPath, ruleText, stepText, type HistoryQuery } from '@/features/history/utils/history';
 import { useMachines } from '@/features/machines/api/machines';
 import { factLabel } from '@/lib/facts';
+import { FIGURE_TITLE, figureOf, figureStat, figureStatText } from '@/lib/figure';
 import { formatMeasure, formatNumber, formatPoint } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useDocumentTitle } from './title';
@@ -34,7 +35,16 @@ function FactList({ facts }: { facts: FactChange[] }) {
 function StepsTable({ steps, unit }: { steps: Step[]; unit: string }) {
   if (steps.length === 0) return <p className="muted">No step in this series: its runs agree within their noise.</p>;
   return (
-    <DataTable columns={['First run after', 'Before → after', 'Ratio [95 % CI]', 'Verdict', 'Facts that changed']} testId="history-steps">
+    <DataTable
+      columns={[
+        'First run after',
+        { label: 'Before → after', title: 'The median of the runs’ figures before the step and after it (up to 10 runs each)' },
+        'Ratio [95 % CI]',
+        'Verdict',
+        'Facts that changed',
+      ]}
+      testId="history-steps"
+    >
       {steps.map((s) => (
         <tr key={s.run_id} data-significant={s.significant}>
           <td>
@@ -84,7 +94,7 @@ function SeriesView({ data }: { data: History }) {
       </p>
       <StepsTable steps={data.changes} unit={data.unit} />
       <h2>Runs</h2>
-      <DataTable columns={['Run', 'Median', 'CI', 'Launches', 'Agent']} testId="history-points">
+      <DataTable columns={['Run', { label: 'Figure', title: FIGURE_TITLE }, 'CI', 'Launches', 'Agent']} testId="history-points">
         {[...data.points].reverse().map((p) => (
           <tr key={p.result_id}>
             <td>
@@ -92,7 +102,12 @@ function SeriesView({ data }: { data: History }) {
                 <DateTime value={p.at} />
               </Link>
             </td>
-            <td>{formatMeasure(p.median, p.unit)}</td>
+            <td>
+              {formatMeasure(figureOf(p), p.unit)}{' '}
+              <span className="muted small" title={figureStatText(figureStat(p))} data-testid="history-figure-stat">
+                {figureStat(p)}
+              </span>
+            </td>
             <td className="muted">
               {p.ci_low !== null && p.ci_high !== null ? `${formatMeasure(p.ci_low, p.unit)} – ${formatMeasure(p.ci_high, p.unit)}` : '—'}
             </td>

@@ -1,6 +1,7 @@
 import { KernelLink } from '@/components/KernelLink';
 import type { CompareResponse, CompareRow } from '@/lib/api-types';
 import type { CompareView } from '@/lib/compare-query';
+import { FIGURE_TITLE, figureOf, figureStat, figureStatText } from '@/lib/figure';
 import { formatNumber, formatParams, formatPercent, formatScaled, type Scale } from '@/lib/format';
 import { ciLabel, ciTitle, formatRatio, geomeanRows, isWorse, kernelScales, rowKey, scaleKey, rowWarning, ruleShort, ruleTitle, sortMachineOf, sortRows } from '../utils/table';
 import { InterferenceBadge } from '@/components/InterferenceBadge';
@@ -43,8 +44,11 @@ function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string
   );
 }
 
-/** A machine's median in a row, with its interval and the noisy mark; click to see its samples. */
-function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine: string; scale: Scale; onClick: () => void }) {
+/**
+ * A machine's figure in a row (lib/figure.ts: the number its ratio compares) with what it is (p10,
+ * median), its interval and the noisy mark; click to see its samples.
+ */
+function FigureCell({ row, machine, scale, onClick }: { row: CompareRow; machine: string; scale: Scale; onClick: () => void }) {
   const c = row.cells[machine];
   if (!c) {
     return <td className="num muted">no result</td>;
@@ -52,7 +56,7 @@ function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine
   return (
     <td className="num cell-click" onClick={onClick} data-testid="compare-cell" data-machine-id={machine} data-result-id={c.result_id}>
       <button type="button" className="link-button" data-testid="compare-median" title="Show the samples">
-        {formatScaled(c.median, row.units?.[machine] && row.units[machine] !== row.unit ? { factor: 1, unit: row.units[machine]! } : scale)}
+        {formatScaled(figureOf(c), row.units?.[machine] && row.units[machine] !== row.unit ? { factor: 1, unit: row.units[machine]! } : scale)}
       </button>
       {c.noisy && (
         <span className="mark mark-noisy" data-testid="noisy" title={`Noisy: CV ${formatPercent(c.cv)} (over 3 %)`}>
@@ -60,6 +64,9 @@ function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine
         </span>
       )}
       <div className="muted small" title={ciTitle(c.ci_kind)}>
+        <span data-testid="cell-figure-stat" title={figureStatText(figureStat(c))}>
+          {figureStat(c)}
+        </span>{' '}
         [{formatScaled(c.ci_low, scale)}–{formatScaled(c.ci_high, scale)}] <span data-testid="cell-ci-kind">{ciLabel(c.ci_kind)}</span> n={c.n}
         {c.n_launches ? `, ${c.n_launches} launch${c.n_launches === 1 ? '' : 'es'}` : ''}
       </div>
@@ -68,7 +75,7 @@ function MedianCell({ row, machine, scale, onClick }: { row: CompareRow; machine
   );
 }
 
-/** One kernel and parameter point: its medians per machine, then its ratios to the baseline. */
+/** One kernel and parameter point: its figures per machine, then its ratios to the baseline. */
 function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales: Map<string, Scale>; selected: boolean; onSelect: () => void }) {
   const { data, row, scales, selected, onSelect } = props;
   const scale = scales.get(scaleKey(row)) ?? { factor: 1, unit: row.unit };
@@ -77,7 +84,7 @@ function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales
     <tr data-testid="compare-row" data-kernel={row.kernel} data-params={row.params_key} className={selected ? 'selected' : undefined}>
       <td className="col-kernel">
         <KernelLink id={row.kernel} />
-        {/* On a phone the params and unit columns fold in here, so a median is in view without scrolling. */}
+        {/* On a phone the params and unit columns fold in here, so a figure is in view without scrolling. */}
         <div className="muted small narrow-only" data-testid="compare-point-narrow">
           {row.params_key ? `${formatParams(row.params)} · ` : ''}
           {scale.unit}
@@ -94,7 +101,7 @@ function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales
         {scale.unit}
       </td>
       {data.machines.map((m) => (
-        <MedianCell key={m.id} row={row} machine={m.id} scale={scale} onClick={onSelect} />
+        <FigureCell key={m.id} row={row} machine={m.id} scale={scale} onClick={onSelect} />
       ))}
       {data.machines
         .filter((m) => m.id !== data.baseline)
@@ -105,7 +112,7 @@ function CompareTableRow(props: { data: CompareResponse; row: CompareRow; scales
   );
 }
 
-/** The column heads: a median column per machine, then a sortable ratio column per non-baseline machine. */
+/** The column heads: a figure column per machine, then a sortable ratio column per non-baseline machine. */
 function CompareTableHead({ data, view, onView, sortMachine }: { data: CompareResponse; view: CompareView; onView: (patch: Partial<CompareView>) => void; sortMachine: string | null }) {
   const others = data.machines.filter((m) => m.id !== data.baseline);
   const toggleSort = (machine: string) => {
@@ -123,7 +130,9 @@ function CompareTableHead({ data, view, onView, sortMachine }: { data: CompareRe
           <th key={m.id} scope="col" className="num" data-testid="compare-machine-head">
             {m.name}
             {m.id === data.baseline && <span className="badge badge-baseline">baseline</span>}
-            <div className="muted small">median [CI]</div>
+            <div className="muted small" title={FIGURE_TITLE}>
+              figure [CI]
+            </div>
           </th>
         ))}
         {others.map((m) => (
@@ -164,7 +173,7 @@ function GeomeanFoot({ data }: { data: CompareResponse }) {
 }
 
 /**
- * One row per kernel and parameter point; per machine its median with its interval (labelled: a 95 % CI
+ * One row per kernel and parameter point; per machine its figure with its interval (labelled: a 95 % CI
  * only with enough launches, else min–max), and for the machines that are not the baseline the ratio
  * with its CI (* = significant: the CI clears the run-to-run noise; the rule is under it and in its
  * tooltip). Then the geometric-mean rows per family and overall. Click a cell to see its samples.
@@ -198,11 +207,13 @@ export function CompareTable({
         <GeomeanFoot data={data} />
       </table>
       <p className="table-note muted small">
-        Ratio = machine median ÷ baseline median (above 1: slower for times, faster for throughput). Intervals
-        come from a hierarchical bootstrap (launches, then samples); “95 % CI” only with 6 launches or more,
-        else “min–max” or “CI &lt; 95 %”. * = significant: the ratio’s CI lies beyond the run-to-run noise (learned
+        Figure: the p10 of the repetitions for short samples (a shared host slows whole repetitions together:
+        their median wanders from run to run, their 10th percentile repeats), the median for long samples; which
+        one is under each. Ratio = machine figure ÷ baseline figure (above 1: slower for times, faster for
+        throughput). Intervals are of the figure, from a hierarchical bootstrap (launches, then samples); “95 %
+        CI” only with 6 launches or more, else “min–max” or “CI &lt; 95 %”. * = significant: the ratio’s CI lies beyond the run-to-run noise (learned
         from the machines’ own runs, else a default floor); the rule is under each ratio. ~ = noisy (CV over 3 %).
-        Click a median to see its samples.
+        Click a figure to see its samples.
       </p>
     </div>
   );

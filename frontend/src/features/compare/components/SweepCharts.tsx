@@ -33,7 +33,7 @@ function xAxis(group: SweepGroup) {
   );
 }
 
-/** Per machine its CI band and its median line (elements, not a component: the chart reads its children's types). */
+/** Per machine its CI band and its figure's line (elements, not a component: the chart reads its children's types). */
 function machineSeries(machines: CompareResponse['machines']) {
   return [
     ...machines.map((m, i) => (
@@ -52,7 +52,7 @@ function machineSeries(machines: CompareResponse['machines']) {
     ...machines.map((m, i) => (
       <Line
         key={m.id}
-        dataKey={(d: Record<string, unknown>) => d[`median:${m.id}`] as number | undefined}
+        dataKey={(d: Record<string, unknown>) => d[`figure:${m.id}`] as number | undefined}
         name={m.name}
         stroke={machineColour(i)}
         strokeWidth={2}
@@ -71,7 +71,7 @@ function kneeDots(insights: MachineInsight[]) {
       <ReferenceDot
         key={`knee-${m.id}`}
         x={s.knee.x}
-        y={s.knee.median}
+        y={s.knee.figure}
         r={6}
         fill="none"
         stroke={machineColour(i)}

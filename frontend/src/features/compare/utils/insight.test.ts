@@ -3,8 +3,10 @@ import type { CompareRow } from '@/lib/api-types';
 import { sweepInsight } from './insight';
 import type { SweepGroup } from './sweep';
 
-function group(points: [number, number, number, number][]): SweepGroup {
-  // [x, median, ci_low, ci_high] for machine "m"
+type Cell = (value: number) => { median: number; figure?: number | null; figure_stat?: string };
+
+function group(points: [number, number, number, number][], cell: Cell = (figure) => ({ figure, figure_stat: 'p10', median: figure * 1.5 })): SweepGroup {
+  // [x, figure, ci_low, ci_high] for machine "m"; the median (what the insight must not read) elsewhere
   return {
     key: 'k',
     kernel: 'lock.pthread_mutex',
@@ -13,9 +15,9 @@ function group(points: [number, number, number, number][]): SweepGroup {
     fixed: {},
     numeric: true,
     log2: true,
-    points: points.map(([x, median, ci_low, ci_high]) => ({
+    points: points.map(([x, figure, ci_low, ci_high]) => ({
       x,
-      row: { cells: { m: { median, ci_low, ci_high } } } as unknown as CompareRow,
+      row: { cells: { m: { ...cell(figure), ci_low, ci_high } } } as unknown as CompareRow,
     })),
   };
 }
@@ -29,7 +31,7 @@ describe('sweep insight', () => {
       [8, 140, 130, 150],
     ]);
     const s = sweepInsight(g, 'm', false)!;
-    expect(s.knee).toEqual({ x: 4, ratio: 3, median: 60 });
+    expect(s.knee).toEqual({ x: 4, ratio: 3, figure: 60 });
     expect(s.scaling.map((p) => [p.x, p.value])).toEqual([
       [1, 1],
       [2, 20 / 21],
@@ -69,8 +71,21 @@ describe('sweep insight', () => {
       [65536, 400, 380, 420],
     ]);
     const s = sweepInsight(g, 'm', true)!;
-    expect(s.knee).toEqual({ x: 65536, ratio: 2.5, median: 400 });
+    expect(s.knee).toEqual({ x: 65536, ratio: 2.5, figure: 400 });
     expect(s.scaling[1]!.value).toBeCloseTo(0.4);
+  });
+
+  it('reads the figures, not the medians, and the median of an answer without figures', () => {
+    // Medians flat at 50 (beyond both CIs nowhere), figures tripling: the knee is the figures'.
+    const points: [number, number, number, number][] = [
+      [1, 20, 19, 21],
+      [2, 60, 55, 66],
+    ];
+    const flatMedians = sweepInsight(group(points, (figure) => ({ figure, figure_stat: 'p10', median: 50 })), 'm', false)!;
+    expect(flatMedians.knee).toEqual({ x: 2, ratio: 3, figure: 60 });
+    expect(flatMedians.scaling[1]!.value).toBeCloseTo(1 / 3);
+    const older = sweepInsight(group(points, (median) => ({ median })), 'm', false)!;
+    expect(older.knee).toEqual({ x: 2, ratio: 3, figure: 60 });
   });
 
   it('needs the first point of the machine', () => {

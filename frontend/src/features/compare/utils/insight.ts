@@ -1,5 +1,7 @@
 // Sweep insight: where a machine's cost starts to grow along a sweep (the knee), and how each point
-// compares with the first one (scaling). Pure functions over one sweep group; tested in insight.test.ts.
+// compares with the first one (scaling), both on the cells' figures (lib/figure.ts), as the ratios are.
+// Pure functions over one sweep group; tested in insight.test.ts.
+import { figureOf } from '@/lib/figure';
 import type { SweepGroup } from './sweep';
 
 /** A knee must be at least this far from the first point, beyond both CIs: 10 %. */
@@ -7,9 +9,10 @@ export const KNEE_MIN_RATIO = 1.1;
 
 export interface Knee {
   x: number | string;
-  /** The median there over the first point's, in the "worse" direction (> 1). */
+  /** The figure there over the first point's, in the "worse" direction (> 1). */
   ratio: number;
-  median: number;
+  /** The figure there (where the chart rings it). */
+  figure: number;
 }
 
 export interface Insight {
@@ -17,13 +20,13 @@ export interface Insight {
   /** x of the first point, the reference of `scaling`. */
   base: number | string;
   /** Per point: the first point's performance over this one's, as a fraction (1 = as good as the first;
-   *  0.5 = each op costs twice as much, or half the throughput). Null where a median is missing. */
+   *  0.5 = each op costs twice as much, or half the throughput). Null where a figure is missing. */
   scaling: { x: number | string; value: number | null }[];
   knee: Knee | null;
 }
 
 interface Cell {
-  median: number;
+  figure: number;
   low: number;
   high: number;
 }
@@ -36,27 +39,28 @@ interface Cell {
 export function sweepInsight(group: SweepGroup, machine: string, higherIsBetter: boolean): Insight | null {
   const cells: (Cell | null)[] = group.points.map(({ row }) => {
     const c = row.cells[machine];
-    if (!c || c.median === null || !(c.median > 0)) return null;
-    return { median: c.median, low: c.ci_low ?? c.median, high: c.ci_high ?? c.median };
+    const figure = c ? figureOf(c) : null;
+    if (!c || figure === null || !(figure > 0)) return null;
+    return { figure, low: c.ci_low ?? figure, high: c.ci_high ?? figure };
   });
   const first = cells[0];
   if (!first || group.points.length < 2) return null;
   const worse = (c: Cell) =>
     higherIsBetter
-      ? c.high < first.low && first.median / c.median >= KNEE_MIN_RATIO
-      : c.low > first.high && c.median / first.median >= KNEE_MIN_RATIO;
+      ? c.high < first.low && first.figure / c.figure >= KNEE_MIN_RATIO
+      : c.low > first.high && c.figure / first.figure >= KNEE_MIN_RATIO;
   let knee: Knee | null = null;
   for (let i = cells.length - 1; i >= 1; i--) {
     const c = cells[i];
     if (!c || !worse(c)) break;
-    knee = { x: group.points[i]!.x, ratio: higherIsBetter ? first.median / c.median : c.median / first.median, median: c.median };
+    knee = { x: group.points[i]!.x, ratio: higherIsBetter ? first.figure / c.figure : c.figure / first.figure, figure: c.figure };
   }
   return {
     machine,
     base: group.points[0]!.x,
     scaling: group.points.map(({ x }, i) => {
       const c = cells[i];
-      return { x, value: c ? (higherIsBetter ? c.median / first.median : first.median / c.median) : null };
+      return { x, value: c ? (higherIsBetter ? c.figure / first.figure : first.figure / c.figure) : null };
     }),
     knee,
   };

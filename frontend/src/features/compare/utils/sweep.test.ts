@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatTick, log2Ticks, seedMark, seriesData, sweepGroups } from './sweep';
-import { row } from '@/lib/test-fixtures';
+import { cell, row } from '@/lib/test-fixtures';
 
 describe('sweepGroups', () => {
   it('groups a kernel’s points by the swept parameter, the others fixed', () => {
@@ -30,9 +30,15 @@ describe('sweepGroups', () => {
     expect(g[0]!.log2).toBe(false);
   });
 
-  it('gives chart rows with a median and a CI band per machine', () => {
+  it('gives chart rows with a figure and its CI band per machine', () => {
     const [group] = sweepGroups([row('k.a', { n: 1 }, 10, 20), row('k.a', { n: 4 }, 40, 80)]);
-    expect(seriesData(group!, ['A', 'B'])[1]).toEqual({ x: 4, 'median:A': 40, 'ci:A': [36, 44], 'median:B': 80, 'ci:B': [72, 88] });
+    expect(seriesData(group!, ['A', 'B'])[1]).toEqual({ x: 4, 'figure:A': 40, 'ci:A': [36, 44], 'figure:B': 80, 'ci:B': [72, 88] });
+  });
+
+  it('draws the figure, not the median, and the median of an answer without figures', () => {
+    const p10 = row('k.a', { n: 4 }, 40, 80, { cells: { A: cell(40, { figure: 31, figure_stat: 'p10', ci_low: 30, ci_high: 33 }), B: cell(80, { figure: null }) } });
+    const [group] = sweepGroups([row('k.a', { n: 1 }, 10, 20), p10]);
+    expect(seriesData(group!, ['A', 'B'])[1]).toEqual({ x: 4, 'figure:A': 31, 'ci:A': [30, 33], 'figure:B': 80, 'ci:B': [72, 88] });
   });
 });
 

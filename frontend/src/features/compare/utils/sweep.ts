@@ -1,6 +1,7 @@
 // Shapes compare rows into sweep series: one chart per kernel and swept parameter (the other
 // parameters fixed), one line per machine with its CI band.
 import type { CompareRow, ParamValue, SeedReference } from '@/lib/api-types';
+import { figureOf } from '@/lib/figure';
 
 export interface SweepPoint {
   /** The swept parameter's value (a number on numeric axes, the choice's name otherwise). */
@@ -73,14 +74,18 @@ export function sweepGroups(rows: CompareRow[]): SweepGroup[] {
   return groups;
 }
 
-/** Chart rows for Recharts: x, and per machine its median and its CI as a [low, high] band. */
+/**
+ * Chart rows for Recharts: x, and per machine its figure (lib/figure.ts: what the ratios compare) and
+ * the figure's CI as a [low, high] band.
+ */
 export function seriesData(group: SweepGroup, machines: string[]): Record<string, unknown>[] {
   return group.points.map(({ x, row }) => {
     const out: Record<string, unknown> = { x };
     for (const m of machines) {
       const c = row.cells[m];
-      if (!c || c.median === null) continue;
-      out[`median:${m}`] = c.median;
+      const figure = c ? figureOf(c) : null;
+      if (!c || figure === null) continue;
+      out[`figure:${m}`] = figure;
       if (c.ci_low !== null && c.ci_high !== null) out[`ci:${m}`] = [c.ci_low, c.ci_high];
     }
     return out;

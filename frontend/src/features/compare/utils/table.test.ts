@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ciLabel, ciTitle, geomean, geomeanRows, isWorse, kernelScales, rowWarning, ruleShort, ruleTitle, scaleKey, sortMachineOf, sortRows } from './table';
-import { response, row } from '@/lib/test-fixtures';
+import { cell, response, row } from '@/lib/test-fixtures';
 
 const rows = [
   row('sched.yield', { threads: 16 }, 100, 300),
@@ -116,11 +116,21 @@ describe('interval labels and the significance rule', () => {
 });
 
 describe('kernelScales', () => {
-  it("gives every row of a kernel (and its chart's axis) one unit, from the kernel's smallest median", () => {
+  it("gives every row of a kernel (and its chart's axis) one unit, from the kernel's smallest figure", () => {
     const sweep = [row('sched.yield', { threads: 1 }, 514, 600), row('sched.yield', { threads: 8 }, 1420, 2600)];
     const slow = row('process.fork', {}, 80_000, 95_000);
     const scales = kernelScales([...sweep, slow]);
     expect(scales.get(scaleKey(sweep[1]!))).toEqual({ factor: 1, unit: 'ns/op' });
     expect(scales.get(scaleKey(slow))).toEqual({ factor: 1e-3, unit: 'µs/op' });
+  });
+
+  it('reads the figures: p10 figures under 1 µs keep ns/op however slow the medians', () => {
+    const shortSamples = row('sched.yield', { threads: 2 }, 1500, 2000, {
+      cells: { A: cell(1500, { figure: 900, figure_stat: 'p10' }), B: cell(2000, { figure: 1100, figure_stat: 'p10' }) },
+    });
+    expect(kernelScales([shortSamples]).get(scaleKey(shortSamples))).toEqual({ factor: 1, unit: 'ns/op' });
+    // An answer without figures: the medians choose, as before.
+    const older = { ...shortSamples, cells: { A: cell(1500, { figure: null }), B: cell(2000, { figure: null }) } };
+    expect(kernelScales([older]).get(scaleKey(older))).toEqual({ factor: 1e-3, unit: 'µs/op' });
   });
 });

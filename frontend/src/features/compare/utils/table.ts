@@ -1,6 +1,7 @@
 // Shapes GET /compare's rows for the table: order, geometric-mean rows, per-row warnings.
 import type { CompareCell, CompareRatio, CompareResponse, CompareRow } from '@/lib/api-types';
 import type { SortKey } from '@/lib/compare-query';
+import { figureOf } from '@/lib/figure';
 import { formatNumber, seriesScale, type Scale } from '@/lib/format';
 
 export function rowKey(row: Pick<CompareRow, 'kernel' | 'params_key'>): string {
@@ -167,17 +168,17 @@ export function scaleKey(row: Pick<CompareRow, 'kernel' | 'unit'>): string {
 }
 
 /**
- * One scale per kernel (and unit) over every machine's medians, so a kernel's rows and its sweep chart's
+ * One scale per kernel (and unit) over every machine's figures, so a kernel's rows and its sweep chart's
  * axis all read in the same unit.
  */
 export function kernelScales(rows: readonly CompareRow[]): Map<string, Scale> {
-  const medians = new Map<string, { unit: string; values: (number | null)[] }>();
+  const figures = new Map<string, { unit: string; values: (number | null)[] }>();
   for (const row of rows) {
     const key = scaleKey(row);
-    const series = medians.get(key) ?? { unit: row.unit, values: [] };
+    const series = figures.get(key) ?? { unit: row.unit, values: [] };
     // A machine that answered in another unit is shown in its own unit: it does not choose the scale.
-    for (const [id, c] of Object.entries(row.cells)) if (!row.units?.[id] || row.units[id] === row.unit) series.values.push(c.median);
-    medians.set(key, series);
+    for (const [id, c] of Object.entries(row.cells)) if (!row.units?.[id] || row.units[id] === row.unit) series.values.push(figureOf(c));
+    figures.set(key, series);
   }
-  return new Map([...medians].map(([key, { unit, values }]) => [key, seriesScale(values, unit)]));
+  return new Map([...figures].map(([key, { unit, values }]) => [key, seriesScale(values, unit)]));
 }

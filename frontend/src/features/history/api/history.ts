@@ -8,6 +8,11 @@ export interface HistoryPoint {
   result_id: string;
   at: string;
   median: number;
+  /** The compared figure (lib/figure.ts): the median for long samples, the p10 of the repetitions for short
+   *  ones; ci_low and ci_high are its CI. Absent from an older server: the median stands in. */
+  figure?: number;
+  /** What the figure is: "median" or "p10". */
+  figure_stat?: string;
   ci_low: number | null;
   ci_high: number | null;
   ci_method: string | null;
@@ -35,7 +40,9 @@ export interface Step {
   run_id: string;
   before_run_id: string;
   index: number;
+  /** The median of the figures of the runs before (up to 10). */
   before: number;
+  /** The median of the figures of the runs after (up to 10). */
   after: number;
   ratio: number;
   ci_low: number;

@@ -1,6 +1,7 @@
 import { useId } from 'react';
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ReferenceArea, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartFrame } from '@/components/ChartFrame';
+import { figureStats, figureStatText } from '@/lib/figure';
 import { formatDateTime, formatNumber, formatPoint, seriesScale } from '@/lib/format';
 import type { History } from '../api/history';
 import { factMarks, historyRows, timeTick } from '../utils/history';
@@ -9,14 +10,16 @@ const STEP_COLOUR = '#cf222e';
 const FACT_COLOUR = '#8250df';
 
 /**
- * A kernel point over time: each run's median (line) and CI (band), the machine's fact changes as
- * dashed vertical marks, and every real step as a shaded span from the last run before it to the first
- * run after it.
+ * A kernel point over time: each run's figure (line: the p10 of its repetitions for short samples, the
+ * median for long ones, what the steps compare) and its CI (band), the machine's fact changes as dashed
+ * vertical marks, and every real step as a shaded span from the last run before it to the first run
+ * after it.
  */
 export function HistoryChart({ data }: { data: History }) {
   const rows = historyRows(data.points);
   const span = rows.length > 1 ? rows[rows.length - 1]!.t - rows[0]!.t : 0;
-  const scale = seriesScale(data.points.map((p) => p.median), data.unit);
+  const scale = seriesScale(rows.map((r) => r.figure), data.unit);
+  const stats = figureStats(data.points);
   const inUnits = (v: number) => formatNumber(v * scale.factor, 3);
   const marks = factMarks(data.fact_changes);
   const steps = data.changes.filter((s) => s.significant);
@@ -68,13 +71,13 @@ export function HistoryChart({ data }: { data: History }) {
             />
           ))}
           <Legend verticalAlign="top" height={24} />
-          <Area dataKey="ci" name="CI of the median" stroke="none" fill="#0969da" fillOpacity={0.15} isAnimationActive={false} connectNulls />
-          <Line dataKey="median" name="median" stroke="#0969da" strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} />
+          <Area dataKey="ci" name="CI of the figure" stroke="none" fill="#0969da" fillOpacity={0.15} isAnimationActive={false} connectNulls />
+          <Line dataKey="figure" name="figure" stroke="#0969da" strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} />
         </ComposedChart>
       </ResponsiveContainer>
       <p className="muted small chart-note">
-        Line: each run’s median; band: its CI. Dashed purple: a machine fact changed ({marks.length}). Red span: a real change
-        ({steps.length}).
+        Line: each run’s figure, the number the steps compare ({stats.map(figureStatText).join('; ')}); band: its CI. Dashed
+        purple: a machine fact changed ({marks.length}). Red span: a real change ({steps.length}).
       </p>
     </ChartFrame>
   );

@@ -1,5 +1,6 @@
 import { paths, withQuery } from '@/app/paths';
 import { factText } from '@/lib/facts';
+import { figureOf, figureStat } from '@/lib/figure';
 import { formatNumber } from '@/lib/format';
 import type { FactChange, HistoryPoint, Step, StepRule } from '../api/history';
 
@@ -25,17 +26,21 @@ export function historyPath(query: Partial<HistoryQuery>): string {
 
 export interface HistoryRow {
   t: number; // ms since the epoch
-  median: number;
+  /** The run's figure (lib/figure.ts): what the steps compare; `ci` is its CI. */
+  figure: number;
+  /** What the figure is: "median" or "p10". */
+  stat: string;
   ci: [number, number] | undefined;
   run_id: string;
   index: number;
 }
 
-/** One chart row per run, on a time axis. */
+/** One chart row per run, on a time axis, with its figure. */
 export function historyRows(points: readonly HistoryPoint[]): HistoryRow[] {
   return points.map((p, index) => ({
     t: Date.parse(p.at),
-    median: p.median,
+    figure: figureOf(p),
+    stat: figureStat(p),
     ci: p.ci_low !== null && p.ci_high !== null ? [p.ci_low, p.ci_high] : undefined,
     run_id: p.run_id,
     index,

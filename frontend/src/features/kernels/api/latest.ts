@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { apiGet } from '@/lib/api-client';
+import { figureOf } from '@/lib/figure';
 
 // GET /kernels/{id}/latest: every machine's latest result per point of a kernel, best first.
 
@@ -10,6 +11,10 @@ export interface RankedResult {
   run_id: string;
   at: string;
   median: number | null;
+  /** The compared figure (lib/figure.ts), by which the server ranks; absent from an older server. */
+  figure?: number | null;
+  /** What the figure is: "median" or "p10". */
+  figure_stat?: string;
   ci_low: number | null;
   ci_high: number | null;
   unit: string;
@@ -32,11 +37,16 @@ export function useKernelLatest(kernelId: string) {
   });
 }
 
-/** Each result against the point's best: ×1 for the best, ×2 for twice its cost or half its throughput. */
+/**
+ * Each result's figure against the point's best: ×1 for the best, ×2 for twice its cost or half its
+ * throughput.
+ */
 export function versusBest(point: RankedPoint): (number | null)[] {
-  const best = point.results[0]?.median;
+  const first = point.results[0];
+  const best = first ? figureOf(first) : null;
   return point.results.map((r) => {
-    if (r.median === null || !best) return null;
-    return point.higher_is_better ? best / r.median : r.median / best;
+    const v = figureOf(r);
+    if (v === null || !best) return null;
+    return point.higher_is_better ? best / v : v / best;
   });
 }

@@ -4,6 +4,7 @@ import { ErrorMessage, Loading } from '@/components/Feedback';
 import { Select } from '@/components/Form';
 import { RelativeTime } from '@/components/Time';
 import { historyPath } from '@/features/history';
+import { FIGURE_TITLE, figureOf, figureStat, figureStatText } from '@/lib/figure';
 import { formatMeasure, formatNumber, formatPoint } from '@/lib/format';
 import { runPath } from '@/lib/query-state';
 import { useKernelLatest, versusBest } from '../api/latest';
@@ -44,7 +45,7 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
       <Suspense fallback={<Loading what="the chart" />}>
         <RankedChart kernel={kernelId} point={point} />
       </Suspense>
-      <DataTable columns={['#', 'Machine', num('Median'), num('CI'), num('vs best'), 'Measured']} testId="ranking-table">
+      <DataTable columns={['#', 'Machine', num('Figure', FIGURE_TITLE), num('CI'), num('vs best'), 'Measured']} testId="ranking-table">
         {point.results.map((r, i) => (
           <tr key={r.machine_id} data-testid="ranking-row">
             <td>{i + 1}</td>
@@ -54,7 +55,12 @@ export function LatestRanking({ kernelId }: { kernelId: string }) {
                 history
               </Link>
             </td>
-            <td className="num">{formatMeasure(r.median, r.unit)}</td>
+            <td className="num">
+              {formatMeasure(figureOf(r), r.unit)}{' '}
+              <span className="muted small" title={figureStatText(figureStat(r))} data-testid="ranking-figure-stat">
+                {figureStat(r)}
+              </span>
+            </td>
             <td className="num muted">
               {r.ci_low !== null && r.ci_high !== null ? `${formatMeasure(r.ci_low, r.unit)} – ${formatMeasure(r.ci_high, r.unit)}` : '—'}
             </td>

@@ -5,6 +5,7 @@ import { DataTable } from '@/components/TableHead';
 import { num } from '@/components/table-columns';
 import { InterferenceBadge } from '@/components/InterferenceBadge';
 import { disturbedLaunchesText } from '@/lib/interference';
+import { FIGURE_TITLE } from '@/lib/figure';
 
 /**
  * A result's counters, compact: the summary line (switches per op, CPU/wall) opens into every counter
@@ -59,7 +60,7 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
   const rangeNote = sorted.map((r) => toResultRow(r, scales)).find((r) => r.ciIsRange)?.ciMethod;
   const note = rangeNote && <p className="table-note small muted">† the sample range [min, max]: {rangeNote}</p>;
   return (
-    <DataTable columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Median'), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} className="results" note={note}>
+    <DataTable columns={[{ label: 'Kernel', className: 'col-kernel' }, 'Params', 'Unit', num('n'), num('Figure', FIGURE_TITLE), num('95 % CI'), num('Mean'), num('Stddev'), num('CV'), num('Min'), num('Max'), 'Counters']} className="results" note={note}>
       {sorted.map((result) => {
         const r = toResultRow(result, scales);
         const disturbed = disturbedLaunchesText(result.interference);
@@ -76,8 +77,13 @@ export function ResultsTable({ results, items }: { results: Result[]; items: Run
             <td className="small params-cell">{r.params}</td>
             <td>{r.unit}</td>
             <td className="num">{r.n}</td>
-            <td className="num strong" data-testid="result-median">
-              {r.median}
+            <td className="num" title={r.figureTitle}>
+              <span className="strong" data-testid="result-median">
+                {r.figure}
+              </span>
+              <div className="muted small" data-testid="result-figure-stat">
+                {r.figureStat}
+              </div>
             </td>
             <td className="num" title={r.ciMethod ?? undefined}>
               {r.ci}

@@ -24,13 +24,16 @@ const result: Result = aResult({
 });
 
 describe('toResultRow', () => {
-  it('puts a row on its median’s scale', () => {
+  it('puts a row on its figure’s scale', () => {
     expect(toResultRow(result)).toEqual({
       id: 'r1',
       kernel: 'ctxswitch.pipe',
       params: 'placement=same_core',
       unit: 'µs/op',
       n: 5,
+      figure: '2.05',
+      figureStat: 'median',
+      figureTitle: 'median of the samples',
       median: '2.05',
       ci: '[2.03, 2.07]',
       ciMethod: 'min-max (n < 6)',
@@ -48,9 +51,21 @@ describe('toResultRow', () => {
     });
   });
 
+  it('shows a short-sample result’s p10 figure, on its scale, with its median beside it', () => {
+    // The p10 of the repetitions under 1 µs, their median above: the row reads in ns/op.
+    const row = toResultRow({ ...result, estimator: 'p5', figure: 980, figure_stat: 'p10', ci_low: 975, ci_high: 1010, median: 1230 });
+    expect(row).toMatchObject({ unit: 'ns/op', figure: '980', figureStat: 'p10', median: '1,230', ci: '[975, 1,010]' });
+    expect(row.figureTitle).toBe('p10 of the repetitions (short samples); median 1,230');
+  });
+
+  it('shows the median of an older answer without a figure', () => {
+    expect(toResultRow({ ...result, figure: null })).toMatchObject({ unit: 'µs/op', figure: '2.05', figureStat: 'median', median: '2.05' });
+  });
+
   it('keeps non-time units and missing counters', () => {
-    const row = toResultRow({ ...result, unit: 'MB/s', median: 850, counters: {} });
+    const row = toResultRow({ ...result, unit: 'MB/s', median: 850, figure: 850, counters: {} });
     expect(row.unit).toBe('MB/s');
+    expect(row.figure).toBe('850');
     expect(row.median).toBe('850');
     expect(row.counters).toEqual([]);
     expect(row.countersSummary).toBe('');
@@ -89,15 +104,16 @@ describe('rerunNote', () => {
 });
 
 describe('resultScales', () => {
-  it("puts a kernel's sweep on one unit, chosen from its smallest median", () => {
-    const sweep = [514, 1420, 2600].map((median, i) => ({ ...result, id: `s${i}`, median, params: { threads: 2 ** i } }));
-    const other = { ...result, id: 'o', kernel: 'syscall.getppid', median: 48_000 };
+  it("puts a kernel's sweep on one unit, chosen from its smallest figure", () => {
+    // Short samples: each figure (p10) below its median; the first median is over 1 µs, its figure is not.
+    const sweep = [514, 1420, 2600].map((figure, i) => ({ ...result, id: `s${i}`, figure, figure_stat: 'p10', median: figure * 2.5, params: { threads: 2 ** i } }));
+    const other = { ...result, id: 'o', kernel: 'syscall.getppid', median: 48_000, figure: 48_000 };
     const scales = resultScales([...sweep, other]);
-    expect(sweep.map((r) => toResultRow(r, scales)).map((r) => [r.median, r.unit])).toEqual([
-      ['514', 'ns/op'],
-      ['1,420', 'ns/op'],
-      ['2,600', 'ns/op'],
+    expect(sweep.map((r) => toResultRow(r, scales)).map((r) => [r.figure, r.median, r.unit])).toEqual([
+      ['514', '1,285', 'ns/op'],
+      ['1,420', '3,550', 'ns/op'],
+      ['2,600', '6,500', 'ns/op'],
     ]);
-    expect(toResultRow(other, scales)).toMatchObject({ median: '48.0', unit: 'µs/op' });
+    expect(toResultRow(other, scales)).toMatchObject({ figure: '48.0', median: '48.0', unit: 'µs/op' });
   });
 });

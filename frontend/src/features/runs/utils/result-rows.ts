@@ -1,6 +1,8 @@
-// Shapes results for the results table: every number of one row on the scale of its median, so a
-// row reads "48.1 [47.9, 48.6] ns/op" rather than mixing ns and µs.
+// Shapes results for the results table: every number of one row on the scale of its figure (the
+// median, or the p10 of short samples' repetitions: lib/figure.ts), so a row reads "48.1 [47.9, 48.6]
+// ns/op" rather than mixing ns and µs.
 import type { Result, RunItem } from '@/lib/api-types';
+import { figureOf, figureStat, figureStatText } from '@/lib/figure';
 import { chooseScale, formatParams, formatPercent, formatScaled, seriesScale, type Scale } from '@/lib/format';
 import { counterLines, counterSummary, type CounterLine } from './counters';
 
@@ -10,6 +12,13 @@ export interface ResultRow {
   params: string;
   unit: string;
   n: number;
+  /** The figure Compare and History compare; `ci` is its CI. */
+  figure: string;
+  /** What the figure is: "median" or "p10". */
+  figureStat: string;
+  /** The figure's stat in words, with the median beside it when the figure is another stat. */
+  figureTitle: string;
+  /** The samples' median (the figure itself for long samples). */
   median: string;
   ci: string;
   ciMethod: string | null;
@@ -34,7 +43,7 @@ export function resultScales(results: readonly Result[]): Map<string, Scale> {
   for (const r of results) {
     const key = `${r.kernel}|${r.unit}`;
     const s = series.get(key) ?? { unit: r.unit, values: [] };
-    s.values.push(r.median);
+    s.values.push(figureOf(r));
     series.set(key, s);
   }
   return new Map([...series].map(([key, { unit, values }]) => [key, seriesScale(values, unit)]));
@@ -42,14 +51,19 @@ export function resultScales(results: readonly Result[]): Map<string, Scale> {
 
 /** A result as a table row; `scales` (from `resultScales`) puts it on its kernel's scale. */
 export function toResultRow(r: Result, scales?: Map<string, Scale>): ResultRow {
-  const scale = scales?.get(`${r.kernel}|${r.unit}`) ?? chooseScale(r.median, r.unit);
+  const scale = scales?.get(`${r.kernel}|${r.unit}`) ?? chooseScale(figureOf(r), r.unit);
+  const stat = figureStat(r);
+  const median = formatScaled(r.median, scale);
   return {
     id: r.id,
     kernel: r.kernel,
     params: formatParams(r.params),
     unit: scale.unit,
     n: r.n,
-    median: formatScaled(r.median, scale),
+    figure: formatScaled(figureOf(r), scale),
+    figureStat: stat,
+    figureTitle: stat === 'median' ? figureStatText(stat) : `${figureStatText(stat)} (short samples); median ${median}`,
+    median,
     ci: `[${formatScaled(r.ci_low, scale)}, ${formatScaled(r.ci_high, scale)}]`,
     ciMethod: r.ci_method ?? null,
     ciIsRange: (r.ci_method ?? '').startsWith('min-max'),
