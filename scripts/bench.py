@@ -15,8 +15,8 @@ samples        long against short samples (issue 24) beside a build, kernel exec
                point's run-to-run spread with either, and the estimators a block could use
                (scripts/bench_samples.py, docs/fidelity.md).
 figure         which statistic of a short-sample result's 14 repetitions repeats from run to run (median,
-               p25, p10, min) on the host as it is and beside a build, kernel executables by hand; the
-               figure is p10 (scripts/bench_figure.py, docs/fidelity.md).
+               p25, p10, p5, min) on the host as it is and beside a build, kernel executables by hand; the
+               figure is p5 (scripts/bench_figure.py, docs/fidelity.md).
 power          two agents under seccomp filters (1 against 3, scripts/tools/seccomp_slow.c): a real
                slowdown of every syscall; is syscall.getppid flagged, within 5 % of perf bench's own
                ratio, and no row without a syscall flagged (scripts/bench_power.py, docs/fidelity.md).

@@ -15,13 +15,13 @@ from typing import Any
 from bench_aa import FLOORS, POINTS, ROOT, Server, build_beside, compare, pair, run_on
 from bench_common import Out, machine_line, measured, now_utc
 
-# What a floor is the spread of: the runs' figures, p10 of short samples' repetitions (stats/figure.py).
-FIGURE = "p10"
+# What a floor is the spread of: the runs' figures, p5 of short samples' repetitions (stats/figure.py).
+FIGURE = "p5"
 
 
 def _medians(server: Server, machine_id: str, run_id: str) -> dict[str, tuple[float, float]]:
     """Each point's (figure, CV of its samples) in one run: the figure, what compare compares (the
-    median, or the p10 of short samples' repetitions: docs/architecture.md "Statistics")."""
+    median, or the p5 of short samples' repetitions: docs/architecture.md "Statistics")."""
     rows = compare(server, [machine_id], [run_id])
     cells = [(r, r["cells"].get(machine_id) or {}) for r in rows]
     return {

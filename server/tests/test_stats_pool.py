@@ -33,7 +33,7 @@ def test_workers_compute_what_this_process_computes() -> None:
     assert got.keys() == here.keys() == {"r1", "r2", "r3", "r4", "r5", "r6"}
     for rid in ("r1", "r2", "r3", "r6"):
         assert got[rid] == here[rid]  # the bootstrap CI, bit for bit
-    # r6's CI is its 10th percentile's: below its median's
+    # r6's CI is its 5th percentile's: below its median's
     median_ci = stats_pool.compute_all([(*jobs()[5][:3], 0.5)])["r6"]
     assert isinstance(got["r6"], bootstrap.MedianCI) and isinstance(median_ci, bootstrap.MedianCI)
     assert got["r6"].high < median_ci.low

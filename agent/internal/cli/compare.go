@@ -33,7 +33,7 @@ type CompareRow struct {
 
 type Cell struct {
 	Median *float64 `json:"median"`
-	Figure *float64 `json:"figure"` // what compare compares: the median, or p10 of short samples
+	Figure *float64 `json:"figure"` // what compare compares: the median, or p5 of short samples
 	CILow  *float64 `json:"ci_low"` // of the figure
 	CIHigh *float64 `json:"ci_high"`
 	RunID  string   `json:"run_id"`
@@ -263,7 +263,7 @@ func printComparison(w io.Writer, cmp Comparison) error {
 		return err
 	}
 	if len(cmp.others()) > 0 && len(cmp.Rows) > 0 {
-		fmt.Fprintln(w, "ratio = machine figure / baseline figure (the median, or the 10th percentile of short samples' "+
+		fmt.Fprintln(w, "ratio = machine figure / baseline figure (the median, or the 5th percentile of short samples' "+
 			"repetitions); * significant: its CI lies outside the "+
 			"run-to-run noise band [1/(1+noise), 1+noise]")
 	}

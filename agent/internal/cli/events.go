@@ -20,7 +20,7 @@ type Result struct {
 	Unit      string   `json:"unit"`
 	N         int      `json:"n"`
 	Median    *float64 `json:"median"`
-	Figure    *float64 `json:"figure"` // the compared figure (the median, or p10 of short samples)
+	Figure    *float64 `json:"figure"` // the compared figure (the median, or p5 of short samples)
 	CILow     *float64 `json:"ci_low"`
 	CIHigh    *float64 `json:"ci_high"`
 	CIMethod  *string  `json:"ci_method"`

@@ -14,13 +14,13 @@ describe('compareToCsv', () => {
 
   it('ends each line with the figure the ratio compares and what it is, the median kept', () => {
     const r = row('sched.yield', {}, 1000, 2000);
-    r.cells.B = { ...r.cells.B!, figure: 1500, figure_stat: 'p10' };
+    r.cells.B = { ...r.cells.B!, figure: 1500, figure_stat: 'p5' };
     r.cells.A = { ...r.cells.A!, figure: null }; // an answer from before the figure: the median stands in
     const [head, a, b] = compareToCsv(response([r])).trimEnd().split('\n');
     expect(head).toMatch(/,baseline,median,ci_low,/);
     expect(head).toMatch(/,noise_source,figure,figure_stat$/);
     expect(b).toContain(',B,beta,false,2000,'); // median
-    expect(b).toMatch(/,1500,p10$/);
+    expect(b).toMatch(/,1500,p5$/);
     expect(a).toMatch(/,1000,median$/);
   });
 
@@ -79,12 +79,12 @@ describe('runToCsv', () => {
   });
 
   it('ends each line with the figure and what it is (the median where an older answer has none)', () => {
-    const short = { ...res('r1', 'i1', 'b', { threads: 2 }), median: 7, figure: 4.5, figure_stat: 'p10', estimator: 'p5' } as Result;
-    const [head, old, p10] = runToCsv(run, [short, res('r0', 'i0', 'a', {})]).trimEnd().split('\n');
+    const short = { ...res('r1', 'i1', 'b', { threads: 2 }), median: 7, figure: 4.5, figure_stat: 'p5', estimator: 'p5' } as Result;
+    const [head, old, p5] = runToCsv(run, [short, res('r0', 'i0', 'a', {})]).trimEnd().split('\n');
     expect(head).toMatch(/,result_id,created_at,figure,figure_stat$/);
     expect(old).toMatch(/,5,median$/);
-    expect(p10).toContain(',ns/op,6,7,'); // median kept in its column
-    expect(p10).toMatch(/,4.5,p10$/);
+    expect(p5).toContain(',ns/op,6,7,'); // median kept in its column
+    expect(p5).toMatch(/,4.5,p5$/);
   });
 
   it('keeps the run and its samples as JSON', () => {

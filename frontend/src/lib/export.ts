@@ -11,7 +11,7 @@ function csvField(value: unknown): string {
 /**
  * The comparison as CSV: one line per kernel and parameter point and machine (long form: easy to load
  * into anything), with the machine's stats and its ratio to the baseline: figure ÷ the baseline's figure
- * (`figure`: what `figure_stat` says, the median or the p10 of the repetitions; ci_low and ci_high are its CI).
+ * (`figure`: what `figure_stat` says, the median or the p5 of the repetitions; ci_low and ci_high are its CI).
  */
 export function compareToCsv(data: CompareResponse): string {
   const header = [

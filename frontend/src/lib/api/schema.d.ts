@@ -1244,12 +1244,12 @@ export interface components {
             cv: number | null;
             /**
              * Figure
-             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             * @description the compared figure: the median of the samples for long samples, their 5th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
              */
             figure: number | null;
             /**
              * Figure Stat
-             * @description what the figure is: "median" or "p10" (of the samples)
+             * @description what the figure is: "median" or "p5" (of the samples)
              */
             figure_stat: string;
             /** @description what the host took away while it was measured (beside the figure, never in it); null: a result stored before launches */
@@ -1768,12 +1768,12 @@ export interface components {
             disturbance: number | null;
             /**
              * Figure
-             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             * @description the compared figure: the median of the samples for long samples, their 5th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
              */
             figure: number;
             /**
              * Figure Stat
-             * @description what the figure is: "median" or "p10" (of the samples)
+             * @description what the figure is: "median" or "p5" (of the samples)
              */
             figure_stat: string;
             /** Median */
@@ -2240,7 +2240,7 @@ export interface components {
             machine_name: string;
             /**
              * Median
-             * @description this machine's latest figure (its result's `figure`: the median of long samples, the 10th percentile of short samples' repetitions)
+             * @description this machine's latest figure (its result's `figure`: the median of long samples, the 5th percentile of short samples' repetitions)
              */
             median: number;
             /** Params */
@@ -2421,12 +2421,12 @@ export interface components {
             ci_low: number | null;
             /**
              * Figure
-             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             * @description the compared figure: the median of the samples for long samples, their 5th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
              */
             figure: number | null;
             /**
              * Figure Stat
-             * @description what the figure is: "median" or "p10" (of the samples)
+             * @description what the figure is: "median" or "p5" (of the samples)
              */
             figure_stat: string;
             /** Machine Id */
@@ -2482,12 +2482,12 @@ export interface components {
             exit_code: number;
             /**
              * Figure
-             * @description the compared figure: the median of the samples for long samples, their 10th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
+             * @description the compared figure: the median of the samples for long samples, their 5th percentile for short samples (harness.estimator set), whose repetitions a shared host's slow episodes move together (docs/architecture.md "Statistics"); ci_low and ci_high are its CI
              */
             figure: number | null;
             /**
              * Figure Stat
-             * @description what the figure is: "median" or "p10" (of the samples)
+             * @description what the figure is: "median" or "p5" (of the samples)
              */
             readonly figure_stat: string;
             /** Finished At */

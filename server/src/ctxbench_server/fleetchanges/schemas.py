@@ -92,7 +92,7 @@ class PeerOutlier(BaseModel):
     at: datetime
     median: float = Field(
         description="this machine's latest figure (its result's `figure`: the median of long samples, the"
-        " 10th percentile of short samples' repetitions)"
+        " 5th percentile of short samples' repetitions)"
     )
     class_median: float = Field(description="the median of the latest figures of its class")
     ratio: float = Field(description="median / class_median")

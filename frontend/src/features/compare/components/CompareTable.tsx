@@ -45,7 +45,7 @@ function RatioCell({ row, machine, onClick }: { row: CompareRow; machine: string
 }
 
 /**
- * A machine's figure in a row (lib/figure.ts: the number its ratio compares) with what it is (p10,
+ * A machine's figure in a row (lib/figure.ts: the number its ratio compares) with what it is (p5,
  * median), its interval and the noisy mark; click to see its samples.
  */
 function FigureCell({ row, machine, scale, onClick }: { row: CompareRow; machine: string; scale: Scale; onClick: () => void }) {
@@ -207,8 +207,8 @@ export function CompareTable({
         <GeomeanFoot data={data} />
       </table>
       <p className="table-note muted small">
-        Figure: the p10 of the repetitions for short samples (a shared host slows whole repetitions together:
-        their median wanders from run to run, their 10th percentile repeats), the median for long samples; which
+        Figure: the p5 of the repetitions for short samples (a shared host slows whole repetitions together:
+        their median wanders from run to run, their 5th percentile repeats), the median for long samples; which
         one is under each. Ratio = machine figure ÷ baseline figure (above 1: slower for times, faster for
         throughput). Intervals are of the figure, from a hierarchical bootstrap (launches, then samples); “95 %
         CI” only with 6 launches or more, else “min–max” or “CI &lt; 95 %”. * = significant: the ratio’s CI lies beyond the run-to-run noise (learned

@@ -5,7 +5,7 @@ import type { SweepGroup } from './sweep';
 
 type Cell = (value: number) => { median: number; figure?: number | null; figure_stat?: string };
 
-function group(points: [number, number, number, number][], cell: Cell = (figure) => ({ figure, figure_stat: 'p10', median: figure * 1.5 })): SweepGroup {
+function group(points: [number, number, number, number][], cell: Cell = (figure) => ({ figure, figure_stat: 'p5', median: figure * 1.5 })): SweepGroup {
   // [x, figure, ci_low, ci_high] for machine "m"; the median (what the insight must not read) elsewhere
   return {
     key: 'k',
@@ -81,7 +81,7 @@ describe('sweep insight', () => {
       [1, 20, 19, 21],
       [2, 60, 55, 66],
     ];
-    const flatMedians = sweepInsight(group(points, (figure) => ({ figure, figure_stat: 'p10', median: 50 })), 'm', false)!;
+    const flatMedians = sweepInsight(group(points, (figure) => ({ figure, figure_stat: 'p5', median: 50 })), 'm', false)!;
     expect(flatMedians.knee).toEqual({ x: 2, ratio: 3, figure: 60 });
     expect(flatMedians.scaling[1]!.value).toBeCloseTo(1 / 3);
     const older = sweepInsight(group(points, (median) => ({ median })), 'm', false)!;

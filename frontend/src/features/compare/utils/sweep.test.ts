@@ -36,8 +36,8 @@ describe('sweepGroups', () => {
   });
 
   it('draws the figure, not the median, and the median of an answer without figures', () => {
-    const p10 = row('k.a', { n: 4 }, 40, 80, { cells: { A: cell(40, { figure: 31, figure_stat: 'p10', ci_low: 30, ci_high: 33 }), B: cell(80, { figure: null }) } });
-    const [group] = sweepGroups([row('k.a', { n: 1 }, 10, 20), p10]);
+    const p5 = row('k.a', { n: 4 }, 40, 80, { cells: { A: cell(40, { figure: 31, figure_stat: 'p5', ci_low: 30, ci_high: 33 }), B: cell(80, { figure: null }) } });
+    const [group] = sweepGroups([row('k.a', { n: 1 }, 10, 20), p5]);
     expect(seriesData(group!, ['A', 'B'])[1]).toEqual({ x: 4, 'figure:A': 31, 'ci:A': [30, 33], 'figure:B': 80, 'ci:B': [72, 88] });
   });
 });

@@ -8,10 +8,10 @@ export interface HistoryPoint {
   result_id: string;
   at: string;
   median: number;
-  /** The compared figure (lib/figure.ts): the median for long samples, the p10 of the repetitions for short
+  /** The compared figure (lib/figure.ts): the median for long samples, the p5 of the repetitions for short
    *  ones; ci_low and ci_high are its CI. Absent from an older server: the median stands in. */
   figure?: number;
-  /** What the figure is: "median" or "p10". */
+  /** What the figure is: "median" or "p5". */
   figure_stat?: string;
   ci_low: number | null;
   ci_high: number | null;

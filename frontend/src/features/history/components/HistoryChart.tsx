@@ -10,7 +10,7 @@ const STEP_COLOUR = '#cf222e';
 const FACT_COLOUR = '#8250df';
 
 /**
- * A kernel point over time: each run's figure (line: the p10 of its repetitions for short samples, the
+ * A kernel point over time: each run's figure (line: the p5 of its repetitions for short samples, the
  * median for long ones, what the steps compare) and its CI (band), the machine's fact changes as dashed
  * vertical marks, and every real step as a shaded span from the last run before it to the first run
  * after it.

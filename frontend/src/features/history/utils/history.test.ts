@@ -16,14 +16,14 @@ describe('history rows and marks', () => {
   it('puts each run on the time axis with its figure and the figure’s CI', () => {
     const point = { ci_method: null, n: 6, n_launches: 3, unit: 'ns/op', agent_version: null, noisy: false, disturbance: null };
     const rows = historyRows([
-      // A short-sample result: its figure is the p10 of its repetitions, below their median.
-      { ...point, run_id: 'r1', result_id: 'a', at: '2026-11-01T00:00:00Z', median: 140, figure: 100, figure_stat: 'p10', ci_low: 98, ci_high: 103 },
+      // A short-sample result: its figure is the p5 of its repetitions, below their median.
+      { ...point, run_id: 'r1', result_id: 'a', at: '2026-11-01T00:00:00Z', median: 140, figure: 100, figure_stat: 'p5', ci_low: 98, ci_high: 103 },
       { ...point, run_id: 'r2', result_id: 'b', at: '2026-11-02T00:00:00Z', median: 130, figure: 130, figure_stat: 'median', ci_low: null, ci_high: null },
       // An older server sends no figure: the median stands in.
       { ...point, run_id: 'r3', result_id: 'c', at: '2026-11-03T00:00:00Z', median: 120, ci_low: 118, ci_high: 121 },
     ]);
     expect(rows.map((r) => [r.t, r.figure, r.stat, r.ci, r.index])).toEqual([
-      [Date.UTC(2026, 10, 1), 100, 'p10', [98, 103], 0],
+      [Date.UTC(2026, 10, 1), 100, 'p5', [98, 103], 0],
       [Date.UTC(2026, 10, 2), 130, 'median', undefined, 1],
       [Date.UTC(2026, 10, 3), 120, 'median', [118, 121], 2],
     ]);

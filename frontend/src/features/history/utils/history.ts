@@ -28,7 +28,7 @@ export interface HistoryRow {
   t: number; // ms since the epoch
   /** The run's figure (lib/figure.ts): what the steps compare; `ci` is its CI. */
   figure: number;
-  /** What the figure is: "median" or "p10". */
+  /** What the figure is: "median" or "p5". */
   stat: string;
   ci: [number, number] | undefined;
   run_id: string;

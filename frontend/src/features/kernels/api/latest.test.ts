@@ -13,7 +13,7 @@ describe('versusBest', () => {
   });
 
   it('compares the figures (what the server ranks by), the median only where a figure is missing', () => {
-    // p10 figures 100 and 150 under medians 180 and 160: ×1.5, not the medians' ×0.89.
+    // p5 figures 100 and 150 under medians 180 and 160: ×1.5, not the medians' ×0.89.
     const shortSamples: RankedPoint = { params_key: '', params: {}, unit: 'ns/op', higher_is_better: false, results: [r(180, 100), r(160, 150), r(300, null)] };
     expect(versusBest(shortSamples)).toEqual([1, 1.5, 3]);
     const tput: RankedPoint = { params_key: '', params: {}, unit: 'MB/s', higher_is_better: true, results: [r(900, 1000), r(500, 400)] };

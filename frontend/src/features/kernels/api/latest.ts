@@ -13,7 +13,7 @@ export interface RankedResult {
   median: number | null;
   /** The compared figure (lib/figure.ts), by which the server ranks; absent from an older server. */
   figure?: number | null;
-  /** What the figure is: "median" or "p10". */
+  /** What the figure is: "median" or "p5". */
   figure_stat?: string;
   ci_low: number | null;
   ci_high: number | null;

@@ -51,11 +51,11 @@ describe('toResultRow', () => {
     });
   });
 
-  it('shows a short-sample result’s p10 figure, on its scale, with its median beside it', () => {
-    // The p10 of the repetitions under 1 µs, their median above: the row reads in ns/op.
-    const row = toResultRow({ ...result, estimator: 'p5', figure: 980, figure_stat: 'p10', ci_low: 975, ci_high: 1010, median: 1230 });
-    expect(row).toMatchObject({ unit: 'ns/op', figure: '980', figureStat: 'p10', median: '1,230', ci: '[975, 1,010]' });
-    expect(row.figureTitle).toBe('p10 of the repetitions (short samples); median 1,230');
+  it('shows a short-sample result’s p5 figure, on its scale, with its median beside it', () => {
+    // The p5 of the repetitions under 1 µs, their median above: the row reads in ns/op.
+    const row = toResultRow({ ...result, estimator: 'p5', figure: 980, figure_stat: 'p5', ci_low: 975, ci_high: 1010, median: 1230 });
+    expect(row).toMatchObject({ unit: 'ns/op', figure: '980', figureStat: 'p5', median: '1,230', ci: '[975, 1,010]' });
+    expect(row.figureTitle).toBe('p5 of the repetitions (short samples); median 1,230');
   });
 
   it('shows the median of an older answer without a figure', () => {
@@ -105,8 +105,8 @@ describe('rerunNote', () => {
 
 describe('resultScales', () => {
   it("puts a kernel's sweep on one unit, chosen from its smallest figure", () => {
-    // Short samples: each figure (p10) below its median; the first median is over 1 µs, its figure is not.
-    const sweep = [514, 1420, 2600].map((figure, i) => ({ ...result, id: `s${i}`, figure, figure_stat: 'p10', median: figure * 2.5, params: { threads: 2 ** i } }));
+    // Short samples: each figure (p5) below its median; the first median is over 1 µs, its figure is not.
+    const sweep = [514, 1420, 2600].map((figure, i) => ({ ...result, id: `s${i}`, figure, figure_stat: 'p5', median: figure * 2.5, params: { threads: 2 ** i } }));
     const other = { ...result, id: 'o', kernel: 'syscall.getppid', median: 48_000, figure: 48_000 };
     const scales = resultScales([...sweep, other]);
     expect(sweep.map((r) => toResultRow(r, scales)).map((r) => [r.figure, r.median, r.unit])).toEqual([

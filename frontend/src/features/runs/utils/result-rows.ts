@@ -1,5 +1,5 @@
 // Shapes results for the results table: every number of one row on the scale of its figure (the
-// median, or the p10 of short samples' repetitions: lib/figure.ts), so a row reads "48.1 [47.9, 48.6]
+// median, or the p5 of short samples' repetitions: lib/figure.ts), so a row reads "48.1 [47.9, 48.6]
 // ns/op" rather than mixing ns and µs.
 import type { Result, RunItem } from '@/lib/api-types';
 import { figureOf, figureStat, figureStatText } from '@/lib/figure';
@@ -14,7 +14,7 @@ export interface ResultRow {
   n: number;
   /** The figure Compare and History compare; `ci` is its CI. */
   figure: string;
-  /** What the figure is: "median" or "p10". */
+  /** What the figure is: "median" or "p5". */
   figureStat: string;
   /** The figure's stat in words, with the median beside it when the figure is another stat. */
   figureTitle: string;
