@@ -27,6 +27,17 @@ def test_aa_false_positive_rate_at_most_5_percent() -> None:
     assert out.rules.get(sig.RULE_WITHIN_NOISE, 0) > 0
 
 
+def test_a_p5_figure_keeps_both_error_rates() -> None:
+    """Short samples' figure (p5 of the default profile's 7 launches x 2): at most 5 % A/A flagged, with
+    the default floor and with noise learned from 2 earlier runs; a true 20 % difference flagged 90 %."""
+    for model in (
+        simulate.Model(sigma_run=0.0, sigma_launch=0.03, sigma_sample=0.01, launches=7, q=0.05),
+        simulate.Model(sigma_run=0.02, sigma_launch=0.03, sigma_sample=0.01, launches=7, history=2, q=0.05),
+    ):
+        assert simulate.run(model, 1.0, comparisons=1000, seed=21).significant <= 0.05, model
+        assert simulate.run(model, 1.2, comparisons=1000, seed=22).significant >= 0.90, model
+
+
 def test_aa_with_noise_learned_from_runs() -> None:
     # run-level noise twice the launch's share, learned from each machine's 2 earlier runs
     model = simulate.Model(sigma_run=0.02, sigma_launch=0.03, sigma_sample=0.01, history=2)

@@ -27,6 +27,7 @@ class Model:
     per_launch: int = 2
     history: int = 0  # earlier runs per machine the noise is learned from (0: the default floor)
     default_noise: float = sig.FALLBACK_NOISE
+    q: float = 0.5  # the figure's quantile (stats/figure.py: 0.05 for short samples)
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,25 @@ def run(model: Model, true_ratio: float, comparisons: int, seed: int) -> Outcome
     for i in range(comparisons):
         a, b = draw(100.0 * true_ratio, 1 + model.history), draw(100.0, 1 + model.history)
         if model.history:
-            spreads = [sig.spread(np.median(x, axis=1).tolist()) for x in (a, b)]
+            spreads = [sig.spread(np.quantile(x, model.q, axis=1).tolist()) for x in (a, b)]
             noise, source = sig.noise_for("sim.kernel", "sim", spreads)
         else:
             noise, source = model.default_noise, "default"
         ids = (f"sim-{seed}-{i}-a", f"sim-{seed}-{i}-b")
         launch_of = labels.tolist()
         pairs.append(
-            ratios.Pair(ids[0], a[-1].tolist(), launch_of, ids[1], b[-1].tolist(), launch_of, noise, source)
+            ratios.Pair(
+                ids[0],
+                a[-1].tolist(),
+                launch_of,
+                ids[1],
+                b[-1].tolist(),
+                launch_of,
+                noise,
+                source,
+                q=model.q,
+                base_q=model.q,
+            )
         )
     out = ratios.compare_pairs(pairs)
     ratios.clear_cache()  # simulated ids are never seen again
