@@ -6,26 +6,23 @@ REST fields, and migration 0020 on results stored before it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 import pytest
-from alembic import command
 from sqlalchemy import text
-from sqlalchemy.engine import Connection
 
-from ctxbench_server.db import alembic_config, migrate
+from ctxbench_server.db import migrate
 from ctxbench_server.stats import bootstrap, figure
 from ctxbench_server.stats import summary as stats
 
-from .compare_helpers import FACTS, T0, Seeder
+from .compare_helpers import FACTS, Seeder
 from .conftest import RolledBack
 from .schedules_helpers import Db
-from .test_db import fresh_engine
+from .test_db import fresh_engine, stored_at
 
 LAUNCHES, PER_LAUNCH = 7, 2  # the default profile
 
@@ -168,35 +165,15 @@ async def test_long_samples_keep_their_median(seed: Seeder, api: httpx.AsyncClie
 
 
 async def test_0020_gives_stored_results_their_figure(tmp_path: Path) -> None:
-    """A long-sample result keeps its median as its figure and its CI; a short-sample one gets its 10th
+    """A long-sample result keeps its median as its figure and its CI; a short-sample one gets its 5th
     percentile, and its CI (of the median until then) is pending again for the filler."""
     engine = await fresh_engine(tmp_path)
-
-    def alembic(conn: Connection, step: Callable[..., None], rev: str) -> None:
-        cfg = alembic_config()
-        cfg.attributes["connection"] = conn
-        step(cfg, rev)
-
     sqlite = engine.dialect.name == "sqlite"
-    t: Any = "2026-11-22 01:00:00" if sqlite else T0 - timedelta(days=1)  # asyncpg binds a datetime
     short = [float(x) for x in range(10, 24)]  # 14 samples: p5 = 10.65
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(alembic, command.upgrade, "0019")
-            await conn.execute(
-                text(
-                    "INSERT INTO machines (id, name, hostname, agent_version, first_seen, last_seen, facts)"
-                    " VALUES ('m', 'm', 'm', 'v', :t, :t, '{}')"
-                ),
-                {"t": t},
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO runs (id, machine_id, batch_id, status, spec, created_at, queued_at)"
-                    " VALUES ('r', 'm', 'r', 'succeeded', '{}', :t, :t)"
-                ),
-                {"t": t},
-            )
+            now = await stored_at(conn, "0019", {"batch_id": "'r'", "status": "'succeeded'", "spec": "'{}'"})
+            t: Any = now if sqlite else datetime.fromisoformat(now).replace(tzinfo=UTC)  # asyncpg: a datetime
             await conn.execute(
                 text(
                     'INSERT INTO run_items (id, run_id, "index", kernel_id, params, state, timeout_s,'

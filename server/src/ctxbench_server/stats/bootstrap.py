@@ -80,16 +80,15 @@ def group(samples: Sequence[float], sample_launches: Sequence[int] | None) -> La
 def medians(launches: Launches, seed: int, resamples: int = RESAMPLES, q: float = 0.5) -> np.ndarray:
     """`resamples` medians (or q-quantiles: a result's figure, stats/figure.py) of hierarchical
     resamples: launches with replacement, then within each chosen launch as many samples as it has,
-    with replacement."""
-    if q != 0.5:
-        return _quantiles(launches, seed, resamples, q)
+    with replacement. Another quantile than the median is interpolated linearly (numpy's default
+    method) from the same draws, through the general path."""
     k, width = launches.values.shape
     flat = launches.values.reshape(-1)
     rng = np.random.default_rng(seed)
     out = np.empty(resamples)
     rows = max(1, MAX_CHUNK_CELLS // max(1, k * width))
     col = np.arange(width)
-    equal = bool((launches.sizes == width).all())
+    equal = q == 0.5 and bool((launches.sizes == width).all())
     for start in range(0, resamples, rows):
         b = min(resamples, start + rows) - start
         if equal:  # the usual case: every resample has k * width samples. The same draws and values
@@ -118,35 +117,15 @@ def medians(launches: Launches, seed: int, resamples: int = RESAMPLES, q: float 
         picked[col >= size[..., None]] = np.nan  # a launch shorter than the longest: its own size
         picked = np.sort(picked.reshape(b, k * width), axis=1)  # NaN last
         n = size.sum(axis=1)
-        lo = np.take_along_axis(picked, ((n - 1) // 2)[:, None], axis=1)[:, 0]
-        hi = np.take_along_axis(picked, (n // 2)[:, None], axis=1)[:, 0]
-        out[start : start + b] = (lo + hi) / 2
-    return out
-
-
-def _quantiles(launches: Launches, seed: int, resamples: int, q: float) -> np.ndarray:
-    """medians() for another quantile, linearly interpolated (numpy's default method): the same draws,
-    one sort per resample."""
-    k, width = launches.values.shape
-    flat = launches.values.reshape(-1)
-    rng = np.random.default_rng(seed)
-    out = np.empty(resamples)
-    rows = max(1, MAX_CHUNK_CELLS // max(1, k * width))
-    col = np.arange(width)
-    for start in range(0, resamples, rows):
-        b = min(resamples, start + rows) - start
-        chosen = rng.integers(0, k, size=(b, k)) if k > 1 else np.zeros((b, 1), dtype=np.int64)
-        size = launches.sizes[chosen]  # (b, k)
-        within = (rng.random((b, k, width)) * size[..., None]).astype(np.int64)
-        picked = flat[chosen[..., None] * width + within]
-        picked[col >= size[..., None]] = np.nan  # a launch shorter than the longest: its own size
-        picked = np.sort(picked.reshape(b, k * width), axis=1)  # NaN last
-        pos = (size.sum(axis=1) - 1) * q
-        i = np.floor(pos).astype(np.int64)
-        j = np.minimum(i + 1, size.sum(axis=1) - 1)
+        if q == 0.5:
+            i, j, frac = (n - 1) // 2, n // 2, None
+        else:
+            pos = (n - 1) * q
+            i = np.floor(pos).astype(np.int64)
+            j, frac = np.minimum(i + 1, n - 1), pos - i
         lo = np.take_along_axis(picked, i[:, None], axis=1)[:, 0]
         hi = np.take_along_axis(picked, j[:, None], axis=1)[:, 0]
-        out[start : start + b] = lo + (hi - lo) * (pos - i)
+        out[start : start + b] = (lo + hi) / 2 if frac is None else lo + (hi - lo) * frac
     return out
 
 
